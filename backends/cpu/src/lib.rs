@@ -1,0 +1,265 @@
+//! zkpipe's CPU backend: blst's Pippenger MSM and a radix-2 NTT, run on a
+//! rayon pool this backend owns (each plugin has its own rayon globals, so
+//! the host's thread settings never reach it).
+//!
+//! Config: `threads` (default: all cores). Backend-only settings: none yet.
+//! It is both a fast backend and, with [`zkpipe_core::reference`], the
+//! oracle other backends are checked against.
+
+pub mod msm;
+pub mod ntt;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use zkpipe_core::plugin::{
+    AccelError, AcceleratorImpl, BackendConfig, BackendInfo, BackendPlugin, BasesHandle, BasesRef,
+    Capabilities, DeviceInfo, DeviceKind, MsmConfig, NttConfig, OpSupport, ops,
+};
+use zkpipe_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+
+/// Bases kept across calls.
+#[derive(Debug)]
+enum Resident {
+    G1(Arc<Vec<G1Affine>>),
+    G2(Arc<Vec<G2Affine>>),
+}
+
+/// The CPU backend.
+#[derive(Debug)]
+pub struct CpuBackend {
+    pool: rayon::ThreadPool,
+    resident: Mutex<HashMap<u64, Resident>>,
+    next_handle: AtomicU64,
+    twiddles: ntt::Twiddles,
+}
+
+impl BackendPlugin for CpuBackend {
+    const NAME: &'static str = "cpu";
+
+    fn create(config: &BackendConfig) -> Result<Self, AccelError> {
+        let threads = match config.threads.into_option() {
+            Some(0) => {
+                return Err(AccelError::invalid_input(
+                    "threads must be at least 1 (omit it to use all cores)",
+                ));
+            }
+            Some(t) => t as usize,
+            None => std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+        };
+        if let Some(kv) = config.ext.first() {
+            return Err(AccelError::invalid_input(format!(
+                "unknown cpu backend setting `{}`",
+                kv.key
+            )));
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("zkpipe-cpu-{i}"))
+            .build()
+            .map_err(|e| {
+                AccelError::new(
+                    zkpipe_core::plugin::ErrorCode::INTERNAL,
+                    format!("thread pool: {e}"),
+                )
+            })?;
+        Ok(CpuBackend {
+            pool,
+            resident: Mutex::new(HashMap::new()),
+            next_handle: AtomicU64::new(1),
+            twiddles: ntt::Twiddles::default(),
+        })
+    }
+}
+
+/// Bytes of RAM, from /proc/meminfo (0 when unknown).
+fn total_memory_bytes() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .map_or(0, |kib| kib * 1024)
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+}
+
+fn check_device(device: u32) -> Result<(), AccelError> {
+    if device != 0 {
+        return Err(AccelError::invalid_input(format!(
+            "cpu backend has one device (0), not {device}"
+        )));
+    }
+    Ok(())
+}
+
+impl CpuBackend {
+    fn resident_g1(&self, h: BasesHandle, n: usize) -> Result<Arc<Vec<G1Affine>>, AccelError> {
+        match self.resident.lock().unwrap().get(&h.0) {
+            Some(Resident::G1(b)) if b.len() >= n => Ok(b.clone()),
+            Some(Resident::G1(b)) => Err(short_bases(h, b.len(), n)),
+            Some(Resident::G2(_)) => Err(AccelError::invalid_input(format!(
+                "bases handle {} holds G2 points, not G1",
+                h.0
+            ))),
+            None => Err(unknown_handle(h)),
+        }
+    }
+    fn resident_g2(&self, h: BasesHandle, n: usize) -> Result<Arc<Vec<G2Affine>>, AccelError> {
+        match self.resident.lock().unwrap().get(&h.0) {
+            Some(Resident::G2(b)) if b.len() >= n => Ok(b.clone()),
+            Some(Resident::G2(b)) => Err(short_bases(h, b.len(), n)),
+            Some(Resident::G1(_)) => Err(AccelError::invalid_input(format!(
+                "bases handle {} holds G1 points, not G2",
+                h.0
+            ))),
+            None => Err(unknown_handle(h)),
+        }
+    }
+    fn insert(&self, r: Resident) -> BasesHandle {
+        let id = self.next_handle.fetch_add(1, Ordering::Relaxed);
+        self.resident.lock().unwrap().insert(id, r);
+        BasesHandle(id)
+    }
+    /// G1 MSM over host bases (lengths equal) on this backend's pool.
+    pub fn msm_g1_host(&self, bases: &[G1Affine], scalars: &[Fr], window: u32) -> G1Projective {
+        self.pool
+            .install(|| msm::msm::<msm::G1>(bases, scalars, window as usize))
+    }
+    /// G2 MSM over host bases (lengths equal) on this backend's pool.
+    pub fn msm_g2_host(&self, bases: &[G2Affine], scalars: &[Fr], window: u32) -> G2Projective {
+        self.pool
+            .install(|| msm::msm::<msm::G2>(bases, scalars, window as usize))
+    }
+}
+
+fn short_bases(h: BasesHandle, have: usize, want: usize) -> AccelError {
+    AccelError::invalid_input(format!(
+        "bases handle {} holds {have} points, fewer than the {want} scalars",
+        h.0
+    ))
+}
+
+fn unknown_handle(h: BasesHandle) -> AccelError {
+    AccelError::invalid_input(format!("unknown bases handle {}", h.0))
+}
+
+impl AcceleratorImpl for CpuBackend {
+    fn info(&self) -> BackendInfo {
+        BackendInfo {
+            name: Self::NAME.into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            devices: vec![DeviceInfo {
+                id: 0,
+                name: cpu_model().into(),
+                kind: DeviceKind::Cpu,
+                memory_bytes: total_memory_bytes(),
+                compute_units: self.pool.current_num_threads() as u32,
+            }]
+            .into(),
+            notes: format!(
+                "blst Pippenger + radix-2 NTT on {} rayon threads",
+                self.pool.current_num_threads()
+            )
+            .into(),
+        }
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        let op = |name: &str, max_log_size| OpSupport {
+            op: name.into(),
+            max_log_size,
+        };
+        Capabilities {
+            ops: vec![
+                op(ops::MSM_G1, 32),
+                op(ops::MSM_G2, 32),
+                op(ops::MSM_G1_BATCH, 32),
+                op(ops::MSM_G2_BATCH, 32),
+                op(ops::RESIDENT_BASES, 32),
+                op(ops::NTT, 32),
+            ]
+            .into(),
+        }
+    }
+
+    fn msm_g1(
+        &self,
+        bases: BasesRef<'_, G1Affine>,
+        scalars: &[Fr],
+        config: &MsmConfig,
+    ) -> Result<G1Projective, AccelError> {
+        check_device(config.device)?;
+        Ok(match bases {
+            BasesRef::Host(b) => self.msm_g1_host(b.as_slice(), scalars, config.window_bits),
+            BasesRef::Resident(h) => {
+                let b = self.resident_g1(h, scalars.len())?;
+                self.msm_g1_host(&b[..scalars.len()], scalars, config.window_bits)
+            }
+        })
+    }
+
+    fn msm_g2(
+        &self,
+        bases: BasesRef<'_, G2Affine>,
+        scalars: &[Fr],
+        config: &MsmConfig,
+    ) -> Result<G2Projective, AccelError> {
+        check_device(config.device)?;
+        Ok(match bases {
+            BasesRef::Host(b) => self.msm_g2_host(b.as_slice(), scalars, config.window_bits),
+            BasesRef::Resident(h) => {
+                let b = self.resident_g2(h, scalars.len())?;
+                self.msm_g2_host(&b[..scalars.len()], scalars, config.window_bits)
+            }
+        })
+    }
+
+    fn upload_bases_g1(&self, bases: &[G1Affine], device: u32) -> Result<BasesHandle, AccelError> {
+        check_device(device)?;
+        Ok(self.insert(Resident::G1(Arc::new(bases.to_vec()))))
+    }
+
+    fn upload_bases_g2(&self, bases: &[G2Affine], device: u32) -> Result<BasesHandle, AccelError> {
+        check_device(device)?;
+        Ok(self.insert(Resident::G2(Arc::new(bases.to_vec()))))
+    }
+
+    fn drop_bases(&self, handle: BasesHandle) -> Result<(), AccelError> {
+        self.resident
+            .lock()
+            .unwrap()
+            .remove(&handle.0)
+            .map(|_| ())
+            .ok_or_else(|| unknown_handle(handle))
+    }
+
+    fn ntt(&self, values: &mut [Fr], config: &NttConfig) -> Result<(), AccelError> {
+        check_device(config.device)?;
+        if config.coset.into_option().is_some_and(|g| g.is_zero()) {
+            return Err(AccelError::invalid_input(
+                "ntt: coset shift must be nonzero",
+            ));
+        }
+        self.pool
+            .install(|| ntt::ntt(values, config, &self.twiddles));
+        Ok(())
+    }
+}
+
+zkpipe_core::export_backend!(CpuBackend);

@@ -1,0 +1,172 @@
+//! [`Backend`]: the host's handle on one accelerator instance, loaded from a
+//! plugin or built from a statically linked implementation.
+
+use abi_stable::std_types::{RResult, RSlice, RSliceMut};
+
+use crate::Error;
+use crate::plugin::{
+    AccelError, AccelResult, AcceleratorBox, BackendInfo, BasesHandle, BasesRef, Capabilities,
+    MsmConfig, NttConfig,
+};
+use crate::types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+
+/// One backend instance. Cheap to share by reference across threads.
+pub struct Backend {
+    name: String,
+    inner: AcceleratorBox,
+}
+
+impl std::fmt::Debug for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Backend")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, T> From<&'a [T]> for BasesRef<'a, T> {
+    fn from(s: &'a [T]) -> Self {
+        BasesRef::Host(RSlice::from_slice(s))
+    }
+}
+
+impl<T> From<BasesHandle> for BasesRef<'_, T> {
+    fn from(h: BasesHandle) -> Self {
+        BasesRef::Resident(h)
+    }
+}
+
+impl Backend {
+    /// Wraps a seam trait object (from [`crate::loader`] or
+    /// [`crate::plugin::into_accelerator`]).
+    pub fn new(name: impl Into<String>, inner: AcceleratorBox) -> Self {
+        Backend {
+            name: name.into(),
+            inner,
+        }
+    }
+
+    /// The registry name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn lift<T>(&self, r: AccelResult<T>) -> Result<T, Error> {
+        match r {
+            RResult::ROk(v) => Ok(v),
+            RResult::RErr(source) => Err(Error::Backend {
+                backend: self.name.clone(),
+                source,
+            }),
+        }
+    }
+
+    /// Name, version and devices.
+    pub fn info(&self) -> BackendInfo {
+        self.inner.info()
+    }
+
+    /// Supported ops.
+    pub fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
+    }
+
+    /// `Σ scalars[i]·bases[i]` in G1; bases from the host (`&[G1Affine]`) or resident (handle).
+    ///
+    /// # Errors
+    /// [`Error::Backend`] with `INVALID_INPUT` for mismatched lengths, or whatever the backend reports.
+    pub fn msm_g1<'a>(
+        &self,
+        bases: impl Into<BasesRef<'a, G1Affine>>,
+        scalars: &[Fr],
+        config: &MsmConfig,
+    ) -> Result<G1Projective, Error> {
+        self.lift(self.inner.msm_g1(bases.into(), scalars.into(), config))
+    }
+
+    /// `Σ scalars[i]·bases[i]` in G2.
+    ///
+    /// # Errors
+    /// As [`Backend::msm_g1`].
+    pub fn msm_g2<'a>(
+        &self,
+        bases: impl Into<BasesRef<'a, G2Affine>>,
+        scalars: &[Fr],
+        config: &MsmConfig,
+    ) -> Result<G2Projective, Error> {
+        self.lift(self.inner.msm_g2(bases.into(), scalars.into(), config))
+    }
+
+    /// One G1 MSM per scalar vector over the same bases.
+    ///
+    /// # Errors
+    /// As [`Backend::msm_g1`].
+    pub fn msm_g1_batch<'a>(
+        &self,
+        bases: impl Into<BasesRef<'a, G1Affine>>,
+        scalars: &[&[Fr]],
+        config: &MsmConfig,
+    ) -> Result<Vec<G1Projective>, Error> {
+        let sets: Vec<RSlice<'_, Fr>> = scalars.iter().map(|s| RSlice::from_slice(s)).collect();
+        self.lift(
+            self.inner
+                .msm_g1_batch(bases.into(), sets.as_slice().into(), config),
+        )
+        .map(|v| v.into_vec())
+    }
+
+    /// One G2 MSM per scalar vector over the same bases.
+    ///
+    /// # Errors
+    /// As [`Backend::msm_g1`].
+    pub fn msm_g2_batch<'a>(
+        &self,
+        bases: impl Into<BasesRef<'a, G2Affine>>,
+        scalars: &[&[Fr]],
+        config: &MsmConfig,
+    ) -> Result<Vec<G2Projective>, Error> {
+        let sets: Vec<RSlice<'_, Fr>> = scalars.iter().map(|s| RSlice::from_slice(s)).collect();
+        self.lift(
+            self.inner
+                .msm_g2_batch(bases.into(), sets.as_slice().into(), config),
+        )
+        .map(|v| v.into_vec())
+    }
+
+    /// Keeps G1 bases in the backend; refer to them by the returned handle.
+    ///
+    /// # Errors
+    /// `OUT_OF_MEMORY`, `UNSUPPORTED`, or another backend error.
+    pub fn upload_bases_g1(&self, bases: &[G1Affine], device: u32) -> Result<BasesHandle, Error> {
+        self.lift(self.inner.upload_bases_g1(bases.into(), device))
+    }
+
+    /// Keeps G2 bases in the backend.
+    ///
+    /// # Errors
+    /// As [`Backend::upload_bases_g1`].
+    pub fn upload_bases_g2(&self, bases: &[G2Affine], device: u32) -> Result<BasesHandle, Error> {
+        self.lift(self.inner.upload_bases_g2(bases.into(), device))
+    }
+
+    /// Frees resident bases.
+    ///
+    /// # Errors
+    /// `INVALID_INPUT` for an unknown handle.
+    pub fn drop_bases(&self, handle: BasesHandle) -> Result<(), Error> {
+        self.lift(self.inner.drop_bases(handle))
+    }
+
+    /// In-place NTT (length a power of two).
+    ///
+    /// # Errors
+    /// `INVALID_INPUT` for a bad length, or another backend error.
+    pub fn ntt(&self, values: &mut [Fr], config: &NttConfig) -> Result<(), Error> {
+        self.lift(self.inner.ntt(RSliceMut::from_mut_slice(values), config))
+    }
+}
+
+/// Whether an error is the backend saying "I don't do that".
+pub fn is_unsupported(e: &Error) -> bool {
+    matches!(e, Error::Backend { source: AccelError { code, .. }, .. } if *code == crate::plugin::ErrorCode::UNSUPPORTED)
+}

@@ -1,0 +1,69 @@
+//! The engine's error type (host side). Errors that cross the plugin seam are
+//! [`crate::plugin::AccelError`] (code + message) and convert into [`Error::Backend`].
+
+use crate::plugin::{AccelError, ErrorCode};
+use std::path::PathBuf;
+
+/// Everything that can go wrong in zkpipe outside a plugin.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Bytes that do not encode a value of the expected type.
+    #[error("invalid encoding: {0}")]
+    InvalidEncoding(String),
+    /// A decoded point does not satisfy the curve equation.
+    #[error("{0} is not on the curve")]
+    NotOnCurve(String),
+    /// A decoded point is on the curve but outside the prime-order subgroup.
+    #[error("{0} is not in the prime-order subgroup")]
+    NotInSubgroup(String),
+    /// Caller-supplied arguments that cannot be used (sizes, settings).
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// A backend op failed; `code` says how (see [`ErrorCode`]).
+    #[error("backend `{backend}`: {source}")]
+    Backend {
+        /// Name of the backend that reported the error.
+        backend: String,
+        /// The error as the plugin reported it.
+        source: AccelError,
+    },
+    /// No loaded backend has this name.
+    #[error("unknown backend `{name}`; loaded: [{loaded}]; searched: {searched}", loaded = .loaded.join(", "), searched = display_paths(.searched))]
+    UnknownBackend {
+        /// The name asked for.
+        name: String,
+        /// Names of the backends that did load.
+        loaded: Vec<String>,
+        /// Every folder the loader looked in.
+        searched: Vec<PathBuf>,
+    },
+    /// I/O on a file or folder.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// The seam error code when this error came from a backend.
+    pub fn code(&self) -> Option<ErrorCode> {
+        match self {
+            Error::Backend { source, .. } => Some(source.code),
+            _ => None,
+        }
+    }
+}
+
+fn display_paths(paths: &[PathBuf]) -> String {
+    if paths.is_empty() {
+        return "(nothing)".into();
+    }
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,21 @@
+//! zkpipe-core: the seam between zkpipe's engine and its accelerator plugins.
+//!
+//! Layers, bottom up: [`types`] (BLS12-381 field and curve types laid out as
+//! blst's) → [`reference`] (naive MSM and DFT, the oracle) → [`plugin`] (the
+//! FFI-safe accelerator ABI) → [`loader`] (finds and loads backend libraries)
+//! → [`Backend`] (the host's validated handle on one backend instance).
+
+pub mod backend;
+mod error;
+pub mod loader;
+pub mod plugin;
+pub mod reference;
+pub mod sample;
+pub mod types;
+
+pub use backend::Backend;
+pub use error::Error;
+pub use types::{Fp, Fp2, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+
+/// Re-exported for plugins (the export macro names it).
+pub use abi_stable;

@@ -1,0 +1,512 @@
+//! The conformance suite: every backend the loader finds, loaded as a
+//! dynamic library, against the naive reference in `zkpipe_core::reference`,
+//! with exact equality. Trials are named `[backend] op/case`.
+//!
+//! Environment: `ZKPIPE_PLUGIN_PATH` adds plugin folders (the test binary's
+//! own folder is searched too, which is where `cargo test` puts the CPU
+//! plugin); `ZKPIPE_CONFORMANCE_MAX_LOG` raises the largest size
+//! (default 2^12 in debug builds, 2^14 in release).
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use std::sync::Arc;
+use zkpipe::backend::is_unsupported;
+use zkpipe::loader::{Registry, SearchPath};
+use zkpipe::plugin::{
+    BackendConfig, Capabilities, ErrorCode, MsmConfig, NttConfig, NttDirection, NttOrder, ops,
+};
+use zkpipe::reference::{self, bit_reverse_permute};
+use zkpipe::{Backend, Error, Fr, G1Affine, G1Projective, G2Affine, G2Projective, sample};
+
+fn max_log() -> u32 {
+    std::env::var("ZKPIPE_CONFORMANCE_MAX_LOG")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if cfg!(debug_assertions) { 12 } else { 14 })
+}
+
+/// 1, 2, 3, 5, then 2^k − 1 and 2^k + 1 up to the maximum.
+fn msm_sizes() -> Vec<usize> {
+    let mut v = vec![1, 2, 3, 5];
+    for k in 3..=max_log() {
+        v.extend([(1usize << k) - 1, (1 << k) + 1]);
+    }
+    v
+}
+
+/// r − 1, the largest scalar.
+fn r_minus_1() -> Fr {
+    Fr::one().neg()
+}
+
+fn expect_code(r: Result<impl std::fmt::Debug, Error>, code: ErrorCode) -> Result<(), Failed> {
+    match r {
+        Err(Error::Backend { source, .. }) if source.code == code => Ok(()),
+        other => Err(format!("expected a {code:?} error, got {other:?}").into()),
+    }
+}
+
+fn fail_on<T>(r: Result<T, Error>) -> Result<T, Failed> {
+    r.map_err(|e| Failed::from(e.to_string()))
+}
+
+/// What the MSM trials need from a group, so G1 and G2 share one suite.
+trait Group: 'static {
+    type Aff: Copy + PartialEq + std::fmt::Debug + Send + Sync;
+    type Proj: Copy + std::fmt::Debug;
+    const OP: &'static str;
+    const BATCH_OP: &'static str;
+    fn points(n: usize, seed: u64) -> Vec<Self::Aff>;
+    fn identity() -> Self::Aff;
+    fn neg(p: &Self::Aff) -> Self::Aff;
+    fn to_affine(p: &Self::Proj) -> Self::Aff;
+    fn reference(b: &[Self::Aff], s: &[Fr]) -> Self::Proj;
+    fn msm(be: &Backend, b: &[Self::Aff], s: &[Fr]) -> Result<Self::Proj, Error>;
+    fn msm_resident(
+        be: &Backend,
+        h: zkpipe::plugin::BasesHandle,
+        s: &[Fr],
+    ) -> Result<Self::Proj, Error>;
+    fn batch(be: &Backend, b: &[Self::Aff], s: &[&[Fr]]) -> Result<Vec<Self::Proj>, Error>;
+    fn upload(be: &Backend, b: &[Self::Aff]) -> Result<zkpipe::plugin::BasesHandle, Error>;
+}
+
+macro_rules! group {
+    ($g:ident, $aff:ty, $proj:ty, $op:expr, $batch:expr, $points:path, $reference:path,
+     $msm:ident, $batch_fn:ident, $upload:ident) => {
+        struct $g;
+        impl Group for $g {
+            type Aff = $aff;
+            type Proj = $proj;
+            const OP: &'static str = $op;
+            const BATCH_OP: &'static str = $batch;
+            fn points(n: usize, seed: u64) -> Vec<$aff> {
+                $points(n, seed)
+            }
+            fn identity() -> $aff {
+                <$aff>::identity()
+            }
+            fn neg(p: &$aff) -> $aff {
+                p.neg()
+            }
+            fn to_affine(p: &$proj) -> $aff {
+                p.to_affine()
+            }
+            fn reference(b: &[$aff], s: &[Fr]) -> $proj {
+                $reference(b, s)
+            }
+            fn msm(be: &Backend, b: &[$aff], s: &[Fr]) -> Result<$proj, Error> {
+                be.$msm(b, s, &MsmConfig::default())
+            }
+            fn msm_resident(
+                be: &Backend,
+                h: zkpipe::plugin::BasesHandle,
+                s: &[Fr],
+            ) -> Result<$proj, Error> {
+                be.$msm(h, s, &MsmConfig::default())
+            }
+            fn batch(be: &Backend, b: &[$aff], s: &[&[Fr]]) -> Result<Vec<$proj>, Error> {
+                be.$batch_fn(b, s, &MsmConfig::default())
+            }
+            fn upload(be: &Backend, b: &[$aff]) -> Result<zkpipe::plugin::BasesHandle, Error> {
+                be.$upload(b, 0)
+            }
+        }
+    };
+}
+group!(
+    G1,
+    G1Affine,
+    G1Projective,
+    ops::MSM_G1,
+    ops::MSM_G1_BATCH,
+    sample::g1_points,
+    reference::msm_g1,
+    msm_g1,
+    msm_g1_batch,
+    upload_bases_g1
+);
+group!(
+    G2,
+    G2Affine,
+    G2Projective,
+    ops::MSM_G2,
+    ops::MSM_G2_BATCH,
+    sample::g2_points,
+    reference::msm_g2,
+    msm_g2,
+    msm_g2_batch,
+    upload_bases_g2
+);
+
+/// Compares a backend's MSM with the reference on the same inputs.
+fn check_msm<G: Group>(be: &Backend, bases: &[G::Aff], scalars: &[Fr]) -> Result<(), Failed> {
+    let got = G::to_affine(&fail_on(G::msm(be, bases, scalars))?);
+    let want = G::to_affine(&G::reference(bases, scalars));
+    if got != want {
+        return Err(format!(
+            "n = {}: backend {got:?} != reference {want:?}",
+            scalars.len()
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// Inputs mixing every edge case: zero, one and r − 1 scalars; identity,
+/// duplicated and negated bases; the rest random.
+fn edge_inputs<G: Group>(n: usize, seed: u64) -> (Vec<G::Aff>, Vec<Fr>) {
+    let mut bases = G::points(n, seed);
+    let mut scalars = sample::scalars(n, seed + 1);
+    for i in 0..n {
+        scalars[i] = match i % 5 {
+            0 => Fr::ZERO,
+            1 => Fr::one(),
+            2 => r_minus_1(),
+            _ => scalars[i],
+        };
+        if i > 0 {
+            match i % 7 {
+                0 => bases[i] = G::identity(),
+                1 => bases[i] = bases[i - 1],
+                2 => bases[i] = G::neg(&bases[i - 1]),
+                _ => {}
+            }
+        }
+    }
+    (bases, scalars)
+}
+
+struct Target {
+    name: String,
+    backend: Arc<Backend>,
+    caps: Capabilities,
+}
+
+impl Target {
+    fn trial(
+        &self,
+        case: String,
+        f: impl FnOnce(&Backend) -> Result<(), Failed> + Send + 'static,
+    ) -> Trial {
+        let be = self.backend.clone();
+        Trial::test(format!("[{}] {case}", self.name), move || f(&be))
+    }
+
+    /// An op the backend declares unsupported: one trial checking it says so.
+    fn unsupported(
+        &self,
+        op: &'static str,
+        probe: impl FnOnce(&Backend) -> Result<(), Error> + Send + 'static,
+    ) -> Trial {
+        self.trial(
+            format!("{op}/unsupported (declared; expected)"),
+            move |be| match probe(be) {
+                Err(e) if is_unsupported(&e) => Ok(()),
+                other => Err(format!("{op} is not in capabilities but answered {other:?}").into()),
+            },
+        )
+    }
+}
+
+fn msm_trials<G: Group>(t: &Target, out: &mut Vec<Trial>) {
+    if !t.caps.supports(G::OP) {
+        out.push(t.unsupported(G::OP, |be| {
+            G::msm(be, &G::points(1, 1), &[Fr::one()]).map(|_| ())
+        }));
+        return;
+    }
+    for n in msm_sizes() {
+        out.push(t.trial(format!("{}/{n}", G::OP), move |be| {
+            check_msm::<G>(
+                be,
+                &G::points(n, n as u64),
+                &sample::scalars(n, n as u64 + 7),
+            )
+        }));
+        out.push(t.trial(format!("{}/edge-cases/{n}", G::OP), move |be| {
+            let (b, s) = edge_inputs::<G>(n, 1000 + n as u64);
+            check_msm::<G>(be, &b, &s)
+        }));
+    }
+    for n in [1, 33, 1 << max_log().min(10)] {
+        out.push(t.trial(format!("{}/zero-scalars/{n}", G::OP), move |be| {
+            check_msm::<G>(be, &G::points(n, 5), &vec![Fr::ZERO; n])
+        }));
+        out.push(t.trial(format!("{}/identity-bases/{n}", G::OP), move |be| {
+            check_msm::<G>(be, &vec![G::identity(); n], &sample::scalars(n, 6))
+        }));
+        out.push(t.trial(format!("{}/all-r-minus-1/{n}", G::OP), move |be| {
+            check_msm::<G>(be, &G::points(n, 8), &vec![r_minus_1(); n])
+        }));
+    }
+    out.push(t.trial(format!("{}/empty", G::OP), |be| {
+        let got = fail_on(G::msm(be, &[], &[]))?;
+        if G::to_affine(&got) != G::identity() {
+            return Err("an empty MSM must be the identity".into());
+        }
+        Ok(())
+    }));
+    out.push(t.trial(format!("{}/length-mismatch", G::OP), |be| {
+        expect_code(
+            G::msm(be, &G::points(4, 1), &sample::scalars(3, 1)),
+            ErrorCode::INVALID_INPUT,
+        )
+    }));
+
+    if t.caps.supports(ops::RESIDENT_BASES) {
+        let n = (1usize << max_log().min(11)) + 1;
+        out.push(t.trial(format!("{}/resident/{n}", G::OP), move |be| {
+            let bases = G::points(n + 3, 11);
+            let scalars = sample::scalars(n, 12);
+            let h = fail_on(G::upload(be, &bases))?;
+            // Two calls on one handle: residency must survive use.
+            for _ in 0..2 {
+                let got = G::to_affine(&fail_on(G::msm_resident(be, h, &scalars))?);
+                let want = G::to_affine(&G::reference(&bases[..n], &scalars));
+                if got != want {
+                    return Err(format!("resident prefix MSM: {got:?} != {want:?}").into());
+                }
+            }
+            expect_code(
+                G::msm_resident(be, h, &sample::scalars(n + 4, 1)),
+                ErrorCode::INVALID_INPUT,
+            )?;
+            fail_on(be.drop_bases(h))?;
+            expect_code(G::msm_resident(be, h, &scalars), ErrorCode::INVALID_INPUT)?;
+            expect_code(be.drop_bases(h), ErrorCode::INVALID_INPUT)
+        }));
+    } else {
+        out.push(t.unsupported(ops::RESIDENT_BASES, |be| {
+            G::upload(be, &G::points(1, 1)).map(|_| ())
+        }));
+    }
+
+    if !t.caps.supports(G::BATCH_OP) {
+        out.push(t.unsupported(G::BATCH_OP, |be| {
+            G::batch(be, &G::points(1, 1), &[&[Fr::one()]]).map(|_| ())
+        }));
+        return;
+    }
+    for n in [1, 5, (1 << max_log().min(10)) + 1] {
+        out.push(t.trial(format!("{}/3x{n}", G::BATCH_OP), move |be| {
+            let bases = G::points(n, 21);
+            let sets: Vec<Vec<Fr>> = (0..3).map(|k| sample::scalars(n, 100 + k)).collect();
+            let refs: Vec<&[Fr]> = sets.iter().map(Vec::as_slice).collect();
+            let got = fail_on(G::batch(be, &bases, &refs))?;
+            if got.len() != 3 {
+                return Err(format!("{} results for 3 scalar vectors", got.len()).into());
+            }
+            for (k, (g, s)) in got.iter().zip(&sets).enumerate() {
+                let want = G::to_affine(&G::reference(&bases, s));
+                if G::to_affine(g) != want {
+                    return Err(format!("vector {k}: {:?} != {want:?}", G::to_affine(g)).into());
+                }
+            }
+            Ok(())
+        }));
+    }
+    out.push(t.trial(format!("{}/length-mismatch", G::BATCH_OP), |be| {
+        let s = sample::scalars(2, 1);
+        expect_code(
+            G::batch(be, &G::points(3, 1), &[&s]),
+            ErrorCode::INVALID_INPUT,
+        )
+    }));
+}
+
+fn order_name(o: NttOrder) -> &'static str {
+    match o {
+        NttOrder::NN => "nn",
+        NttOrder::NR => "nr",
+        NttOrder::RN => "rn",
+        NttOrder::RR => "rr",
+    }
+}
+
+/// The reference answer for one NTT configuration on `input` (in the config's input order).
+fn reference_ntt(input: &[Fr], cfg: &NttConfig) -> Vec<Fr> {
+    let mut natural = input.to_vec();
+    if cfg.order.input_reversed() {
+        bit_reverse_permute(&mut natural);
+    }
+    let mut out = reference::dft(&natural, cfg.direction, cfg.coset.into_option());
+    if cfg.order.output_reversed() {
+        bit_reverse_permute(&mut out);
+    }
+    out
+}
+
+fn first_mismatch(got: &[Fr], want: &[Fr]) -> Result<(), Failed> {
+    match got.iter().zip(want).position(|(a, b)| a != b) {
+        None => Ok(()),
+        Some(i) => Err(format!(
+            "first mismatch at index {i} of {}: {:?} != {:?}",
+            got.len(),
+            got[i],
+            want[i]
+        )
+        .into()),
+    }
+}
+
+fn ntt_trials(t: &Target, out: &mut Vec<Trial>) {
+    if !t.caps.supports(ops::NTT) {
+        out.push(t.unsupported(ops::NTT, |be| {
+            be.ntt(&mut [Fr::one()], &NttConfig::default())
+        }));
+        return;
+    }
+    let coset_shift = Fr::from_u64(7);
+    for log in 0..=max_log() {
+        for order in NttOrder::ALL {
+            for direction in [NttDirection::Forward, NttDirection::Inverse] {
+                for coset in [None, Some(coset_shift)] {
+                    let dir = if direction == NttDirection::Forward {
+                        "forward"
+                    } else {
+                        "inverse"
+                    };
+                    let cs = if coset.is_some() { "/coset" } else { "" };
+                    let cfg = NttConfig {
+                        direction,
+                        order,
+                        coset: coset.into(),
+                        ..Default::default()
+                    };
+                    out.push(t.trial(
+                        format!("ntt/{dir}/{}{cs}/2^{log}", order_name(order)),
+                        move |be| {
+                            let input = sample::scalars(1 << log, 300 + log as u64);
+                            let want = reference_ntt(&input, &cfg);
+                            let mut got = input;
+                            fail_on(be.ntt(&mut got, &cfg))?;
+                            first_mismatch(&got, &want)
+                        },
+                    ));
+                }
+            }
+        }
+    }
+    // Round trips reach sizes the quadratic reference cannot.
+    for log in [max_log(), max_log() + 4] {
+        for (order_fwd, order_inv) in [(NttOrder::NN, NttOrder::NN), (NttOrder::NR, NttOrder::RN)] {
+            for coset in [None, Some(coset_shift)] {
+                let cs = if coset.is_some() { "/coset" } else { "" };
+                out.push(t.trial(
+                    format!(
+                        "ntt/roundtrip/{}-{}{cs}/2^{log}",
+                        order_name(order_fwd),
+                        order_name(order_inv)
+                    ),
+                    move |be| {
+                        let input = sample::scalars(1 << log, 400 + log as u64);
+                        let mut v = input.clone();
+                        let fwd = NttConfig {
+                            order: order_fwd,
+                            coset: coset.into(),
+                            ..Default::default()
+                        };
+                        let inv = NttConfig {
+                            direction: NttDirection::Inverse,
+                            order: order_inv,
+                            coset: coset.into(),
+                            ..Default::default()
+                        };
+                        fail_on(be.ntt(&mut v, &fwd))?;
+                        if v == input && log > 0 {
+                            return Err("forward NTT left its input unchanged".into());
+                        }
+                        fail_on(be.ntt(&mut v, &inv))?;
+                        first_mismatch(&v, &input)
+                    },
+                ));
+            }
+        }
+    }
+    out.push(t.trial("ntt/zeros/2^10".into(), |be| {
+        let mut v = vec![Fr::ZERO; 1 << 10];
+        fail_on(be.ntt(
+            &mut v,
+            &NttConfig {
+                coset: Some(Fr::from_u64(7)).into(),
+                ..Default::default()
+            },
+        ))?;
+        first_mismatch(&v, &vec![Fr::ZERO; 1 << 10])
+    }));
+    for len in [0usize, 3, 6, 1000] {
+        out.push(t.trial(format!("ntt/bad-length/{len}"), move |be| {
+            expect_code(
+                be.ntt(&mut vec![Fr::one(); len], &NttConfig::default()),
+                ErrorCode::INVALID_INPUT,
+            )
+        }));
+    }
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let registry = Registry::load(&SearchPath::standard(None));
+    let mut trials = Vec::new();
+
+    let searched = format!("{:?}", registry.searched);
+    let found = registry.plugins.len();
+    trials.push(Trial::test(
+        "[loader] finds at least one backend",
+        move || {
+            if found == 0 {
+                return Err(format!("no backend library found; searched {searched}").into());
+            }
+            Ok(())
+        },
+    ));
+    let failures: Vec<String> = registry
+        .failures
+        .iter()
+        .map(|f| format!("{}: {}", f.path.display(), f.reason))
+        .collect();
+    trials.push(Trial::test(
+        "[loader] every library found loads",
+        move || {
+            if failures.is_empty() {
+                Ok(())
+            } else {
+                Err(failures.join("\n").into())
+            }
+        },
+    ));
+
+    for plugin in &registry.plugins {
+        let backend = match plugin.create(&BackendConfig::default()) {
+            Ok(b) => Arc::new(b),
+            Err(e) => {
+                let msg = e.to_string();
+                trials.push(Trial::test(
+                    format!("[{}] create", plugin.name),
+                    move || Err(msg.into()),
+                ));
+                continue;
+            }
+        };
+        let info = backend.info();
+        if info.devices.is_empty() {
+            // A backend with no device (a GPU plugin on a machine without one) is a
+            // reported, expected case.
+            let note = info.notes.to_string();
+            trials.push(Trial::test(
+                format!("[{}] no devices (expected here: {note})", plugin.name),
+                || Ok(()),
+            ));
+            continue;
+        }
+        let target = Target {
+            name: plugin.name.clone(),
+            caps: backend.capabilities(),
+            backend,
+        };
+        msm_trials::<G1>(&target, &mut trials);
+        msm_trials::<G2>(&target, &mut trials);
+        ntt_trials(&target, &mut trials);
+    }
+    libtest_mimic::run(&args, trials).exit();
+}
