@@ -1,1 +1,108 @@
-fn main() {}
+//! `zkpipe`: pick a backend at run time, inspect what loaded, benchmark ops.
+//!
+//! Exit codes: 0 success, 1 runtime error, 2 usage error.
+
+mod bench;
+mod doctor;
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use zkpipe_core::loader::{Registry, SearchPath};
+use zkpipe_core::plugin::{BackendConfig, KeyValue};
+use zkpipe_core::{Backend, Error};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "zkpipe",
+    version,
+    about = "Groth16 over BLS12-381 with swappable accelerator plugins"
+)]
+struct Cli {
+    #[command(flatten)]
+    plugins: PluginArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Where plugins are found and how backends are configured.
+#[derive(Args, Debug, Clone)]
+struct PluginArgs {
+    /// Folder searched first for libzkpipe_backend_*.so (then $ZKPIPE_PLUGIN_PATH,
+    /// the executable's folder and its plugins/ subfolder).
+    #[arg(long, global = true, value_name = "DIR")]
+    plugin_dir: Option<PathBuf>,
+    /// Host threads for the backend (default: all cores).
+    #[arg(long, global = true, value_name = "N")]
+    threads: Option<u32>,
+    /// Backend-only setting, repeatable (e.g. --set window_bits=16).
+    #[arg(long = "set", global = true, value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    settings: Vec<(String, String)>,
+}
+
+fn parse_key_value(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("expected KEY=VALUE, got `{s}`")),
+    }
+}
+
+impl PluginArgs {
+    fn registry(&self) -> Registry {
+        Registry::load(&SearchPath::standard(self.plugin_dir.as_deref()))
+    }
+
+    fn config(&self) -> BackendConfig {
+        BackendConfig {
+            threads: self.threads.into(),
+            ext: self
+                .settings
+                .iter()
+                .map(|(k, v)| KeyValue {
+                    key: k.as_str().into(),
+                    value: v.as_str().into(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Loads plugins and creates the named backend.
+    fn backend(&self, name: &str) -> Result<Backend, Error> {
+        let registry = self.registry();
+        for f in &registry.failures {
+            eprintln!("warning: skipped {}: {}", f.path.display(), f.reason);
+        }
+        registry.create(name, &self.config())
+    }
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// List the plugin search path, loaded backends (version, devices,
+    /// capabilities) and libraries that failed to load, with reasons.
+    Backends {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Time backend ops: median over several runs after a warm-up.
+    Bench {
+        #[command(subcommand)]
+        op: bench::BenchOp,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse(); // usage errors exit with 2
+    let result = match &cli.command {
+        Command::Backends { json } => doctor::run(&cli.plugins, *json),
+        Command::Bench { op } => bench::run(&cli.plugins, op),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,519 @@
+//! `zkpipe bench msm|ntt`: median wall time per size after a warm-up, with
+//! the machine and backend described so numbers can be quoted.
+
+use clap::{Subcommand, ValueEnum};
+use serde::Serialize;
+use std::io::Write;
+use std::ops::RangeInclusive;
+use std::time::{Duration, Instant};
+use zkpipe_core::plugin::{MsmConfig, NttConfig, NttDirection, NttOrder};
+use zkpipe_core::{Backend, Error, Fr, G1Affine, G2Affine, sample};
+
+use crate::PluginArgs;
+
+#[derive(Subcommand, Debug)]
+pub enum BenchOp {
+    /// Multi-scalar multiplication over random bases and scalars.
+    Msm {
+        #[command(flatten)]
+        common: Common,
+        /// Curve group.
+        #[arg(long, value_enum, default_value = "g1")]
+        group: Group,
+        /// Upload the bases once and time MSMs on the resident set.
+        #[arg(long)]
+        resident: bool,
+        /// Also time the same MSM through blst's own multi-threaded Pippenger
+        /// (no plugin in between) and report the plugin's overhead.
+        #[arg(long, value_enum)]
+        baseline: Option<Baseline>,
+    },
+    /// Number-theoretic transform over Fr.
+    Ntt {
+        #[command(flatten)]
+        common: Common,
+        /// Inverse transform.
+        #[arg(long)]
+        inverse: bool,
+        /// On the coset 7·⟨ω⟩ (bellperson's shift).
+        #[arg(long)]
+        coset: bool,
+        /// Input/output orders.
+        #[arg(long, value_enum, default_value = "nn")]
+        order: Order,
+    },
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Common {
+    /// Backend name (see `zkpipe backends`).
+    #[arg(long, default_value = "cpu")]
+    backend: String,
+    /// Sizes as log2: `16` or `10..20` (inclusive).
+    #[arg(long, value_name = "A..B", value_parser = parse_log_range)]
+    log_size: RangeInclusive<u32>,
+    /// Timed runs per size (after one warm-up). Sizes whose warm-up takes
+    /// over 5 s use at most 3.
+    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..))]
+    runs: u32,
+    /// Device index.
+    #[arg(long, default_value_t = 0)]
+    device: u32,
+    /// Seed for the random inputs.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    G1,
+    G2,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum Baseline {
+    /// blst's `MultiPoint::mult` on its own thread pool.
+    Blst,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum Order {
+    Nn,
+    Nr,
+    Rn,
+    Rr,
+}
+
+fn parse_log_range(s: &str) -> Result<RangeInclusive<u32>, String> {
+    let parse = |t: &str| {
+        t.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("`{t}` is not a number"))
+    };
+    let (a, b) = match s.split_once("..") {
+        Some((a, b)) => (parse(a)?, parse(b.trim_start_matches('='))?),
+        None => (parse(s)?, parse(s)?),
+    };
+    if a > b || b > 32 {
+        return Err(format!("need A ≤ B ≤ 32, got {a}..{b}"));
+    }
+    Ok(a..=b)
+}
+
+#[derive(Serialize)]
+struct Machine {
+    cpu: String,
+    threads: usize,
+    memory_gib: f64,
+    os: String,
+}
+
+fn machine() -> Machine {
+    let read = |p| std::fs::read_to_string(p).unwrap_or_default();
+    let cpuinfo = read("/proc/cpuinfo");
+    let cpu = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .map_or_else(
+            || std::env::consts::ARCH.to_string(),
+            |m| m.trim().to_string(),
+        );
+    let mem_kib: f64 = read("/proc/meminfo")
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .unwrap_or(0.0);
+    Machine {
+        cpu,
+        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        memory_gib: (mem_kib / (1 << 20) as f64 * 10.0).round() / 10.0,
+        os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
+    }
+}
+
+#[derive(Serialize)]
+struct Row {
+    log_size: u32,
+    n: usize,
+    runs: u32,
+    median_ms: f64,
+    min_ms: f64,
+    max_ms: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline_median_ms: Option<f64>,
+    /// (backend − baseline) / baseline, in percent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    overhead_pct: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct Report {
+    machine: Machine,
+    backend: String,
+    backend_version: String,
+    device: String,
+    op: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline: Option<&'static str>,
+    rows: Vec<Row>,
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// Runs `f` once to warm up, then `runs` times; returns sorted run times.
+/// `setup` runs before each call, outside the timer.
+fn measure<S>(
+    runs: u32,
+    mut setup: impl FnMut() -> S,
+    mut f: impl FnMut(S) -> Result<(), Error>,
+) -> Result<Vec<Duration>, Error> {
+    let s = setup();
+    let t = Instant::now();
+    f(s)?;
+    let runs = if t.elapsed() > Duration::from_secs(5) {
+        runs.min(3)
+    } else {
+        runs
+    };
+    let mut times = Vec::with_capacity(runs as usize);
+    for _ in 0..runs {
+        let s = setup();
+        let t = Instant::now();
+        f(s)?;
+        times.push(t.elapsed());
+    }
+    times.sort();
+    Ok(times)
+}
+
+fn row(log_size: u32, times: &[Duration], baseline: Option<&[Duration]>) -> Row {
+    let median = |t: &[Duration]| ms(t[t.len() / 2]);
+    let baseline_median_ms = baseline.map(median);
+    Row {
+        log_size,
+        n: 1 << log_size,
+        runs: times.len() as u32,
+        median_ms: median(times),
+        min_ms: ms(times[0]),
+        max_ms: ms(*times.last().unwrap()),
+        baseline_median_ms,
+        overhead_pct: baseline_median_ms.map(|b| (median(times) - b) / b * 100.0),
+    }
+}
+
+/// Prints rows as they complete (big sizes take minutes on a CPU).
+struct Printer {
+    json: bool,
+    header_done: bool,
+}
+
+impl Printer {
+    fn header(&mut self, r: &Report) {
+        if self.json || self.header_done {
+            return;
+        }
+        self.header_done = true;
+        let m = &r.machine;
+        println!(
+            "machine: {} ({} threads, {} GiB RAM, {})",
+            m.cpu, m.threads, m.memory_gib, m.os
+        );
+        println!(
+            "backend: {} {} on {}",
+            r.backend, r.backend_version, r.device
+        );
+        println!(
+            "op: {}{}",
+            r.op,
+            r.baseline
+                .map(|b| format!(" (baseline: {b})"))
+                .unwrap_or_default()
+        );
+        print!(
+            "{:>5} {:>10} {:>12} {:>12} {:>12} {:>5}",
+            "log", "n", "median ms", "min ms", "max ms", "runs"
+        );
+        if r.baseline.is_some() {
+            print!(" {:>12} {:>9}", "baseline ms", "overhead");
+        }
+        println!();
+    }
+    fn row(&self, r: &Row) {
+        if self.json {
+            return;
+        }
+        print!(
+            "{:>5} {:>10} {:>12.3} {:>12.3} {:>12.3} {:>5}",
+            r.log_size, r.n, r.median_ms, r.min_ms, r.max_ms, r.runs
+        );
+        if let (Some(b), Some(o)) = (r.baseline_median_ms, r.overhead_pct) {
+            print!(" {b:>12.3} {o:>+8.1}%");
+        }
+        println!();
+        let _ = std::io::stdout().flush();
+    }
+}
+
+fn report_for(
+    be: &Backend,
+    device: u32,
+    op: String,
+    baseline: Option<&'static str>,
+) -> Result<Report, Error> {
+    let info = be.info();
+    let dev = info
+        .devices
+        .iter()
+        .find(|d| d.id == device)
+        .ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "backend `{}` has no device {device} ({} device(s){})",
+                be.name(),
+                info.devices.len(),
+                if info.notes.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {}", info.notes)
+                }
+            ))
+        })?;
+    Ok(Report {
+        machine: machine(),
+        backend: be.name().to_string(),
+        backend_version: info.version.to_string(),
+        device: format!(
+            "device {}: {} ({} compute units)",
+            dev.id, dev.name, dev.compute_units
+        ),
+        op,
+        baseline,
+        rows: vec![],
+    })
+}
+
+pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
+    let (common, report) = match op {
+        BenchOp::Msm {
+            common,
+            group,
+            resident,
+            baseline,
+        } => {
+            let be = args.backend(&common.backend)?;
+            let name = format!(
+                "msm_{}{}",
+                if *group == Group::G1 { "g1" } else { "g2" },
+                if *resident { " (resident bases)" } else { "" }
+            );
+            let mut report = report_for(
+                &be,
+                common.device,
+                name,
+                baseline.map(|_| "blst MultiPoint::mult, scalars converted from Fr in parallel"),
+            )?;
+            let mut p = Printer {
+                json: common.json,
+                header_done: false,
+            };
+            p.header(&report);
+            match group {
+                Group::G1 => {
+                    bench_msm::<G1Ops>(&be, common, *resident, baseline.is_some(), &mut report, &p)?
+                }
+                Group::G2 => {
+                    bench_msm::<G2Ops>(&be, common, *resident, baseline.is_some(), &mut report, &p)?
+                }
+            }
+            (common, report)
+        }
+        BenchOp::Ntt {
+            common,
+            inverse,
+            coset,
+            order,
+        } => {
+            let be = args.backend(&common.backend)?;
+            let order = match order {
+                Order::Nn => NttOrder::NN,
+                Order::Nr => NttOrder::NR,
+                Order::Rn => NttOrder::RN,
+                Order::Rr => NttOrder::RR,
+            };
+            let cfg = NttConfig {
+                device: common.device,
+                direction: if *inverse {
+                    NttDirection::Inverse
+                } else {
+                    NttDirection::Forward
+                },
+                order,
+                coset: coset.then(|| Fr::from_u64(7)).into(),
+                ext: Default::default(),
+            };
+            let name = format!(
+                "ntt {}{} {:?}",
+                if *inverse { "inverse" } else { "forward" },
+                if *coset { " coset" } else { "" },
+                order
+            );
+            let mut report = report_for(&be, common.device, name, None)?;
+            let mut p = Printer {
+                json: common.json,
+                header_done: false,
+            };
+            p.header(&report);
+            let max = *common.log_size.end();
+            let input = sample::scalars(1 << max, common.seed);
+            for log in common.log_size.clone() {
+                let n = 1usize << log;
+                let mut buf = vec![Fr::ZERO; n];
+                let times = measure(
+                    common.runs,
+                    || (),
+                    |()| {
+                        buf.copy_from_slice(&input[..n]);
+                        be.ntt(&mut buf, &cfg)
+                    },
+                )?;
+                let r = row(log, &times, None);
+                p.row(&r);
+                report.rows.push(r);
+            }
+            (common, report)
+        }
+    };
+    if common.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("report serialises")
+        );
+    }
+    Ok(())
+}
+
+/// The group-specific calls of the MSM bench.
+trait MsmOps {
+    type Aff: Copy + Sync;
+    fn points(n: usize, seed: u64) -> Vec<Self::Aff>;
+    fn msm(
+        be: &Backend,
+        bases: zkpipe_core::plugin::BasesRef<'_, Self::Aff>,
+        s: &[Fr],
+        cfg: &MsmConfig,
+    ) -> Result<(), Error>;
+    fn upload(
+        be: &Backend,
+        bases: &[Self::Aff],
+        device: u32,
+    ) -> Result<zkpipe_core::plugin::BasesHandle, Error>;
+    fn blst_direct(bases: &[Self::Aff], scalar_bytes: &[u8]);
+}
+
+struct G1Ops;
+struct G2Ops;
+
+macro_rules! msm_ops {
+    ($t:ident, $aff:ty, $points:path, $msm:ident, $upload:ident) => {
+        impl MsmOps for $t {
+            type Aff = $aff;
+            fn points(n: usize, seed: u64) -> Vec<$aff> {
+                $points(n, seed)
+            }
+            fn msm(
+                be: &Backend,
+                bases: zkpipe_core::plugin::BasesRef<'_, $aff>,
+                s: &[Fr],
+                cfg: &MsmConfig,
+            ) -> Result<(), Error> {
+                be.$msm(bases, s, cfg).map(|_| ())
+            }
+            fn upload(
+                be: &Backend,
+                bases: &[$aff],
+                device: u32,
+            ) -> Result<zkpipe_core::plugin::BasesHandle, Error> {
+                be.$upload(bases, device)
+            }
+            fn blst_direct(bases: &[$aff], scalar_bytes: &[u8]) {
+                use blst::MultiPoint;
+                let _ = <$aff>::slice_as_blst(bases).mult(scalar_bytes, 255);
+            }
+        }
+    };
+}
+msm_ops!(G1Ops, G1Affine, sample::g1_points, msm_g1, upload_bases_g1);
+msm_ops!(G2Ops, G2Affine, sample::g2_points, msm_g2, upload_bases_g2);
+
+/// Canonical little-endian scalar bytes, as blst's Pippenger reads them.
+fn scalar_bytes(scalars: &[Fr]) -> Vec<u8> {
+    use rayon::prelude::*;
+    let mut out = vec![0u8; scalars.len() * 32];
+    out.par_chunks_mut(32)
+        .zip(scalars)
+        .for_each(|(o, s)| o.copy_from_slice(&s.to_bytes_le()));
+    out
+}
+
+fn bench_msm<G: MsmOps>(
+    be: &Backend,
+    c: &Common,
+    resident: bool,
+    baseline: bool,
+    report: &mut Report,
+    p: &Printer,
+) -> Result<(), Error> {
+    let max = 1usize << c.log_size.end();
+    eprintln!(
+        "generating {max} random bases and scalars (seed {}) …",
+        c.seed
+    );
+    let bases = G::points(max, c.seed);
+    let scalars = sample::scalars(max, c.seed.wrapping_add(1));
+    let cfg = MsmConfig {
+        device: c.device,
+        ..Default::default()
+    };
+    let handle = if resident {
+        Some(G::upload(be, &bases, c.device)?)
+    } else {
+        None
+    };
+    for log in c.log_size.clone() {
+        let n = 1usize << log;
+        let (b, s) = (&bases[..n], &scalars[..n]);
+        let times = measure(
+            c.runs,
+            || (),
+            |()| match handle {
+                Some(h) => G::msm(be, h.into(), s, &cfg),
+                None => G::msm(be, b.into(), s, &cfg),
+            },
+        )?;
+        let base_times = if baseline {
+            // The direct call pays the Fr → bytes conversion too, as any caller holding Fr would.
+            Some(measure(
+                c.runs,
+                || (),
+                |()| {
+                    G::blst_direct(b, &scalar_bytes(s));
+                    Ok(())
+                },
+            )?)
+        } else {
+            None
+        };
+        let r = row(log, &times, base_times.as_deref());
+        p.row(&r);
+        report.rows.push(r);
+    }
+    if let Some(h) = handle {
+        be.drop_bases(h)?;
+    }
+    Ok(())
+}
