@@ -166,29 +166,28 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// Runs `f` once to warm up, then `runs` times; returns sorted run times.
-/// `setup` runs before each call, outside the timer.
-fn measure<S>(
-    runs: u32,
-    mut setup: impl FnMut() -> S,
-    mut f: impl FnMut(S) -> Result<(), Error>,
-) -> Result<Vec<Duration>, Error> {
-    let s = setup();
+/// One contender in a timing: a closure that runs the op once.
+type Contender<'a> = &'a mut dyn FnMut() -> Result<(), Error>;
+
+/// Runs every contender once to warm up, then `runs` rounds in which each
+/// runs once more, interleaved so that machine drift hits all alike.
+/// Returns each contender's sorted run times. Sizes whose warm-up takes
+/// over 5 s get at most 3 rounds.
+fn measure(runs: u32, contenders: &mut [Contender<'_>]) -> Result<Vec<Vec<Duration>>, Error> {
     let t = Instant::now();
-    f(s)?;
-    let runs = if t.elapsed() > Duration::from_secs(5) {
-        runs.min(3)
-    } else {
-        runs
-    };
-    let mut times = Vec::with_capacity(runs as usize);
-    for _ in 0..runs {
-        let s = setup();
-        let t = Instant::now();
-        f(s)?;
-        times.push(t.elapsed());
+    for f in contenders.iter_mut() {
+        f()?;
     }
-    times.sort();
+    let runs = if t.elapsed() > Duration::from_secs(5) { runs.min(3) } else { runs };
+    let mut times = vec![Vec::with_capacity(runs as usize); contenders.len()];
+    for _ in 0..runs {
+        for (f, ts) in contenders.iter_mut().zip(&mut times) {
+            let t = Instant::now();
+            f()?;
+            ts.push(t.elapsed());
+        }
+    }
+    times.iter_mut().for_each(|t| t.sort());
     Ok(times)
 }
 
@@ -372,15 +371,9 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
             let input = sample::scalars(1 << max, common.seed);
             for log in common.log_size.clone() {
                 let n = 1usize << log;
-                let mut buf = vec![Fr::ZERO; n];
-                let times = measure(
-                    common.runs,
-                    || (),
-                    |()| {
-                        buf.copy_from_slice(&input[..n]);
-                        be.ntt(&mut buf, &cfg)
-                    },
-                )?;
+                // Each run transforms the previous output: as random as the input, no copy timed.
+                let mut buf = input[..n].to_vec();
+                let times = measure(common.runs, &mut [&mut || be.ntt(&mut buf, &cfg)])?.remove(0);
                 let r = row(log, &times, None);
                 p.row(&r);
                 report.rows.push(r);
@@ -487,27 +480,22 @@ fn bench_msm<G: MsmOps>(
     for log in c.log_size.clone() {
         let n = 1usize << log;
         let (b, s) = (&bases[..n], &scalars[..n]);
-        let times = measure(
-            c.runs,
-            || (),
-            |()| match handle {
-                Some(h) => G::msm(be, h.into(), s, &cfg),
-                None => G::msm(be, b.into(), s, &cfg),
-            },
-        )?;
-        let base_times = if baseline {
-            // The direct call pays the Fr → bytes conversion too, as any caller holding Fr would.
-            Some(measure(
-                c.runs,
-                || (),
-                |()| {
-                    G::blst_direct(b, &scalar_bytes(s));
-                    Ok(())
-                },
-            )?)
-        } else {
-            None
+        let mut run_backend = || match handle {
+            Some(h) => G::msm(be, h.into(), s, &cfg),
+            None => G::msm(be, b.into(), s, &cfg),
         };
+        // The direct call pays the Fr → bytes conversion too, as any caller holding Fr would.
+        let mut run_blst = || {
+            G::blst_direct(b, &scalar_bytes(s));
+            Ok(())
+        };
+        let mut times = if baseline {
+            measure(c.runs, &mut [&mut run_backend, &mut run_blst])?
+        } else {
+            measure(c.runs, &mut [&mut run_backend])?
+        };
+        let base_times = (times.len() > 1).then(|| times.remove(1));
+        let times = times.remove(0);
         let r = row(log, &times, base_times.as_deref());
         p.row(&r);
         report.rows.push(r);

@@ -3,7 +3,9 @@
 //! Exit codes: 0 success, 1 runtime error, 2 usage error.
 
 mod bench;
+mod crosscheck_ops;
 mod doctor;
+mod prove;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -85,6 +87,29 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Generate Groth16 keys for a built-in circuit from a seed (INSECURE
+    /// test keys: the toxic waste is derivable from the seed).
+    Setup {
+        #[command(flatten)]
+        circuit: prove::CircuitArgs,
+        /// Output folder: params.bin (bellperson Parameters), vk.bin (VerifyingKey), circuit.json.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Seed of the toxic waste.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Random valid points instead of a setup (honest timing, unverifiable proofs).
+        #[arg(long)]
+        synthetic: bool,
+    },
+    /// Prove a built-in circuit. With no --params: set up test keys in the
+    /// cache folder, prove on the CPU backend and verify.
+    Prove(prove::ProveArgs),
+    /// Verify proofs: prints `valid` (exit 0) or `invalid` (exit 1).
+    Verify(prove::VerifyArgs),
+    /// Run each op and a whole proof on a backend and on the reference
+    /// backend; report per-op equality (exit 1 on any mismatch).
+    Crosscheck(prove::CrosscheckArgs),
     /// Time backend ops: median over several runs after a warm-up.
     Bench {
         #[command(subcommand)]
@@ -97,6 +122,27 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Backends { json } => doctor::run(&cli.plugins, *json),
         Command::Bench { op } => bench::run(&cli.plugins, op),
+        Command::Setup { circuit, out, seed, synthetic } => prove::setup(circuit, out, *seed, *synthetic),
+        Command::Prove(p) => prove::prove(&cli.plugins, p),
+        Command::Verify(v) => match prove::verify(v) {
+            Ok(true) => {
+                println!("valid");
+                Ok(())
+            }
+            Ok(false) => {
+                println!("invalid");
+                return ExitCode::from(1);
+            }
+            Err(e) => Err(e),
+        },
+        Command::Crosscheck(x) => match prove::crosscheck(&cli.plugins, x) {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                eprintln!("crosscheck: mismatches found");
+                return ExitCode::from(1);
+            }
+            Err(e) => Err(e),
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -37,6 +37,17 @@ pub enum Error {
         /// Every folder the loader looked in.
         searched: Vec<PathBuf>,
     },
+    /// A circuit failed to synthesize.
+    #[error("circuit synthesis failed: {0}")]
+    Synthesis(String),
+    /// A cache file that cannot be used (corrupt, truncated, stale, other version).
+    #[error("{path}: {reason}")]
+    Cache {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// I/O on a file or folder.
     #[error("{path}: {source}")]
     Io {

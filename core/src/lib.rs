@@ -7,8 +7,11 @@
 
 pub mod backend;
 mod error;
+pub mod fsutil;
+pub mod groth16;
 pub mod loader;
 pub mod plugin;
+pub mod r1cs;
 pub mod reference;
 pub mod sample;
 pub mod types;
