@@ -10,38 +10,70 @@ use zkpipe::{Backend, Error, Fr};
 use zkpipe_circuits::BenchCircuit;
 
 fn cpu() -> Backend {
-    let dir = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
-    Registry::load(&SearchPath::only([dir])).create("cpu", &BackendConfig::default()).unwrap()
+    let dir = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    Registry::load(&SearchPath::only([dir]))
+        .create("cpu", &BackendConfig::default())
+        .unwrap()
 }
 
-const SMALL: [(&str, &str); 3] = [("squaring-chain", "100"), ("poseidon-merkle", "2x2"), ("sha256", "1")];
+const SMALL: [(&str, &str); 3] = [
+    ("squaring-chain", "100"),
+    ("poseidon-merkle", "2x2"),
+    ("sha256", "1"),
+];
 
 #[test]
 fn every_circuit_proves_and_verifies() {
     let be = cpu();
     for (name, size) in SMALL {
         let (r1cs, recorded) = R1cs::record(BenchCircuit::new(name, size, 1).unwrap()).unwrap();
-        assert_eq!(r1cs.first_unsatisfied(&recorded).unwrap(), None, "{name}: recorded witness does not satisfy");
+        assert_eq!(
+            r1cs.first_unsatisfied(&recorded).unwrap(),
+            None,
+            "{name}: recorded witness does not satisfy"
+        );
         // Witness-only synthesis must give exactly what recording saw.
-        assert_eq!(Witness::generate(BenchCircuit::new(name, size, 1).unwrap()).unwrap(), recorded, "{name}");
+        assert_eq!(
+            Witness::generate(BenchCircuit::new(name, size, 1).unwrap()).unwrap(),
+            recorded,
+            "{name}"
+        );
 
         let params = groth16::setup(&r1cs, 7);
         let prover = Prover::new(&be, &params, &r1cs).unwrap();
         let pvk = PreparedVerifyingKey::new(&params.vk);
         for seed in [2u64, 3] {
             let circuit = BenchCircuit::new(name, size, seed).unwrap();
-            let (proof, w, times) = prover.prove_circuit(circuit, Fr::from_u64(11), Fr::from_u64(13)).unwrap();
+            let (proof, w, times) = prover
+                .prove_circuit(circuit, Fr::from_u64(11), Fr::from_u64(13))
+                .unwrap();
             assert_eq!(times.stages.len(), 5);
-            assert!(groth16::verify(&pvk, &proof, w.public_inputs()).unwrap(), "{name} seed {seed}");
+            assert!(
+                groth16::verify(&pvk, &proof, w.public_inputs()).unwrap(),
+                "{name} seed {seed}"
+            );
 
             // A tampered proof or a wrong public input fails.
             let mut bad = proof;
             bad.c = proof.a;
-            assert!(!groth16::verify(&pvk, &bad, w.public_inputs()).unwrap(), "{name}: tampered proof verified");
+            assert!(
+                !groth16::verify(&pvk, &bad, w.public_inputs()).unwrap(),
+                "{name}: tampered proof verified"
+            );
             let mut inputs = w.public_inputs().to_vec();
             inputs[0] = inputs[0].add(&Fr::one());
-            assert!(!groth16::verify(&pvk, &proof, &inputs).unwrap(), "{name}: wrong input verified");
-            assert!(matches!(groth16::verify(&pvk, &proof, &inputs[1..]), Err(Error::InvalidInput(_))));
+            assert!(
+                !groth16::verify(&pvk, &proof, &inputs).unwrap(),
+                "{name}: wrong input verified"
+            );
+            assert!(matches!(
+                groth16::verify(&pvk, &proof, &inputs[1..]),
+                Err(Error::InvalidInput(_))
+            ));
         }
     }
 }
@@ -73,7 +105,10 @@ fn keys_round_trip_and_reject_bad_bytes() {
     // Truncated anywhere: an error naming what was being read.
     for cut in [0, 10, 96 * 2 + 5, bytes.len() / 2, bytes.len() - 1] {
         let e = Parameters::from_bytes(&bytes[..cut], false).unwrap_err();
-        assert!(e.to_string().contains("truncated") || e.to_string().contains("invalid"), "cut {cut}: {e}");
+        assert!(
+            e.to_string().contains("truncated") || e.to_string().contains("invalid"),
+            "cut {cut}: {e}"
+        );
     }
     // A garbled point.
     let mut garbled = bytes.clone();
@@ -96,10 +131,16 @@ fn proof_bytes_round_trip_and_reject_bad_lengths() {
     let be = cpu();
     let (r1cs, w) = R1cs::record(BenchCircuit::new("squaring-chain", "8", 1).unwrap()).unwrap();
     let params = groth16::setup(&r1cs, 2);
-    let (proof, _) = Prover::new(&be, &params, &r1cs).unwrap().prove(&w, Fr::from_u64(1), Fr::from_u64(2)).unwrap();
+    let (proof, _) = Prover::new(&be, &params, &r1cs)
+        .unwrap()
+        .prove(&w, Fr::from_u64(1), Fr::from_u64(2))
+        .unwrap();
     let bytes = proof.to_bytes();
     assert_eq!(Proof::from_bytes(&bytes).unwrap(), proof);
-    assert_eq!(Proof::many_from_bytes(&[bytes, bytes].concat()).unwrap(), vec![proof, proof]);
+    assert_eq!(
+        Proof::many_from_bytes(&[bytes, bytes].concat()).unwrap(),
+        vec![proof, proof]
+    );
     assert!(Proof::from_bytes(&bytes[..191]).is_err());
     assert!(Proof::many_from_bytes(&bytes[..100]).is_err());
     assert!(Proof::many_from_bytes(&[]).is_err());
@@ -124,22 +165,46 @@ fn r1cs_cache_round_trips_and_rejects_stale_or_corrupt_files() {
     let mut corrupt = bytes.clone();
     corrupt[bytes.len() / 2] ^= 1;
     std::fs::write(&path, &corrupt).unwrap();
-    assert!(R1cs::load(&path, "poseidon-merkle 1x1 v1").unwrap_err().to_string().contains("checksum"));
+    assert!(
+        R1cs::load(&path, "poseidon-merkle 1x1 v1")
+            .unwrap_err()
+            .to_string()
+            .contains("checksum")
+    );
     std::fs::write(&path, &bytes[..bytes.len() - 40]).unwrap();
     assert!(R1cs::load(&path, "poseidon-merkle 1x1 v1").is_err());
     std::fs::write(&path, b"hello").unwrap();
-    assert!(R1cs::load(&path, "poseidon-merkle 1x1 v1").unwrap_err().to_string().contains("not a zkpipe R1CS"));
+    assert!(
+        R1cs::load(&path, "poseidon-merkle 1x1 v1")
+            .unwrap_err()
+            .to_string()
+            .contains("not a zkpipe R1CS")
+    );
 }
 
 #[test]
 fn decimal_public_inputs_round_trip() {
-    for x in [Fr::ZERO, Fr::one(), Fr::from_u64(u64::MAX), Fr::one().neg(), Fr::random(&mut zkpipe::sample::rng(1))] {
+    for x in [
+        Fr::ZERO,
+        Fr::one(),
+        Fr::from_u64(u64::MAX),
+        Fr::one().neg(),
+        Fr::random(&mut zkpipe::sample::rng(1)),
+    ] {
         let s = groth16::fr_to_decimal(&x);
         assert_eq!(groth16::fr_from_decimal(&s).unwrap(), x, "{s}");
     }
-    assert_eq!(groth16::fr_to_decimal(&Fr::from_u64(1234567890123456789)), "1234567890123456789");
+    assert_eq!(
+        groth16::fr_to_decimal(&Fr::from_u64(1234567890123456789)),
+        "1234567890123456789"
+    );
     // r itself, a sign, and junk are rejected.
-    for bad in ["52435875175126190479447740508185965837690552500527637822603658699938581184513", "-1", "1e3", ""] {
+    for bad in [
+        "52435875175126190479447740508185965837690552500527637822603658699938581184513",
+        "-1",
+        "1e3",
+        "",
+    ] {
         assert!(groth16::fr_from_decimal(bad).is_err(), "{bad}");
     }
 }

@@ -63,10 +63,18 @@ impl std::error::Error for BadSize {}
 fn parse_count(s: &str) -> Option<usize> {
     let s = s.trim();
     if let Some((b, e)) = s.split_once('^') {
-        return b.trim().parse::<usize>().ok()?.checked_pow(e.trim().parse().ok()?);
+        return b
+            .trim()
+            .parse::<usize>()
+            .ok()?
+            .checked_pow(e.trim().parse().ok()?);
     }
     if let Some((b, e)) = s.split_once("<<") {
-        return b.trim().parse::<usize>().ok()?.checked_mul(1usize.checked_shl(e.trim().parse().ok()?)?);
+        return b
+            .trim()
+            .parse::<usize>()
+            .ok()?
+            .checked_mul(1usize.checked_shl(e.trim().parse().ok()?)?);
     }
     s.parse().ok()
 }
@@ -85,7 +93,9 @@ impl BenchCircuit {
         let bad = |why: &str| BadSize(format!("{name}: size `{size}`: {why}"));
         match name {
             "sha256" => {
-                let blocks = parse_count(size).filter(|&b| b >= 1).ok_or_else(|| bad("expected a block count ≥ 1"))?;
+                let blocks = parse_count(size)
+                    .filter(|&b| b >= 1)
+                    .ok_or_else(|| bad("expected a block count ≥ 1"))?;
                 let mut message = vec![0u8; 64 * blocks - 9];
                 rng.fill_bytes(&mut message);
                 Ok(BenchCircuit::Sha256 { message })
@@ -95,14 +105,27 @@ impl BenchCircuit {
                     Some((k, h)) => (parse_count(k), parse_count(h)),
                     None => (parse_count(size), Some(8)),
                 };
-                let (k, h) = k.zip(h).filter(|&(k, h)| k >= 1 && (1..=20).contains(&h)).ok_or_else(|| bad("expected K or KxH with K ≥ 1, 1 ≤ H ≤ 20"))?;
-                Ok(BenchCircuit::PoseidonMerkle(PoseidonMerkle::random(k, h, &mut rng)))
+                let (k, h) = k
+                    .zip(h)
+                    .filter(|&(k, h)| k >= 1 && (1..=20).contains(&h))
+                    .ok_or_else(|| bad("expected K or KxH with K ≥ 1, 1 ≤ H ≤ 20"))?;
+                Ok(BenchCircuit::PoseidonMerkle(PoseidonMerkle::random(
+                    k, h, &mut rng,
+                )))
             }
             "squaring-chain" => {
-                let n = parse_count(size).filter(|&n| n >= 1).ok_or_else(|| bad("expected a count ≥ 1"))?;
-                Ok(BenchCircuit::SquaringChain { n, x0: Scalar::random(&mut rng) })
+                let n = parse_count(size)
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| bad("expected a count ≥ 1"))?;
+                Ok(BenchCircuit::SquaringChain {
+                    n,
+                    x0: Scalar::random(&mut rng),
+                })
             }
-            _ => Err(BadSize(format!("unknown circuit `{name}`; known: {}", NAMES.join(", ")))),
+            _ => Err(BadSize(format!(
+                "unknown circuit `{name}`; known: {}",
+                NAMES.join(", ")
+            ))),
         }
     }
 
@@ -123,7 +146,10 @@ impl Circuit<Scalar> for BenchCircuit {
                 let bits: Vec<Boolean> = multipack::bytes_to_bits(&message)
                     .into_iter()
                     .enumerate()
-                    .map(|(i, b)| AllocatedBit::alloc(cs.namespace(|| format!("message bit {i}")), Some(b)).map(Boolean::from))
+                    .map(|(i, b)| {
+                        AllocatedBit::alloc(cs.namespace(|| format!("message bit {i}")), Some(b))
+                            .map(Boolean::from)
+                    })
                     .collect::<Result<_, _>>()?;
                 let digest = sha256(cs.namespace(|| "sha256"), &bits)?;
                 multipack::pack_into_inputs(cs.namespace(|| "digest"), &digest)
@@ -136,8 +162,16 @@ impl Circuit<Scalar> for BenchCircuit {
                 }
                 // The last square is a public input: one constraint, like the others.
                 let last = x.get_value().map(|v| v.square());
-                let out = cs.alloc_input(|| "x^(2^n)", || last.ok_or(SynthesisError::AssignmentMissing))?;
-                cs.enforce(|| "last square", |lc| lc + x.get_variable(), |lc| lc + x.get_variable(), |lc| lc + out);
+                let out = cs.alloc_input(
+                    || "x^(2^n)",
+                    || last.ok_or(SynthesisError::AssignmentMissing),
+                )?;
+                cs.enforce(
+                    || "last square",
+                    |lc| lc + x.get_variable(),
+                    |lc| lc + x.get_variable(),
+                    |lc| lc + out,
+                );
                 Ok(())
             }
         }

@@ -20,7 +20,8 @@ pub fn msm_g1(test: &Backend, reference: &Backend, n: usize, seed: u64) -> Resul
     }
     let s = scalars(n, seed + 1);
     let cfg = MsmConfig::default();
-    Ok(test.msm_g1(&bases[..], &s, &cfg)?.to_affine() == reference.msm_g1(&bases[..], &s, &cfg)?.to_affine())
+    Ok(test.msm_g1(&bases[..], &s, &cfg)?.to_affine()
+        == reference.msm_g1(&bases[..], &s, &cfg)?.to_affine())
 }
 
 pub fn msm_g2(test: &Backend, reference: &Backend, n: usize, seed: u64) -> Result<bool, Error> {
@@ -30,7 +31,8 @@ pub fn msm_g2(test: &Backend, reference: &Backend, n: usize, seed: u64) -> Resul
     }
     let s = scalars(n, seed + 1);
     let cfg = MsmConfig::default();
-    Ok(test.msm_g2(&bases[..], &s, &cfg)?.to_affine() == reference.msm_g2(&bases[..], &s, &cfg)?.to_affine())
+    Ok(test.msm_g2(&bases[..], &s, &cfg)?.to_affine()
+        == reference.msm_g2(&bases[..], &s, &cfg)?.to_affine())
 }
 
 /// Every order × direction × coset combination, named.
@@ -41,17 +43,35 @@ pub fn ntt_configs() -> Vec<(String, NttConfig)> {
             for coset in [None, Some(Fr::from_u64(7))] {
                 let name = format!(
                     "{}/{order:?}{}",
-                    if direction == NttDirection::Forward { "forward" } else { "inverse" },
+                    if direction == NttDirection::Forward {
+                        "forward"
+                    } else {
+                        "inverse"
+                    },
                     if coset.is_some() { "/coset" } else { "" }
                 );
-                out.push((name, NttConfig { direction, order, coset: coset.into(), ..Default::default() }));
+                out.push((
+                    name,
+                    NttConfig {
+                        direction,
+                        order,
+                        coset: coset.into(),
+                        ..Default::default()
+                    },
+                ));
             }
         }
     }
     out
 }
 
-pub fn ntt(test: &Backend, reference: &Backend, log: u32, cfg: &NttConfig, seed: u64) -> Result<bool, Error> {
+pub fn ntt(
+    test: &Backend,
+    reference: &Backend,
+    log: u32,
+    cfg: &NttConfig,
+    seed: u64,
+) -> Result<bool, Error> {
     let input = sample::scalars(1 << log, seed);
     let (mut a, mut b) = (input.clone(), input);
     test.ntt(&mut a, cfg)?;

@@ -122,7 +122,12 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Backends { json } => doctor::run(&cli.plugins, *json),
         Command::Bench { op } => bench::run(&cli.plugins, op),
-        Command::Setup { circuit, out, seed, synthetic } => prove::setup(circuit, out, *seed, *synthetic),
+        Command::Setup {
+            circuit,
+            out,
+            seed,
+            synthetic,
+        } => prove::setup(circuit, out, *seed, *synthetic),
         Command::Prove(p) => prove::prove(&cli.plugins, p),
         Command::Verify(v) => match prove::verify(v) {
             Ok(true) => {

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use zkpipe_circuits::BenchCircuit;
 use zkpipe_core::fsutil::write_atomically;
-use zkpipe_core::groth16::{self, Parameters, PreparedVerifyingKey, Proof, Prover, Stage, StageTimes, VerifyingKey};
+use zkpipe_core::groth16::{
+    self, Parameters, PreparedVerifyingKey, Proof, Prover, Stage, StageTimes, VerifyingKey,
+};
 use zkpipe_core::r1cs::R1cs;
 use zkpipe_core::{Backend, Error, Fr};
 
@@ -38,7 +40,8 @@ impl CircuitArgs {
 
     /// The circuit with the witness of `seed`.
     pub fn build(&self, seed: u64) -> Result<BenchCircuit, Error> {
-        BenchCircuit::new(&self.circuit, self.size(), seed).map_err(|e| Error::InvalidInput(e.to_string()))
+        BenchCircuit::new(&self.circuit, self.size(), seed)
+            .map_err(|e| Error::InvalidInput(e.to_string()))
     }
 
     fn cache_dir(&self) -> PathBuf {
@@ -47,13 +50,22 @@ impl CircuitArgs {
 
     /// What identifies the circuit's shape (the R1CS cache key).
     fn shape_key(&self) -> String {
-        format!("{} {} zkpipe-circuits {}", self.circuit, self.size(), env!("CARGO_PKG_VERSION"))
+        format!(
+            "{} {} zkpipe-circuits {}",
+            self.circuit,
+            self.size(),
+            env!("CARGO_PKG_VERSION")
+        )
     }
 
     /// The recorded R1CS, from the cache or recorded now (and cached).
     pub fn r1cs(&self) -> Result<R1cs, Error> {
         let dir = self.cache_dir().join("r1cs");
-        let path = dir.join(format!("{}-{}.r1cs", self.circuit, self.size().replace(['^', '/'], "_")));
+        let path = dir.join(format!(
+            "{}-{}.r1cs",
+            self.circuit,
+            self.size().replace(['^', '/'], "_")
+        ));
         match R1cs::load(&path, &self.shape_key()) {
             Ok(r) => return Ok(r),
             Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
@@ -70,7 +82,10 @@ impl CircuitArgs {
             r1cs.num_aux,
             t.elapsed()
         );
-        std::fs::create_dir_all(&dir).map_err(|source| Error::Io { path: dir.clone(), source })?;
+        std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
+            path: dir.clone(),
+            source,
+        })?;
         r1cs.save(&path, &self.shape_key())?;
         Ok(r1cs)
     }
@@ -94,29 +109,67 @@ struct KeyInfo {
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| Error::Io { path: path.to_path_buf(), source }
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// Runs setup and writes `dir/params.bin`, `dir/vk.bin`, `dir/circuit.json`.
 pub fn setup(c: &CircuitArgs, dir: &Path, seed: u64, synthetic: bool) -> Result<(), Error> {
     let r1cs = c.r1cs()?;
     let t = Instant::now();
-    let params = if synthetic { groth16::synthetic_parameters(&r1cs, seed) } else { groth16::setup(&r1cs, seed) };
+    let params = if synthetic {
+        groth16::synthetic_parameters(&r1cs, seed)
+    } else {
+        groth16::setup(&r1cs, seed)
+    };
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     params.save(&dir.join("params.bin"))?;
     params.vk.save(&dir.join("vk.bin"))?;
-    let info = KeyInfo { circuit: c.circuit.clone(), size: c.size().to_string(), synthetic };
-    write_atomically(&dir.join("circuit.json"), serde_json::to_string_pretty(&info).unwrap().as_bytes())?;
+    let info = KeyInfo {
+        circuit: c.circuit.clone(),
+        size: c.size().to_string(),
+        synthetic,
+    };
+    write_atomically(
+        &dir.join("circuit.json"),
+        serde_json::to_string_pretty(&info).unwrap().as_bytes(),
+    )?;
     eprintln!(
         "{} keys for {} {} in {:.2?} → {}{}",
-        if synthetic { "SYNTHETIC (unverifiable, timing only)" } else { "insecure test" },
+        if synthetic {
+            "SYNTHETIC (unverifiable, timing only)"
+        } else {
+            "insecure test"
+        },
         c.circuit,
         c.size(),
         t.elapsed(),
         dir.display(),
-        if synthetic { "" } else { " (toxic waste from the seed: never use for real proofs)" }
+        if synthetic {
+            ""
+        } else {
+            " (toxic waste from the seed: never use for real proofs)"
+        }
     );
     Ok(())
+}
+
+/// The cache folder's keys for this circuit (set up on first use: insecure
+/// test keys from seed 0, or synthetic ones).
+pub fn cached_keys(c: &CircuitArgs, synthetic: bool) -> Result<PathBuf, Error> {
+    let name = format!(
+        "{}-{}{}",
+        c.circuit,
+        c.size().replace(['^', '/'], "_"),
+        if synthetic { "-synthetic" } else { "" }
+    );
+    let dir = c.cache_dir().join("keys").join(name);
+    if !dir.join("params.bin").is_file() {
+        setup(c, &dir, 0, synthetic)?;
+    }
+    Ok(dir)
 }
 
 /// Loads keys from `dir`, checking they were made for this circuit.
@@ -153,9 +206,13 @@ fn blinding(seed: Option<u64>, i: usize) -> Result<(Fr, Fr), Error> {
         }
         None => {
             let mut b = [0u8; 128];
-            let mut f = std::fs::File::open("/dev/urandom").map_err(io(Path::new("/dev/urandom")))?;
+            let mut f =
+                std::fs::File::open("/dev/urandom").map_err(io(Path::new("/dev/urandom")))?;
             std::io::Read::read_exact(&mut f, &mut b).map_err(io(Path::new("/dev/urandom")))?;
-            Ok((Fr::from_bytes_le_mod_order(&b[..64]), Fr::from_bytes_le_mod_order(&b[64..])))
+            Ok((
+                Fr::from_bytes_le_mod_order(&b[..64]),
+                Fr::from_bytes_le_mod_order(&b[64..]),
+            ))
         }
     }
 }
@@ -189,8 +246,15 @@ pub struct ProveArgs {
 }
 
 fn print_times(label: &str, t: &StageTimes) {
-    let parts: Vec<String> = Stage::ALL.iter().map(|s| format!("{}={:.1}ms", s.name(), t.get(*s).as_secs_f64() * 1e3)).collect();
-    eprintln!("{label}: {:.1} ms ({})", t.total().as_secs_f64() * 1e3, parts.join(" "));
+    let parts: Vec<String> = Stage::ALL
+        .iter()
+        .map(|s| format!("{}={:.1}ms", s.name(), t.get(*s).as_secs_f64() * 1e3))
+        .collect();
+    eprintln!(
+        "{label}: {:.1} ms ({})",
+        t.total().as_secs_f64() * 1e3,
+        parts.join(" ")
+    );
 }
 
 pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
@@ -199,17 +263,13 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
     let embedded = p.params.is_none();
     let dir = match &p.params {
         Some(d) => d.clone(),
-        None => {
-            let d = c.cache_dir().join("keys").join(format!("{}-{}", c.circuit, c.size().replace(['^', '/'], "_")));
-            if !d.join("params.bin").is_file() {
-                setup(c, &d, 0, false)?;
-            }
-            d
-        }
+        None => cached_keys(c, false)?,
     };
     let (params, synthetic) = load_keys(c, &dir)?;
     if synthetic {
-        eprintln!("warning: SYNTHETIC keys (random points): the proof is for timing only and will not verify");
+        eprintln!(
+            "warning: SYNTHETIC keys (random points): the proof is for timing only and will not verify"
+        );
     }
     let backend = args.backend(&p.backend)?;
     let prover = Prover::new(&backend, &params, &r1cs)?;
@@ -220,11 +280,23 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
         let (proof, w, times) = prover.prove_circuit(c.build(p.witness_seed + i as u64)?, r, s)?;
         print_times(&format!("partition {i}"), &times);
         proofs.push(proof);
-        publics.push(w.public_inputs().iter().map(groth16::fr_to_decimal).collect::<Vec<_>>());
+        publics.push(
+            w.public_inputs()
+                .iter()
+                .map(groth16::fr_to_decimal)
+                .collect::<Vec<_>>(),
+        );
     }
-    let json = if publics.len() == 1 { serde_json::to_string(&publics[0]) } else { serde_json::to_string(&publics) };
+    let json = if publics.len() == 1 {
+        serde_json::to_string(&publics[0])
+    } else {
+        serde_json::to_string(&publics)
+    };
     if let Some(out) = &p.out {
-        write_atomically(out, &proofs.iter().flat_map(|p| p.to_bytes()).collect::<Vec<_>>())?;
+        write_atomically(
+            out,
+            &proofs.iter().flat_map(|p| p.to_bytes()).collect::<Vec<_>>(),
+        )?;
     }
     if let Some(out) = &p.public_out {
         write_atomically(out, json.unwrap().as_bytes())?;
@@ -232,9 +304,16 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
     if embedded || p.out.is_none() {
         let pvk = PreparedVerifyingKey::new(&params.vk);
         for (i, (proof, public)) in proofs.iter().zip(&publics).enumerate() {
-            let inputs: Vec<Fr> = public.iter().map(|s| groth16::fr_from_decimal(s)).collect::<Result<_, _>>()?;
+            let inputs: Vec<Fr> = public
+                .iter()
+                .map(|s| groth16::fr_from_decimal(s))
+                .collect::<Result<_, _>>()?;
             let ok = groth16::verify(&pvk, proof, &inputs)?;
-            println!("partition {i}: proof {} — {}", hex(&proof.to_bytes()[..8]), if ok { "valid" } else { "INVALID" });
+            println!(
+                "partition {i}: proof {} — {}",
+                hex(&proof.to_bytes()[..8]),
+                if ok { "valid" } else { "INVALID" }
+            );
             if !ok && !synthetic {
                 return Err(Error::InvalidInput("a fresh proof failed to verify".into()));
             }
@@ -267,18 +346,28 @@ pub fn verify(v: &VerifyArgs) -> Result<bool, Error> {
         .map_err(|e| Error::InvalidEncoding(format!("{}: {e}", v.proof.display())))?;
     let text = std::fs::read(&v.public).map_err(io(&v.public))?;
     let bad_json = |e: String| Error::InvalidEncoding(format!("{}: {e}", v.public.display()));
-    let value: serde_json::Value = serde_json::from_slice(&text).map_err(|e| bad_json(e.to_string()))?;
+    let value: serde_json::Value =
+        serde_json::from_slice(&text).map_err(|e| bad_json(e.to_string()))?;
     let sets: Vec<Vec<String>> = match &value {
-        serde_json::Value::Array(a) if a.iter().all(|x| x.is_string()) => vec![serde_json::from_value(value.clone()).unwrap()],
+        serde_json::Value::Array(a) if a.iter().all(|x| x.is_string()) => {
+            vec![serde_json::from_value(value.clone()).unwrap()]
+        }
         _ => serde_json::from_value(value).map_err(|e| bad_json(e.to_string()))?,
     };
     if sets.len() != proofs.len() {
-        return Err(Error::InvalidInput(format!("{} proofs but {} sets of public inputs", proofs.len(), sets.len())));
+        return Err(Error::InvalidInput(format!(
+            "{} proofs but {} sets of public inputs",
+            proofs.len(),
+            sets.len()
+        )));
     }
     let pvk = PreparedVerifyingKey::new(&vk);
     let mut all = true;
     for (proof, set) in proofs.iter().zip(&sets) {
-        let inputs: Vec<Fr> = set.iter().map(|s| groth16::fr_from_decimal(s)).collect::<Result<_, _>>()?;
+        let inputs: Vec<Fr> = set
+            .iter()
+            .map(|s| groth16::fr_from_decimal(s))
+            .collect::<Result<_, _>>()?;
         all &= groth16::verify(&pvk, proof, &inputs)?;
     }
     Ok(all)
@@ -325,20 +414,41 @@ pub fn crosscheck(args: &PluginArgs, x: &CrosscheckArgs) -> Result<bool, Error> 
         .chain([1usize << x.max_log_size])
         .collect();
     for &n in &sizes {
-        report(format!("msm_g1/{n}"), crate::crosscheck_ops::msm_g1(&test, &reference, n, x.seed));
-        report(format!("msm_g2/{n}"), crate::crosscheck_ops::msm_g2(&test, &reference, n.min(1 << 14), x.seed));
+        report(
+            format!("msm_g1/{n}"),
+            crate::crosscheck_ops::msm_g1(&test, &reference, n, x.seed),
+        );
+        report(
+            format!("msm_g2/{n}"),
+            crate::crosscheck_ops::msm_g2(&test, &reference, n.min(1 << 14), x.seed),
+        );
     }
     for log in [1u32, 5, x.max_log_size] {
         for (name, cfg) in crate::crosscheck_ops::ntt_configs() {
-            report(format!("ntt/{name}/2^{log}"), crate::crosscheck_ops::ntt(&test, &reference, log, &cfg, x.seed));
+            report(
+                format!("ntt/{name}/2^{log}"),
+                crate::crosscheck_ops::ntt(&test, &reference, log, &cfg, x.seed),
+            );
         }
     }
     let proof = whole_proof(&test, &reference, &x.circuit, x.seed);
-    report(format!("groth16 proof bytes ({} {})", x.circuit.circuit, x.circuit.size()), proof);
+    report(
+        format!(
+            "groth16 proof bytes ({} {})",
+            x.circuit.circuit,
+            x.circuit.size()
+        ),
+        proof,
+    );
     Ok(all)
 }
 
-fn whole_proof(test: &Backend, reference: &Backend, c: &CircuitArgs, seed: u64) -> Result<bool, Error> {
+fn whole_proof(
+    test: &Backend,
+    reference: &Backend,
+    c: &CircuitArgs,
+    seed: u64,
+) -> Result<bool, Error> {
     let r1cs = c.r1cs()?;
     let params = groth16::setup(&r1cs, seed);
     let w = zkpipe_core::r1cs::Witness::generate(c.build(seed)?)?;

@@ -19,13 +19,22 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
 ///
 /// # Errors
 /// [`Error::Io`] naming the path that failed.
-pub fn write_atomically_with(path: &Path, fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>) -> Result<(), Error> {
-    let io = |source| Error::Io { path: path.to_path_buf(), source };
+pub fn write_atomically_with(
+    path: &Path,
+    fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> Result<(), Error> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let result = (|| {
         let file = std::fs::File::create(&tmp)?;

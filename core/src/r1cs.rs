@@ -5,7 +5,9 @@
 //! Variables are numbered inputs first (index 0 is the constant one), then
 //! aux: column `j < num_inputs` is input `j`, column `num_inputs + k` is aux `k`.
 
-use bellpepper_core::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use bellpepper_core::{
+    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
+};
 use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
@@ -34,7 +36,11 @@ pub struct Csr {
 
 impl Csr {
     fn new() -> Self {
-        Csr { row_ptr: vec![0], cols: vec![], vals: vec![] }
+        Csr {
+            row_ptr: vec![0],
+            cols: vec![],
+            vals: vec![],
+        }
     }
 
     /// Number of rows.
@@ -77,7 +83,12 @@ impl Csr {
 
 /// Fr's one in Montgomery form (2^256 mod r).
 const ONE_MONT: Fr = Fr {
-    limbs: [0x00000001fffffffe, 0x5884b7fa00034802, 0x998c4fefecbc4ff5, 0x1824b159acc5056f],
+    limbs: [
+        0x00000001fffffffe,
+        0x5884b7fa00034802,
+        0x998c4fefecbc4ff5,
+        0x1824b159acc5056f,
+    ],
 };
 
 /// While recording, aux columns carry this bit; they are renumbered after
@@ -106,9 +117,15 @@ impl Witness {
     /// # Errors
     /// [`Error::Synthesis`] when the circuit fails (e.g. a missing assignment).
     pub fn generate<C: Circuit<Scalar>>(circuit: C) -> Result<Witness, Error> {
-        let mut cs = WitnessCs { inputs: vec![Scalar::ONE], aux: vec![] };
+        let mut cs = WitnessCs {
+            inputs: vec![Scalar::ONE],
+            aux: vec![],
+        };
         circuit.synthesize(&mut cs).map_err(synthesis)?;
-        Ok(Witness { inputs: cs.inputs.into_iter().map(fr).collect(), aux: cs.aux.into_iter().map(fr).collect() })
+        Ok(Witness {
+            inputs: cs.inputs.into_iter().map(fr).collect(),
+            aux: cs.aux.into_iter().map(fr).collect(),
+        })
     }
 
     /// `inputs ‖ aux`, the vector the matrices multiply.
@@ -160,8 +177,17 @@ impl R1cs {
     /// [`Error::Synthesis`] when the circuit fails.
     pub fn record<C: Circuit<Scalar>>(circuit: C) -> Result<(R1cs, Witness), Error> {
         let mut cs = RecordingCs {
-            r1cs: R1cs { num_inputs: 1, num_aux: 0, a: Csr::new(), b: Csr::new(), c: Csr::new() },
-            witness: Witness { inputs: vec![Fr::one()], aux: vec![] },
+            r1cs: R1cs {
+                num_inputs: 1,
+                num_aux: 0,
+                a: Csr::new(),
+                b: Csr::new(),
+                c: Csr::new(),
+            },
+            witness: Witness {
+                inputs: vec![Fr::one()],
+                aux: vec![],
+            },
         };
         circuit.synthesize(&mut cs).map_err(synthesis)?;
         let RecordingCs { mut r1cs, witness } = cs;
@@ -196,7 +222,11 @@ impl R1cs {
             )));
         }
         let full = w.full();
-        Ok([self.a.mul_vec(&full), self.b.mul_vec(&full), self.c.mul_vec(&full)])
+        Ok([
+            self.a.mul_vec(&full),
+            self.b.mul_vec(&full),
+            self.c.mul_vec(&full),
+        ])
     }
 
     /// Index of the first row where `a·b ≠ c`, if any.
@@ -223,7 +253,11 @@ impl R1cs {
             }
             d
         };
-        Density { a_aux: mark(&self.a, false), b_input: mark(&self.b, true), b_aux: mark(&self.b, false) }
+        Density {
+            a_aux: mark(&self.a, false),
+            b_input: mark(&self.b, true),
+            b_aux: mark(&self.b, false),
+        }
     }
 }
 
@@ -255,7 +289,9 @@ impl ConstraintSystem<Scalar> for RecordingCs {
     {
         self.witness.inputs.push(fr(f()?));
         self.r1cs.num_inputs += 1;
-        Ok(Variable::new_unchecked(Index::Input(self.r1cs.num_inputs - 1)))
+        Ok(Variable::new_unchecked(Index::Input(
+            self.r1cs.num_inputs - 1,
+        )))
     }
 
     fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
@@ -384,7 +420,10 @@ const MAGIC: &[u8; 8] = b"ZKPR1CS\0";
 const FORMAT_VERSION: u32 = 1;
 
 fn corrupt(path: &Path, why: impl Into<String>) -> Error {
-    Error::Cache { path: path.to_path_buf(), reason: why.into() }
+    Error::Cache {
+        path: path.to_path_buf(),
+        reason: why.into(),
+    }
 }
 
 impl R1cs {
@@ -405,9 +444,17 @@ impl R1cs {
         }
         for m in [&self.a, &self.b, &self.c] {
             buf.extend_from_slice(&(m.nnz() as u64).to_le_bytes());
-            m.row_ptr.iter().for_each(|p| buf.extend_from_slice(&p.to_le_bytes()));
-            m.cols.iter().for_each(|c| buf.extend_from_slice(&c.to_le_bytes()));
-            m.vals.iter().for_each(|v| v.limbs.iter().for_each(|l| buf.extend_from_slice(&l.to_le_bytes())));
+            m.row_ptr
+                .iter()
+                .for_each(|p| buf.extend_from_slice(&p.to_le_bytes()));
+            m.cols
+                .iter()
+                .for_each(|c| buf.extend_from_slice(&c.to_le_bytes()));
+            m.vals.iter().for_each(|v| {
+                v.limbs
+                    .iter()
+                    .for_each(|l| buf.extend_from_slice(&l.to_le_bytes()))
+            });
         }
         let sum = Sha256::digest(&buf);
         buf.extend_from_slice(&sum);
@@ -420,50 +467,92 @@ impl R1cs {
     /// [`Error::Io`]; [`Error::Cache`] when the file is corrupt, truncated, of
     /// another format version, or recorded for another key (stale).
     pub fn load(path: &Path, key: &str) -> Result<R1cs, Error> {
-        let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+        let bytes = std::fs::read(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
         if bytes.len() < MAGIC.len() + 32 || &bytes[..8] != MAGIC {
             return Err(corrupt(path, "not a zkpipe R1CS cache file"));
         }
         let (body, sum) = bytes.split_at(bytes.len() - 32);
         if Sha256::digest(body)[..] != *sum {
-            return Err(corrupt(path, "checksum mismatch (truncated or corrupted); delete it to re-record"));
+            return Err(corrupt(
+                path,
+                "checksum mismatch (truncated or corrupted); delete it to re-record",
+            ));
         }
         let mut r = Reader { b: &body[8..] };
         let version = r.u32().ok_or_else(|| corrupt(path, "truncated header"))?;
         if version != FORMAT_VERSION {
-            return Err(corrupt(path, format!("format version {version}, this zkpipe reads {FORMAT_VERSION}; delete it to re-record")));
+            return Err(corrupt(
+                path,
+                format!(
+                    "format version {version}, this zkpipe reads {FORMAT_VERSION}; delete it to re-record"
+                ),
+            ));
         }
-        let found = r.u32().and_then(|n| r.take(n as usize)).map(|k| String::from_utf8_lossy(k).into_owned());
+        let found = r
+            .u32()
+            .and_then(|n| r.take(n as usize))
+            .map(|k| String::from_utf8_lossy(k).into_owned());
         let found = found.ok_or_else(|| corrupt(path, "truncated header"))?;
         if found != key {
-            return Err(corrupt(path, format!("stale: recorded for `{found}`, expected `{key}`; delete it to re-record")));
+            return Err(corrupt(
+                path,
+                format!("stale: recorded for `{found}`, expected `{key}`; delete it to re-record"),
+            ));
         }
-        r.matrices().ok_or_else(|| corrupt(path, "sizes in the header do not match the data"))
+        r.matrices()
+            .ok_or_else(|| corrupt(path, "sizes in the header do not match the data"))
     }
 }
 
 impl Reader<'_> {
     fn matrices(&mut self) -> Option<R1cs> {
-        let (num_inputs, num_aux, rows) = (self.u64()? as usize, self.u64()? as usize, self.u64()? as usize);
+        let (num_inputs, num_aux, rows) = (
+            self.u64()? as usize,
+            self.u64()? as usize,
+            self.u64()? as usize,
+        );
         let mut mats = Vec::with_capacity(3);
         for _ in 0..3 {
             let nnz = self.u64()? as usize;
             // Bound allocations by what the file can hold before trusting counts.
-            if rows.checked_add(1)?.checked_mul(8)? > self.b.len() || nnz.checked_mul(36)? > self.b.len() {
+            if rows.checked_add(1)?.checked_mul(8)? > self.b.len()
+                || nnz.checked_mul(36)? > self.b.len()
+            {
                 return None;
             }
             let row_ptr: Vec<u64> = (0..=rows).map(|_| self.u64()).collect::<Option<_>>()?;
             let cols: Vec<u32> = (0..nnz).map(|_| self.u32()).collect::<Option<_>>()?;
-            let vals: Vec<Fr> = (0..nnz).map(|_| Some(Fr { limbs: [self.u64()?, self.u64()?, self.u64()?, self.u64()?] })).collect::<Option<_>>()?;
+            let vals: Vec<Fr> = (0..nnz)
+                .map(|_| {
+                    Some(Fr {
+                        limbs: [self.u64()?, self.u64()?, self.u64()?, self.u64()?],
+                    })
+                })
+                .collect::<Option<_>>()?;
             let cols_ok = cols.iter().all(|&c| (c as usize) < num_inputs + num_aux);
-            let rows_ok = row_ptr[0] == 0 && row_ptr.windows(2).all(|w| w[0] <= w[1]) && row_ptr[rows] as usize == nnz;
+            let rows_ok = row_ptr[0] == 0
+                && row_ptr.windows(2).all(|w| w[0] <= w[1])
+                && row_ptr[rows] as usize == nnz;
             if !cols_ok || !rows_ok {
                 return None;
             }
-            mats.push(Csr { row_ptr, cols, vals });
+            mats.push(Csr {
+                row_ptr,
+                cols,
+                vals,
+            });
         }
         let [a, b, c]: [Csr; 3] = mats.try_into().ok()?;
-        self.b.is_empty().then_some(R1cs { num_inputs, num_aux, a, b, c })
+        self.b.is_empty().then_some(R1cs {
+            num_inputs,
+            num_aux,
+            a,
+            b,
+            c,
+        })
     }
 }
 
@@ -482,10 +571,12 @@ impl Reader<'_> {
         Some(h)
     }
     fn u32(&mut self) -> Option<u32> {
-        self.take(4).map(|s| u32::from_le_bytes(s.try_into().expect("4 bytes")))
+        self.take(4)
+            .map(|s| u32::from_le_bytes(s.try_into().expect("4 bytes")))
     }
     fn u64(&mut self) -> Option<u64> {
-        self.take(8).map(|s| u64::from_le_bytes(s.try_into().expect("8 bytes")))
+        self.take(8)
+            .map(|s| u64::from_le_bytes(s.try_into().expect("8 bytes")))
     }
 }
 

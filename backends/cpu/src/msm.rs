@@ -15,9 +15,9 @@ const NBITS: usize = 255;
 /// The blst entry points one group needs.
 pub trait PippengerGroup {
     /// Affine seam type.
-    type Affine: Copy + Sync;
+    type Affine: Copy + Send + Sync;
     /// Projective seam type.
-    type Proj: Copy + Send + Default;
+    type Proj: Copy + Send + Sync + Default;
     /// blst's per-bucket scratch size in bytes, times two.
     fn scratch_bytes_for_window2() -> usize;
     /// One tile: bits `[bit0, bit0 + window)` of `scalars` against `points`.
@@ -35,6 +35,8 @@ pub trait PippengerGroup {
     fn add(a: &Self::Proj, b: &Self::Proj) -> Self::Proj;
     /// `2·a`.
     fn double(a: &Self::Proj) -> Self::Proj;
+    /// `a + b` for an affine `b` (complete).
+    fn add_affine(a: &Self::Proj, b: &Self::Affine) -> Self::Proj;
 }
 
 macro_rules! pippenger_group {
@@ -101,6 +103,9 @@ macro_rules! pippenger_group {
             fn double(a: &$proj) -> $proj {
                 a.double()
             }
+            fn add_affine(a: &$proj, b: &$aff) -> $proj {
+                a.add_affine(b)
+            }
         }
     };
 }
@@ -161,8 +166,39 @@ pub fn to_blst_scalars(scalars: &[Fr]) -> Vec<blst_scalar> {
 
 /// `Σ scalars[i]·points[i]`, parallel on the current rayon pool.
 /// `window` 0 chooses one. Lengths must be equal.
+///
+/// Witness vectors are full of zeros and ones (bits, flags): when enough
+/// scalars are 0 or 1, the ones are summed directly, the zeros dropped, and
+/// only the rest goes through Pippenger.
 pub fn msm<G: PippengerGroup>(points: &[G::Affine], scalars: &[Fr], window: usize) -> G::Proj {
     assert_eq!(points.len(), scalars.len());
+    let one = Fr::one();
+    let trivial = scalars
+        .par_iter()
+        .with_min_len(4096)
+        .filter(|k| k.is_zero() || **k == one)
+        .count();
+    if trivial * 16 < points.len() {
+        return pippenger::<G>(points, scalars, window);
+    }
+    let ones = points
+        .par_iter()
+        .zip(scalars)
+        .with_min_len(1024)
+        .filter(|(_, k)| **k == one)
+        .fold(G::Proj::default, |acc, (p, _)| G::add_affine(&acc, p))
+        .reduce(G::Proj::default, |a, b| G::add(&a, &b));
+    let (rest_points, rest_scalars): (Vec<G::Affine>, Vec<Fr>) = points
+        .iter()
+        .zip(scalars)
+        .filter(|(_, k)| !k.is_zero() && **k != one)
+        .map(|(p, k)| (*p, *k))
+        .unzip();
+    G::add(&ones, &pippenger::<G>(&rest_points, &rest_scalars, window))
+}
+
+/// Pippenger over every input (no scalar is special-cased).
+fn pippenger<G: PippengerGroup>(points: &[G::Affine], scalars: &[Fr], window: usize) -> G::Proj {
     let n = points.len();
     if n == 0 {
         return G::Proj::default();

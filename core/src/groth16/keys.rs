@@ -54,12 +54,16 @@ pub struct Parameters {
 
 fn write_g1s(w: &mut impl Write, points: &[G1Affine]) -> std::io::Result<()> {
     w.write_all(&(points.len() as u32).to_be_bytes())?;
-    points.iter().try_for_each(|p| w.write_all(&p.to_uncompressed()))
+    points
+        .iter()
+        .try_for_each(|p| w.write_all(&p.to_uncompressed()))
 }
 
 fn write_g2s(w: &mut impl Write, points: &[G2Affine]) -> std::io::Result<()> {
     w.write_all(&(points.len() as u32).to_be_bytes())?;
-    points.iter().try_for_each(|p| w.write_all(&p.to_uncompressed()))
+    points
+        .iter()
+        .try_for_each(|p| w.write_all(&p.to_uncompressed()))
 }
 
 /// A cursor over key bytes that names what it was reading when the data ran out.
@@ -89,11 +93,13 @@ impl<'a> Cursor<'a> {
     }
 
     fn g1(&mut self, what: &str) -> Result<G1Affine, Error> {
-        G1Affine::from_uncompressed(self.take(96, what)?.try_into().unwrap()).map_err(|e| context(e, what))
+        G1Affine::from_uncompressed(self.take(96, what)?.try_into().unwrap())
+            .map_err(|e| context(e, what))
     }
 
     fn g2(&mut self, what: &str) -> Result<G2Affine, Error> {
-        G2Affine::from_uncompressed(self.take(192, what)?.try_into().unwrap()).map_err(|e| context(e, what))
+        G2Affine::from_uncompressed(self.take(192, what)?.try_into().unwrap())
+            .map_err(|e| context(e, what))
     }
 
     fn g1s(&mut self, what: &str) -> Result<Vec<G1Affine>, Error> {
@@ -104,7 +110,11 @@ impl<'a> Cursor<'a> {
             .par_chunks(96)
             .map(|c| {
                 let c: &[u8; 96] = c.try_into().unwrap();
-                if checked { G1Affine::from_uncompressed(c) } else { G1Affine::from_uncompressed_unchecked(c) }
+                if checked {
+                    G1Affine::from_uncompressed(c)
+                } else {
+                    G1Affine::from_uncompressed_unchecked(c)
+                }
             })
             .collect::<Result<_, _>>()
             .map_err(|e| context(e, what))
@@ -118,7 +128,11 @@ impl<'a> Cursor<'a> {
             .par_chunks(192)
             .map(|c| {
                 let c: &[u8; 192] = c.try_into().unwrap();
-                if checked { G2Affine::from_uncompressed(c) } else { G2Affine::from_uncompressed_unchecked(c) }
+                if checked {
+                    G2Affine::from_uncompressed(c)
+                } else {
+                    G2Affine::from_uncompressed_unchecked(c)
+                }
             })
             .collect::<Result<_, _>>()
             .map_err(|e| context(e, what))
@@ -169,10 +183,17 @@ impl VerifyingKey {
     /// # Errors
     /// [`Error::InvalidEncoding`] naming the field that failed.
     pub fn from_bytes(bytes: &[u8]) -> Result<VerifyingKey, Error> {
-        let mut c = Cursor { b: bytes, pos: 0, checked: true };
+        let mut c = Cursor {
+            b: bytes,
+            pos: 0,
+            checked: true,
+        };
         let vk = VerifyingKey::read(&mut c)?;
         if c.pos != bytes.len() {
-            return Err(Error::InvalidEncoding(format!("{} bytes after the verifying key", bytes.len() - c.pos)));
+            return Err(Error::InvalidEncoding(format!(
+                "{} bytes after the verifying key",
+                bytes.len() - c.pos
+            )));
         }
         Ok(vk)
     }
@@ -190,7 +211,10 @@ impl VerifyingKey {
     /// # Errors
     /// [`Error::Io`] or [`Error::InvalidEncoding`].
     pub fn load(path: &Path) -> Result<VerifyingKey, Error> {
-        let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+        let bytes = std::fs::read(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
         VerifyingKey::from_bytes(&bytes).map_err(|e| with_path(e, path))
     }
 }
@@ -222,7 +246,11 @@ impl Parameters {
     /// # Errors
     /// [`Error::InvalidEncoding`] naming the field that failed.
     pub fn from_bytes(bytes: &[u8], check_subgroups: bool) -> Result<Parameters, Error> {
-        let mut c = Cursor { b: bytes, pos: 0, checked: check_subgroups };
+        let mut c = Cursor {
+            b: bytes,
+            pos: 0,
+            checked: check_subgroups,
+        };
         let p = Parameters {
             vk: VerifyingKey::read(&mut c)?,
             h: c.g1s("h")?,
@@ -232,7 +260,10 @@ impl Parameters {
             b_g2: c.g2s("b_g2")?,
         };
         if c.pos != bytes.len() {
-            return Err(Error::InvalidEncoding(format!("{} bytes after the parameters", bytes.len() - c.pos)));
+            return Err(Error::InvalidEncoding(format!(
+                "{} bytes after the parameters",
+                bytes.len() - c.pos
+            )));
         }
         Ok(p)
     }
@@ -250,7 +281,10 @@ impl Parameters {
     /// # Errors
     /// [`Error::Io`] or [`Error::InvalidEncoding`].
     pub fn load(path: &Path, check_subgroups: bool) -> Result<Parameters, Error> {
-        let io = |source| Error::Io { path: path.to_path_buf(), source };
+        let io = |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
         let file = std::fs::File::open(path).map_err(io)?;
         // SAFETY: the map is read-only and dropped before returning; a file
         // changed underneath would at worst give garbage points, which decoding rejects.
@@ -267,7 +301,11 @@ impl Parameters {
         let count = |v: &[bool]| v.iter().filter(|&&b| b).count();
         let n = 1usize << super::domain_log_size(r1cs.num_constraints(), r1cs.num_inputs);
         let want = [
-            ("vk.ic (public inputs + 1)", self.vk.ic.len(), r1cs.num_inputs),
+            (
+                "vk.ic (public inputs + 1)",
+                self.vk.ic.len(),
+                r1cs.num_inputs,
+            ),
             ("h (domain size − 1)", self.h.len(), n - 1),
             ("l (private variables)", self.l.len(), r1cs.num_aux),
             ("a", self.a.len(), r1cs.num_inputs + count(&d.a_aux)),

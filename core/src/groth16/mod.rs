@@ -25,12 +25,17 @@ pub const COSET_SHIFT: u64 = 7;
 /// public inputs (one included): log2 of the next power of two at or above
 /// `constraints + inputs`.
 pub fn domain_log_size(constraints: usize, inputs: usize) -> u32 {
-    (constraints + inputs).max(1).next_power_of_two().trailing_zeros()
+    (constraints + inputs)
+        .max(1)
+        .next_power_of_two()
+        .trailing_zeros()
 }
 
 /// Formats a field element as a decimal string (snarkjs' convention).
 pub fn fr_to_decimal(x: &Fr) -> String {
-    let mut limbs: [u64; 4] = std::array::from_fn(|i| u64::from_le_bytes(x.to_bytes_le()[8 * i..8 * i + 8].try_into().unwrap()));
+    let mut limbs: [u64; 4] = std::array::from_fn(|i| {
+        u64::from_le_bytes(x.to_bytes_le()[8 * i..8 * i + 8].try_into().unwrap())
+    });
     let mut digits = Vec::new();
     const TEN19: u64 = 10_000_000_000_000_000_000;
     while limbs.iter().any(|&l| l != 0) {

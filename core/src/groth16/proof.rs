@@ -33,7 +33,11 @@ impl Proof {
     /// [`Error::InvalidEncoding`] for the wrong length, or a point error.
     pub fn from_bytes(bytes: &[u8]) -> Result<Proof, Error> {
         if bytes.len() != Self::SIZE {
-            return Err(Error::InvalidEncoding(format!("a proof is {} bytes, got {}", Self::SIZE, bytes.len())));
+            return Err(Error::InvalidEncoding(format!(
+                "a proof is {} bytes, got {}",
+                Self::SIZE,
+                bytes.len()
+            )));
         }
         Ok(Proof {
             a: G1Affine::from_compressed(bytes[..48].try_into().unwrap())?,

@@ -7,11 +7,11 @@ use std::time::{Duration, Instant};
 
 use super::keys::Parameters;
 use super::proof::Proof;
+use crate::Error;
 use crate::backend::Backend;
 use crate::plugin::{BasesHandle, MsmConfig, NttConfig, NttDirection, NttOrder, ops};
 use crate::r1cs::{Density, R1cs, Witness};
 use crate::types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
-use crate::Error;
 
 /// The stages of one partition's proof, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -30,7 +30,13 @@ pub enum Stage {
 
 impl Stage {
     /// All stages, in pipeline order.
-    pub const ALL: [Stage; 5] = [Stage::Witness, Stage::Spmv, Stage::Quotient, Stage::Msm, Stage::Assemble];
+    pub const ALL: [Stage; 5] = [
+        Stage::Witness,
+        Stage::Spmv,
+        Stage::Quotient,
+        Stage::Msm,
+        Stage::Assemble,
+    ];
 
     /// The waterfall name.
     pub fn name(self) -> &'static str {
@@ -54,7 +60,11 @@ pub struct StageTimes {
 impl StageTimes {
     /// Time of one stage (zero if it did not run).
     pub fn get(&self, s: Stage) -> Duration {
-        self.stages.iter().filter(|(t, _)| *t == s).map(|(_, d)| *d).sum()
+        self.stages
+            .iter()
+            .filter(|(t, _)| *t == s)
+            .map(|(_, d)| *d)
+            .sum()
     }
     /// Sum over stages.
     pub fn total(&self) -> Duration {
@@ -100,16 +110,32 @@ impl<'a> Prover<'a> {
     /// # Errors
     /// [`Error::InvalidInput`] for parameters of another circuit; backend
     /// errors from uploading (an `OutOfMemory` among them).
-    pub fn new(backend: &'a Backend, params: &'a Parameters, r1cs: &'a R1cs) -> Result<Self, Error> {
+    pub fn new(
+        backend: &'a Backend,
+        params: &'a Parameters,
+        r1cs: &'a R1cs,
+    ) -> Result<Self, Error> {
         params.check_shape(r1cs)?;
         let log_n = super::domain_log_size(r1cs.num_constraints(), r1cs.num_inputs);
-        let mut queries = [Query::Host, Query::Host, Query::Host, Query::Host, Query::Host];
+        let mut queries = [
+            Query::Host,
+            Query::Host,
+            Query::Host,
+            Query::Host,
+            Query::Host,
+        ];
         if backend.capabilities().supports(ops::RESIDENT_BASES) {
             let mut handles = Vec::new();
             let up = |b: &[G1Affine]| backend.upload_bases_g1(b, 0);
-            for (i, r) in [up(&params.a), up(&params.b_g1), backend.upload_bases_g2(&params.b_g2, 0), up(&params.l), up(&params.h)]
-                .into_iter()
-                .enumerate()
+            for (i, r) in [
+                up(&params.a),
+                up(&params.b_g1),
+                backend.upload_bases_g2(&params.b_g2, 0),
+                up(&params.l),
+                up(&params.h),
+            ]
+            .into_iter()
+            .enumerate()
             {
                 match r {
                     Ok(h) => {
@@ -117,13 +143,22 @@ impl<'a> Prover<'a> {
                         queries[i] = Query::Resident(h);
                     }
                     Err(e) => {
-                        handles.into_iter().for_each(|h| drop(backend.drop_bases(h)));
+                        handles
+                            .into_iter()
+                            .for_each(|h| drop(backend.drop_bases(h)));
                         return Err(e);
                     }
                 }
             }
         }
-        Ok(Prover { backend, params, r1cs, density: r1cs.density(), log_n, queries })
+        Ok(Prover {
+            backend,
+            params,
+            r1cs,
+            density: r1cs.density(),
+            log_n,
+            queries,
+        })
     }
 
     fn msm_g1(&self, q: usize, host: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, Error> {
@@ -146,7 +181,12 @@ impl<'a> Prover<'a> {
     ///
     /// # Errors
     /// [`Error::Synthesis`], or as [`Prover::prove`].
-    pub fn prove_circuit<C: Circuit<Scalar>>(&self, circuit: C, r: Fr, s: Fr) -> Result<(Proof, Witness, StageTimes), Error> {
+    pub fn prove_circuit<C: Circuit<Scalar>>(
+        &self,
+        circuit: C,
+        r: Fr,
+        s: Fr,
+    ) -> Result<(Proof, Witness, StageTimes), Error> {
         let mut times = StageTimes::default();
         let witness = times.time(Stage::Witness, || Witness::generate(circuit))?;
         let (proof, rest) = self.prove(&witness, r, s)?;
@@ -161,41 +201,68 @@ impl<'a> Prover<'a> {
     pub fn prove(&self, w: &Witness, r: Fr, s: Fr) -> Result<(Proof, StageTimes), Error> {
         let mut times = StageTimes::default();
         let [mut a, mut b, mut c] = times.time(Stage::Spmv, || self.r1cs.spmv(w))?;
-        let h = times.time(Stage::Quotient, || self.quotient(&mut a, &mut b, &mut c, &w.inputs))?;
+        let h = times.time(Stage::Quotient, || {
+            self.quotient(&mut a, &mut b, &mut c, &w.inputs)
+        })?;
         drop((b, c));
 
         let p = self.params;
         let d = &self.density;
-        let (a_msm, b1_msm, b2_msm, l_msm, h_msm) = times.time(Stage::Msm, || -> Result<_, Error> {
-            let a_scalars: Vec<Fr> = w.inputs.iter().chain(select(&w.aux, &d.a_aux)).copied().collect();
-            let b_scalars: Vec<Fr> = select(&w.inputs, &d.b_input).chain(select(&w.aux, &d.b_aux)).copied().collect();
-            let a_msm = self.msm_g1(A, &p.a, &a_scalars)?;
-            let b1_msm = self.msm_g1(B1, &p.b_g1, &b_scalars)?;
-            let b2_msm = self.msm_g2(&p.b_g2, &b_scalars)?;
-            let l_msm = self.msm_g1(L, &p.l, &w.aux)?;
-            let h_msm = self.msm_g1(H, &p.h, &h)?;
-            Ok((a_msm, b1_msm, b2_msm, l_msm, h_msm))
-        })?;
+        let (a_msm, b1_msm, b2_msm, l_msm, h_msm) =
+            times.time(Stage::Msm, || -> Result<_, Error> {
+                let a_scalars: Vec<Fr> = w
+                    .inputs
+                    .iter()
+                    .chain(select(&w.aux, &d.a_aux))
+                    .copied()
+                    .collect();
+                let b_scalars: Vec<Fr> = select(&w.inputs, &d.b_input)
+                    .chain(select(&w.aux, &d.b_aux))
+                    .copied()
+                    .collect();
+                let a_msm = self.msm_g1(A, &p.a, &a_scalars)?;
+                let b1_msm = self.msm_g1(B1, &p.b_g1, &b_scalars)?;
+                let b2_msm = self.msm_g2(&p.b_g2, &b_scalars)?;
+                let l_msm = self.msm_g1(L, &p.l, &w.aux)?;
+                let h_msm = self.msm_g1(H, &p.h, &h)?;
+                Ok((a_msm, b1_msm, b2_msm, l_msm, h_msm))
+            })?;
 
         let proof = times.time(Stage::Assemble, || {
             let vk = &p.vk;
-            let g_a = G1Projective::from(vk.alpha_g1).add(&a_msm).add(&G1Projective::from(vk.delta_g1).mul(&r));
-            let g_b = G2Projective::from(vk.beta_g2).add(&b2_msm).add(&G2Projective::from(vk.delta_g2).mul(&s));
-            let g_b1 = G1Projective::from(vk.beta_g1).add(&b1_msm).add(&G1Projective::from(vk.delta_g1).mul(&s));
+            let g_a = G1Projective::from(vk.alpha_g1)
+                .add(&a_msm)
+                .add(&G1Projective::from(vk.delta_g1).mul(&r));
+            let g_b = G2Projective::from(vk.beta_g2)
+                .add(&b2_msm)
+                .add(&G2Projective::from(vk.delta_g2).mul(&s));
+            let g_b1 = G1Projective::from(vk.beta_g1)
+                .add(&b1_msm)
+                .add(&G1Projective::from(vk.delta_g1).mul(&s));
             let rs = r.mul(&s);
             let g_c = l_msm
                 .add(&h_msm)
                 .add(&g_a.mul(&s))
                 .add(&g_b1.mul(&r))
                 .add(&G1Projective::from(vk.delta_g1).mul(&rs).neg());
-            Proof { a: g_a.to_affine(), b: g_b.to_affine(), c: g_c.to_affine() }
+            Proof {
+                a: g_a.to_affine(),
+                b: g_b.to_affine(),
+                c: g_c.to_affine(),
+            }
         });
         Ok((proof, times))
     }
 
     /// `h = (a·b − c)/Z` as coefficients (n − 1 of them), bellman's convention:
     /// iNTT, NTT on the coset 7·⟨ω⟩, pointwise, divide by Z = 7^n − 1, coset iNTT.
-    fn quotient(&self, a: &mut Vec<Fr>, b: &mut Vec<Fr>, c: &mut Vec<Fr>, inputs: &[Fr]) -> Result<Vec<Fr>, Error> {
+    fn quotient(
+        &self,
+        a: &mut Vec<Fr>,
+        b: &mut Vec<Fr>,
+        c: &mut Vec<Fr>,
+        inputs: &[Fr],
+    ) -> Result<Vec<Fr>, Error> {
         let n = 1usize << self.log_n;
         // bellman's extra rows: input_i · 1 = 0.
         a.extend_from_slice(inputs);
@@ -206,15 +273,31 @@ impl<'a> Prover<'a> {
         }
         let g = Fr::from_u64(super::COSET_SHIFT);
         // Bit-reversed coefficients feed the coset NTT directly: no permutation between.
-        let to_coeffs = NttConfig { direction: NttDirection::Inverse, order: NttOrder::NR, ..Default::default() };
-        let to_coset = NttConfig { order: NttOrder::RN, coset: Some(g).into(), ..Default::default() };
+        let to_coeffs = NttConfig {
+            direction: NttDirection::Inverse,
+            order: NttOrder::NR,
+            ..Default::default()
+        };
+        let to_coset = NttConfig {
+            order: NttOrder::RN,
+            coset: Some(g).into(),
+            ..Default::default()
+        };
         for v in [&mut *a, &mut *b, &mut *c] {
             self.backend.ntt(v, &to_coeffs)?;
             self.backend.ntt(v, &to_coset)?;
         }
-        let z_inv = g.pow(&[n as u64]).sub(&Fr::one()).inverse().expect("7^n ≠ 1 for n ≤ 2^32");
+        let z_inv = g
+            .pow(&[n as u64])
+            .sub(&Fr::one())
+            .inverse()
+            .expect("7^n ≠ 1 for n ≤ 2^32");
         pointwise(a, b, c, &z_inv);
-        let from_coset = NttConfig { direction: NttDirection::Inverse, coset: Some(g).into(), ..Default::default() };
+        let from_coset = NttConfig {
+            direction: NttDirection::Inverse,
+            coset: Some(g).into(),
+            ..Default::default()
+        };
         self.backend.ntt(a, &from_coset)?;
         a.truncate(n - 1);
         Ok(std::mem::take(a))
@@ -234,9 +317,16 @@ impl Drop for Prover<'_> {
 /// `a ← (a·b − c)·z_inv`, in parallel.
 fn pointwise(a: &mut [Fr], b: &[Fr], c: &[Fr], z_inv: &Fr) {
     use rayon::prelude::*;
-    a.par_iter_mut().zip(b.par_iter().zip(c)).with_min_len(4096).for_each(|(x, (y, z))| *x = x.mul(y).sub(z).mul(z_inv));
+    a.par_iter_mut()
+        .zip(b.par_iter().zip(c))
+        .with_min_len(4096)
+        .for_each(|(x, (y, z))| *x = x.mul(y).sub(z).mul(z_inv));
 }
 
 fn select<'v>(values: &'v [Fr], density: &'v [bool]) -> impl Iterator<Item = &'v Fr> {
-    values.iter().zip(density).filter(|(_, d)| **d).map(|(v, _)| v)
+    values
+        .iter()
+        .zip(density)
+        .filter(|(_, d)| **d)
+        .map(|(v, _)| v)
 }

@@ -42,7 +42,9 @@ fn g1_fixed_base(scalars: &[Fr]) -> Vec<G1Affine> {
     let g = G1Projective::generator();
     scalars
         .par_chunks(1024)
-        .flat_map_iter(|c| G1Projective::batch_to_affine(&c.iter().map(|k| g.mul(k)).collect::<Vec<_>>()))
+        .flat_map_iter(|c| {
+            G1Projective::batch_to_affine(&c.iter().map(|k| g.mul(k)).collect::<Vec<_>>())
+        })
         .collect()
 }
 
@@ -50,7 +52,9 @@ fn g2_fixed_base(scalars: &[Fr]) -> Vec<G2Affine> {
     let g = G2Projective::generator();
     scalars
         .par_chunks(1024)
-        .flat_map_iter(|c| G2Projective::batch_to_affine(&c.iter().map(|k| g.mul(k)).collect::<Vec<_>>()))
+        .flat_map_iter(|c| {
+            G2Projective::batch_to_affine(&c.iter().map(|k| g.mul(k)).collect::<Vec<_>>())
+        })
         .collect()
 }
 
@@ -95,7 +99,11 @@ pub fn setup(r1cs: &R1cs, seed: u64) -> Parameters {
     let mut denom: Vec<Fr> = omega_i.iter().map(|wi| tau.sub(wi)).collect();
     batch_inverse(&mut denom);
     let scale = z_tau.mul(&Fr::from_u64(n as u64).inverse().expect("n < r"));
-    let lagrange: Vec<Fr> = omega_i.iter().zip(&denom).map(|(wi, d)| wi.mul(d).mul(&scale)).collect();
+    let lagrange: Vec<Fr> = omega_i
+        .iter()
+        .zip(&denom)
+        .map(|(wi, d)| wi.mul(d).mul(&scale))
+        .collect();
 
     let [u, v, w] = qap_at(r1cs, &lagrange);
     let gamma_inv = gamma.inverse().expect("nonzero");
@@ -105,7 +113,10 @@ pub fn setup(r1cs: &R1cs, seed: u64) -> Parameters {
     let density = r1cs.density();
 
     let ic: Vec<Fr> = (0..n_in).map(|j| combo(j, &gamma_inv)).collect();
-    let l: Vec<Fr> = (n_in..n_in + r1cs.num_aux).into_par_iter().map(|j| combo(j, &delta_inv)).collect();
+    let l: Vec<Fr> = (n_in..n_in + r1cs.num_aux)
+        .into_par_iter()
+        .map(|j| combo(j, &delta_inv))
+        .collect();
     let zd = z_tau.mul(&delta_inv);
     let mut h = Vec::with_capacity(n - 1);
     let mut t = zd;
@@ -113,10 +124,21 @@ pub fn setup(r1cs: &R1cs, seed: u64) -> Parameters {
         h.push(t);
         t = t.mul(&tau);
     }
-    let a: Vec<Fr> = (0..n_in).chain((0..r1cs.num_aux).filter(|&k| density.a_aux[k]).map(|k| n_in + k)).map(|j| u[j]).collect();
+    let a: Vec<Fr> = (0..n_in)
+        .chain(
+            (0..r1cs.num_aux)
+                .filter(|&k| density.a_aux[k])
+                .map(|k| n_in + k),
+        )
+        .map(|j| u[j])
+        .collect();
     let b: Vec<Fr> = (0..n_in)
         .filter(|&j| density.b_input[j])
-        .chain((0..r1cs.num_aux).filter(|&k| density.b_aux[k]).map(|k| n_in + k))
+        .chain(
+            (0..r1cs.num_aux)
+                .filter(|&k| density.b_aux[k])
+                .map(|k| n_in + k),
+        )
         .map(|j| v[j])
         .collect();
 

@@ -64,7 +64,11 @@ impl PreparedVerifyingKey {
 ///
 /// # Errors
 /// [`Error::InvalidInput`] when the number of public inputs does not match the key.
-pub fn verify(pvk: &PreparedVerifyingKey, proof: &Proof, public_inputs: &[Fr]) -> Result<bool, Error> {
+pub fn verify(
+    pvk: &PreparedVerifyingKey,
+    proof: &Proof,
+    public_inputs: &[Fr],
+) -> Result<bool, Error> {
     if public_inputs.len() != pvk.num_public_inputs() {
         return Err(Error::InvalidInput(format!(
             "the key takes {} public inputs, {} were given",
@@ -77,7 +81,10 @@ pub fn verify(pvk: &PreparedVerifyingKey, proof: &Proof, public_inputs: &[Fr]) -
         acc = acc.add(&G1Projective::from(*p).mul(x));
     }
     let f = mul(
-        &mul(&miller(&proof.a, &proof.b), &miller(&acc.to_affine(), &pvk.neg_gamma_g2)),
+        &mul(
+            &miller(&proof.a, &proof.b),
+            &miller(&acc.to_affine(), &pvk.neg_gamma_g2),
+        ),
         &miller(&proof.c, &pvk.neg_delta_g2),
     );
     let lhs = final_exp(&f);

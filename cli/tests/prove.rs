@@ -1,0 +1,359 @@
+//! `zkpipe setup | prove | verify | crosscheck` end to end, and their errors.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn plugin_dir() -> PathBuf {
+    std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn zkpipe(cache: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_zkpipe"))
+        .arg("--plugin-dir")
+        .arg(plugin_dir())
+        .args(args)
+        .env("XDG_CACHE_HOME", cache)
+        .env_remove("ZKPIPE_PLUGIN_PATH")
+        .output()
+        .unwrap()
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn fails(o: &Output, code: i32, needle: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(code), "stderr: {err}");
+    assert!(err.contains(needle), "expected `{needle}` in: {err}");
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn setup_prove_verify_round_trip_for_every_circuit() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (circuit, size) in [
+        ("squaring-chain", "300"),
+        ("poseidon-merkle", "2x2"),
+        ("sha256", "1"),
+    ] {
+        let keys = tmp.path().join(circuit);
+        ok(&zkpipe(
+            tmp.path(),
+            &[
+                "setup",
+                "--circuit",
+                circuit,
+                "--size",
+                size,
+                "--out",
+                s(&keys),
+                "--seed",
+                "5",
+            ],
+        ));
+        for f in ["params.bin", "vk.bin", "circuit.json"] {
+            assert!(keys.join(f).is_file(), "{circuit}: {f}");
+        }
+        let proof = tmp.path().join(format!("{circuit}.proof"));
+        let public = tmp.path().join(format!("{circuit}.json"));
+        ok(&zkpipe(
+            tmp.path(),
+            &[
+                "prove",
+                "--circuit",
+                circuit,
+                "--size",
+                size,
+                "--params",
+                s(&keys),
+                "--partitions",
+                "2",
+                "--seed",
+                "9",
+                "--out",
+                s(&proof),
+                "--public-out",
+                s(&public),
+            ],
+        ));
+        assert_eq!(std::fs::metadata(&proof).unwrap().len(), 2 * 192);
+        let vk = keys.join("vk.bin");
+        assert_eq!(
+            ok(&zkpipe(
+                tmp.path(),
+                &[
+                    "verify",
+                    "--vk",
+                    s(&vk),
+                    "--proof",
+                    s(&proof),
+                    "--public",
+                    s(&public)
+                ]
+            ))
+            .trim(),
+            "valid"
+        );
+
+        // With --seed the proof is reproducible byte for byte.
+        let again = tmp.path().join("again.proof");
+        ok(&zkpipe(
+            tmp.path(),
+            &[
+                "prove",
+                "--circuit",
+                circuit,
+                "--size",
+                size,
+                "--params",
+                s(&keys),
+                "--partitions",
+                "2",
+                "--seed",
+                "9",
+                "--out",
+                s(&again),
+            ],
+        ));
+        assert_eq!(
+            std::fs::read(&proof).unwrap(),
+            std::fs::read(&again).unwrap(),
+            "{circuit}"
+        );
+    }
+}
+
+#[test]
+fn the_default_job_sets_up_proves_and_verifies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = ok(&zkpipe(
+        tmp.path(),
+        &["prove", "--circuit", "poseidon-merkle", "--size", "1x3"],
+    ));
+    assert!(out.contains("valid"), "{out}");
+    assert!(
+        tmp.path()
+            .join("zkpipe/keys/poseidon-merkle-1x3/params.bin")
+            .is_file()
+    );
+    assert!(
+        tmp.path()
+            .join("zkpipe/r1cs/poseidon-merkle-1x3.r1cs")
+            .is_file()
+    );
+    // The second run reuses the cached R1CS and keys.
+    assert!(
+        ok(&zkpipe(
+            tmp.path(),
+            &["prove", "--circuit", "poseidon-merkle", "--size", "1x3"]
+        ))
+        .contains("valid")
+    );
+}
+
+#[test]
+fn verify_rejects_tampering_and_bad_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let keys = tmp.path().join("keys");
+    ok(&zkpipe(
+        tmp.path(),
+        &[
+            "setup",
+            "--circuit",
+            "squaring-chain",
+            "--size",
+            "50",
+            "--out",
+            s(&keys),
+        ],
+    ));
+    let (proof, public) = (tmp.path().join("p"), tmp.path().join("p.json"));
+    ok(&zkpipe(
+        tmp.path(),
+        &[
+            "prove",
+            "--circuit",
+            "squaring-chain",
+            "--size",
+            "50",
+            "--params",
+            s(&keys),
+            "--out",
+            s(&proof),
+            "--public-out",
+            s(&public),
+        ],
+    ));
+    let vk = keys.join("vk.bin");
+    let verify = |p: &Path, j: &Path| {
+        zkpipe(
+            tmp.path(),
+            &["verify", "--vk", s(&vk), "--proof", s(p), "--public", s(j)],
+        )
+    };
+
+    // A different public input: invalid, exit 1.
+    let wrong = tmp.path().join("wrong.json");
+    std::fs::write(&wrong, "[\"12345\"]").unwrap();
+    let o = verify(&proof, &wrong);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "invalid");
+
+    // A tampered proof: swap A and C.
+    let bytes = std::fs::read(&proof).unwrap();
+    let mut t = bytes.clone();
+    t[..48].copy_from_slice(&bytes[144..]);
+    t[144..].copy_from_slice(&bytes[..48]);
+    let tampered = tmp.path().join("t");
+    std::fs::write(&tampered, &t).unwrap();
+    assert_eq!(verify(&tampered, &public).status.code(), Some(1));
+
+    // Wrong length, wrong input count, garbage JSON: clear errors.
+    std::fs::write(&tampered, &bytes[..191]).unwrap();
+    fails(&verify(&tampered, &public), 1, "multiple of 192");
+    std::fs::write(&wrong, "[\"1\", \"2\"]").unwrap();
+    fails(
+        &verify(&proof, &wrong),
+        1,
+        "takes 1 public inputs, 2 were given",
+    );
+    std::fs::write(&wrong, "{oops").unwrap();
+    fails(&verify(&proof, &wrong), 1, "wrong.json");
+    let bad_vk = tmp.path().join("bad_vk");
+    std::fs::write(&bad_vk, &std::fs::read(&vk).unwrap()[..300]).unwrap();
+    fails(
+        &zkpipe(
+            tmp.path(),
+            &[
+                "verify",
+                "--vk",
+                s(&bad_vk),
+                "--proof",
+                s(&proof),
+                "--public",
+                s(&public),
+            ],
+        ),
+        1,
+        "truncated",
+    );
+}
+
+#[test]
+fn prove_rejects_bad_keys_and_stale_caches_without_writing_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let keys = tmp.path().join("keys");
+    ok(&zkpipe(
+        tmp.path(),
+        &[
+            "setup",
+            "--circuit",
+            "squaring-chain",
+            "--size",
+            "40",
+            "--out",
+            s(&keys),
+        ],
+    ));
+    let out = tmp.path().join("proof.bin");
+    let prove = |size: &str, dir: &Path| {
+        zkpipe(
+            tmp.path(),
+            &[
+                "prove",
+                "--circuit",
+                "squaring-chain",
+                "--size",
+                size,
+                "--params",
+                s(dir),
+                "--out",
+                s(&out),
+            ],
+        )
+    };
+
+    // Keys of another circuit size.
+    fails(&prove("41", &keys), 1, "holds keys for squaring-chain 40");
+    // Same keys without the circuit.json label: the shape check catches it.
+    std::fs::remove_file(keys.join("circuit.json")).unwrap();
+    fails(&prove("41", &keys), 1, "do not fit this circuit");
+    // Truncated and garbled parameters.
+    let params = keys.join("params.bin");
+    let good = std::fs::read(&params).unwrap();
+    std::fs::write(&params, &good[..good.len() - 10]).unwrap();
+    fails(&prove("40", &keys), 1, "truncated");
+    let mut garbled = good.clone();
+    garbled[1000] ^= 0xff;
+    std::fs::write(&params, &garbled).unwrap();
+    fails(&prove("40", &keys), 1, "params.bin");
+    assert!(!out.exists(), "a failed prove left an output file");
+    assert!(
+        std::fs::read_dir(tmp.path()).unwrap().all(|e| !e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .contains(".tmp"))
+    );
+
+    // A stale R1CS cache (recorded for another shape) is refused, not used.
+    std::fs::write(&params, &good).unwrap();
+    let cache = tmp.path().join("zkpipe/r1cs/squaring-chain-40.r1cs");
+    let mut stale = std::fs::read(&cache).unwrap();
+    let at = stale.windows(2).position(|w| w == b"40").unwrap();
+    stale[at] = b'9';
+    std::fs::write(&cache, &stale).unwrap();
+    fails(&prove("40", &keys), 1, "squaring-chain-40.r1cs");
+    assert!(!out.exists());
+
+    // Unknown circuit and bad size are runtime errors with the reason.
+    fails(
+        &zkpipe(tmp.path(), &["prove", "--circuit", "nope"]),
+        1,
+        "unknown circuit `nope`",
+    );
+    fails(
+        &zkpipe(
+            tmp.path(),
+            &["prove", "--circuit", "sha256", "--size", "zero"],
+        ),
+        1,
+        "block count",
+    );
+}
+
+#[test]
+fn crosscheck_cpu_against_cpu_passes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = ok(&zkpipe(
+        tmp.path(),
+        &[
+            "crosscheck",
+            "--backend",
+            "cpu",
+            "--circuit",
+            "squaring-chain",
+            "--size",
+            "100",
+            "--max-log-size",
+            "8",
+        ],
+    ));
+    assert!(out.contains("ok        groth16 proof bytes"), "{out}");
+    assert!(!out.contains("MISMATCH"));
+}
