@@ -62,7 +62,7 @@ fn main() {
         .create("cpu", &BackendConfig::default())
         .expect("cpu backend");
     let r1cs = Arc::new(r1cs);
-    let prover = Prover::new(&be, &params, &r1cs).unwrap();
+    let prover = Prover::new(Arc::new(be), Arc::new(params), r1cs.clone()).unwrap();
     let (r, s) = (Fr::from_u64(3), Fr::from_u64(4));
 
     let mut ours = Vec::new();

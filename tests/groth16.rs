@@ -2,6 +2,7 @@
 //! proves and verifies; keys, proofs and the R1CS cache round-trip and
 //! reject bad bytes.
 
+use std::sync::Arc;
 use zkpipe::groth16::{self, Parameters, PreparedVerifyingKey, Proof, Prover, VerifyingKey};
 use zkpipe::loader::{Registry, SearchPath};
 use zkpipe::plugin::BackendConfig;
@@ -9,15 +10,17 @@ use zkpipe::r1cs::{R1cs, Witness};
 use zkpipe::{Backend, Error, Fr};
 use zkpipe_circuits::BenchCircuit;
 
-fn cpu() -> Backend {
+fn cpu() -> Arc<Backend> {
     let dir = std::env::current_exe()
         .unwrap()
         .parent()
         .unwrap()
         .to_path_buf();
-    Registry::load(&SearchPath::only([dir]))
-        .create("cpu", &BackendConfig::default())
-        .unwrap()
+    Arc::new(
+        Registry::load(&SearchPath::only([dir]))
+            .create("cpu", &BackendConfig::default())
+            .unwrap(),
+    )
 }
 
 const SMALL: [(&str, &str); 3] = [
@@ -44,7 +47,8 @@ fn every_circuit_proves_and_verifies() {
         );
 
         let params = groth16::setup(&r1cs, 7);
-        let prover = Prover::new(&be, &params, &r1cs).unwrap();
+        let prover =
+            Prover::new(be.clone(), Arc::new(params.clone()), Arc::new(r1cs.clone())).unwrap();
         let pvk = PreparedVerifyingKey::new(&params.vk);
         for seed in [2u64, 3] {
             let circuit = BenchCircuit::new(name, size, seed).unwrap();
@@ -83,7 +87,7 @@ fn proofs_are_deterministic_in_r_and_s() {
     let be = cpu();
     let (r1cs, w) = R1cs::record(BenchCircuit::new("squaring-chain", "64", 5).unwrap()).unwrap();
     let params = groth16::setup(&r1cs, 1);
-    let prover = Prover::new(&be, &params, &r1cs).unwrap();
+    let prover = Prover::new(be, Arc::new(params), Arc::new(r1cs)).unwrap();
     let (p1, _) = prover.prove(&w, Fr::from_u64(3), Fr::from_u64(4)).unwrap();
     let (p2, _) = prover.prove(&w, Fr::from_u64(3), Fr::from_u64(4)).unwrap();
     let (p3, _) = prover.prove(&w, Fr::from_u64(3), Fr::from_u64(5)).unwrap();
@@ -123,7 +127,7 @@ fn keys_round_trip_and_reject_bad_bytes() {
     let (other, _) = R1cs::record(BenchCircuit::new("squaring-chain", "300", 1).unwrap()).unwrap();
     let e = params.check_shape(&other).unwrap_err();
     assert!(e.to_string().contains("do not fit this circuit"), "{e}");
-    assert!(Prover::new(&cpu(), &params, &other).is_err());
+    assert!(Prover::new(cpu(), Arc::new(params), Arc::new(other)).is_err());
 }
 
 #[test]
@@ -131,7 +135,7 @@ fn proof_bytes_round_trip_and_reject_bad_lengths() {
     let be = cpu();
     let (r1cs, w) = R1cs::record(BenchCircuit::new("squaring-chain", "8", 1).unwrap()).unwrap();
     let params = groth16::setup(&r1cs, 2);
-    let (proof, _) = Prover::new(&be, &params, &r1cs)
+    let (proof, _) = Prover::new(be, Arc::new(params.clone()), Arc::new(r1cs))
         .unwrap()
         .prove(&w, Fr::from_u64(1), Fr::from_u64(2))
         .unwrap();

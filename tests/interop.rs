@@ -17,15 +17,17 @@ use zkpipe::r1cs::{R1cs, Witness};
 use zkpipe::{Backend, Fr};
 use zkpipe_circuits::BenchCircuit;
 
-fn cpu() -> Backend {
+fn cpu() -> Arc<Backend> {
     let dir = std::env::current_exe()
         .unwrap()
         .parent()
         .unwrap()
         .to_path_buf();
-    Registry::load(&SearchPath::only([dir]))
-        .create("cpu", &BackendConfig::default())
-        .unwrap()
+    Arc::new(
+        Registry::load(&SearchPath::only([dir]))
+            .create("cpu", &BackendConfig::default())
+            .unwrap(),
+    )
 }
 
 #[path = "support/replay.rs"]
@@ -62,7 +64,7 @@ fn bellperson_proves_the_same_bytes_with_our_keys() {
         let theirs = bp::Parameters::<Bls12>::read(&bytes[..], true)
             .expect("bellperson reads our parameters");
 
-        let (proof, _) = Prover::new(&be, &ours, &r1cs)
+        let (proof, _) = Prover::new(be.clone(), Arc::new(ours.clone()), r1cs.clone())
             .unwrap()
             .prove(&w, r, s)
             .unwrap();
@@ -110,7 +112,7 @@ fn we_prove_the_same_bytes_with_bellpersons_keys() {
         theirs.write(&mut bytes).unwrap();
         let ours = Parameters::from_bytes(&bytes, true).expect("we read bellperson's parameters");
 
-        let (proof, _) = Prover::new(&be, &ours, &r1cs)
+        let (proof, _) = Prover::new(be.clone(), Arc::new(ours.clone()), r1cs.clone())
             .unwrap()
             .prove(&w, r, s)
             .unwrap();
@@ -132,7 +134,7 @@ fn ark_groth16_verifies_our_proofs_and_rejects_a_tampered_one() {
     let be = cpu();
     let (r1cs, w) = record("poseidon-merkle", "2x2");
     let params = groth16::setup(&r1cs, 8);
-    let (proof, _) = Prover::new(&be, &params, &r1cs)
+    let (proof, _) = Prover::new(be.clone(), Arc::new(params.clone()), r1cs.clone())
         .unwrap()
         .prove(&w, Fr::from_u64(77), Fr::from_u64(88))
         .unwrap();

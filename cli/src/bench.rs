@@ -47,6 +47,9 @@ pub enum BenchOp {
         #[arg(long)]
         json: bool,
     },
+    /// Many proof requests through the scheduling engine under one policy:
+    /// per-proof lines, summary, waterfall (JSON + SVG), TIMELINE lines.
+    Batch(crate::batch::BatchCmd),
     /// Number-theoretic transform over Fr.
     Ntt {
         #[command(flatten)]
@@ -321,6 +324,7 @@ fn report_for(
 
 pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
     let (common, report) = match op {
+        BenchOp::Batch(cmd) => return crate::batch::run(args, cmd),
         BenchOp::Prove {
             circuit,
             backend,
@@ -574,7 +578,12 @@ fn bench_prove(
     let dir = crate::prove::cached_keys(c, synthetic)?;
     let (params, synthetic) = crate::prove::load_keys(c, &dir)?;
     let be = args.backend(backend)?;
-    let prover = Prover::new(&be, &params, &r1cs)?;
+    let be = std::sync::Arc::new(be);
+    let prover = Prover::new(
+        be.clone(),
+        std::sync::Arc::new(params),
+        std::sync::Arc::new(r1cs.clone()),
+    )?;
 
     // What recording saves: building constraints on every proof vs witness-only + SpMV.
     let t = Instant::now();

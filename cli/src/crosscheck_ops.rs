@@ -13,26 +13,37 @@ fn scalars(n: usize, seed: u64) -> Vec<Fr> {
     s
 }
 
-pub fn msm_g1(test: &Backend, reference: &Backend, n: usize, seed: u64) -> Result<bool, Error> {
+/// `None` when equal, else a description of the first difference.
+pub type Mismatch = Option<String>;
+
+fn compare<T: PartialEq + std::fmt::Debug>(got: T, want: T) -> Mismatch {
+    (got != want).then(|| format!("got {got:?}, reference {want:?}"))
+}
+
+pub fn msm_g1(test: &Backend, reference: &Backend, n: usize, seed: u64) -> Result<Mismatch, Error> {
     let mut bases = sample::g1_points(n, seed);
     if n > 3 {
         bases[2] = zkpipe_core::G1Affine::identity();
     }
     let s = scalars(n, seed + 1);
     let cfg = MsmConfig::default();
-    Ok(test.msm_g1(&bases[..], &s, &cfg)?.to_affine()
-        == reference.msm_g1(&bases[..], &s, &cfg)?.to_affine())
+    Ok(compare(
+        test.msm_g1(&bases[..], &s, &cfg)?.to_affine(),
+        reference.msm_g1(&bases[..], &s, &cfg)?.to_affine(),
+    ))
 }
 
-pub fn msm_g2(test: &Backend, reference: &Backend, n: usize, seed: u64) -> Result<bool, Error> {
+pub fn msm_g2(test: &Backend, reference: &Backend, n: usize, seed: u64) -> Result<Mismatch, Error> {
     let mut bases = sample::g2_points(n, seed);
     if n > 3 {
         bases[2] = zkpipe_core::G2Affine::identity();
     }
     let s = scalars(n, seed + 1);
     let cfg = MsmConfig::default();
-    Ok(test.msm_g2(&bases[..], &s, &cfg)?.to_affine()
-        == reference.msm_g2(&bases[..], &s, &cfg)?.to_affine())
+    Ok(compare(
+        test.msm_g2(&bases[..], &s, &cfg)?.to_affine(),
+        reference.msm_g2(&bases[..], &s, &cfg)?.to_affine(),
+    ))
 }
 
 /// Every order × direction × coset combination, named.
@@ -71,10 +82,15 @@ pub fn ntt(
     log: u32,
     cfg: &NttConfig,
     seed: u64,
-) -> Result<bool, Error> {
+) -> Result<Mismatch, Error> {
     let input = sample::scalars(1 << log, seed);
     let (mut a, mut b) = (input.clone(), input);
     test.ntt(&mut a, cfg)?;
     reference.ntt(&mut b, cfg)?;
-    Ok(a == b)
+    Ok(a.iter().zip(&b).position(|(x, y)| x != y).map(|i| {
+        format!(
+            "first mismatch at index {i}: got {:?}, reference {:?}",
+            a[i], b[i]
+        )
+    }))
 }

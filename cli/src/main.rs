@@ -2,10 +2,12 @@
 //!
 //! Exit codes: 0 success, 1 runtime error, 2 usage error.
 
+mod batch;
 mod bench;
 mod crosscheck_ops;
 mod doctor;
 mod prove;
+mod waterfall;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -37,12 +39,12 @@ struct PluginArgs {
     /// Host threads for the backend (default: all cores).
     #[arg(long, global = true, value_name = "N")]
     threads: Option<u32>,
-    /// Backend-only setting, repeatable (e.g. --set window_bits=16).
-    #[arg(long = "set", global = true, value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    /// Backend-only setting, repeatable (e.g. --backend-opt window_bits=16).
+    #[arg(long = "backend-opt", global = true, value_name = "KEY=VALUE", value_parser = parse_key_value)]
     settings: Vec<(String, String)>,
 }
 
-fn parse_key_value(s: &str) -> Result<(String, String), String> {
+pub fn parse_key_value(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
         _ => Err(format!("expected KEY=VALUE, got `{s}`")),
@@ -50,11 +52,11 @@ fn parse_key_value(s: &str) -> Result<(String, String), String> {
 }
 
 impl PluginArgs {
-    fn registry(&self) -> Registry {
+    pub fn registry(&self) -> Registry {
         Registry::load(&SearchPath::standard(self.plugin_dir.as_deref()))
     }
 
-    fn config(&self) -> BackendConfig {
+    pub fn config(&self) -> BackendConfig {
         BackendConfig {
             threads: self.threads.into(),
             ext: self

@@ -272,7 +272,12 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
         );
     }
     let backend = args.backend(&p.backend)?;
-    let prover = Prover::new(&backend, &params, &r1cs)?;
+    let params = std::sync::Arc::new(params);
+    let prover = Prover::new(
+        std::sync::Arc::new(backend),
+        params.clone(),
+        std::sync::Arc::new(r1cs),
+    )?;
     let mut proofs = Vec::new();
     let mut publics = Vec::new();
     for i in 0..p.partitions as usize {
@@ -393,21 +398,22 @@ pub struct CrosscheckArgs {
 
 /// Runs each op and one whole proof on both backends; returns whether all matched.
 pub fn crosscheck(args: &PluginArgs, x: &CrosscheckArgs) -> Result<bool, Error> {
-    let test = args.backend(&x.backend)?;
-    let reference = args.backend(&x.reference)?;
+    let test = std::sync::Arc::new(args.backend(&x.backend)?);
+    let reference = std::sync::Arc::new(args.backend(&x.reference)?);
     let mut all = true;
-    let mut report = |what: String, same: Result<bool, Error>| match same {
-        Ok(true) => println!("ok        {what}"),
-        Ok(false) => {
-            all = false;
-            println!("MISMATCH  {what}");
-        }
-        Err(e) if zkpipe_core::backend::is_unsupported(&e) => println!("skipped   {what}: {e}"),
-        Err(e) => {
-            all = false;
-            println!("ERROR     {what}: {e}");
-        }
-    };
+    let mut report =
+        |what: String, result: Result<crate::crosscheck_ops::Mismatch, Error>| match result {
+            Ok(None) => println!("ok        {what}"),
+            Ok(Some(detail)) => {
+                all = false;
+                println!("MISMATCH  {what}: {detail}");
+            }
+            Err(e) if zkpipe_core::backend::is_unsupported(&e) => println!("skipped   {what}: {e}"),
+            Err(e) => {
+                all = false;
+                println!("ERROR     {what}: {e}");
+            }
+        };
     let sizes: Vec<usize> = [1usize, 5, 255]
         .into_iter()
         .chain((8..=x.max_log_size).step_by(4).map(|k| (1usize << k) + 1))
@@ -444,16 +450,22 @@ pub fn crosscheck(args: &PluginArgs, x: &CrosscheckArgs) -> Result<bool, Error> 
 }
 
 fn whole_proof(
-    test: &Backend,
-    reference: &Backend,
+    test: &std::sync::Arc<Backend>,
+    reference: &std::sync::Arc<Backend>,
     c: &CircuitArgs,
     seed: u64,
-) -> Result<bool, Error> {
+) -> Result<crate::crosscheck_ops::Mismatch, Error> {
     let r1cs = c.r1cs()?;
     let params = groth16::setup(&r1cs, seed);
     let w = zkpipe_core::r1cs::Witness::generate(c.build(seed)?)?;
     let (r, s) = blinding(Some(seed), 0)?;
-    let (a, _) = Prover::new(test, &params, &r1cs)?.prove(&w, r, s)?;
-    let (b, _) = Prover::new(reference, &params, &r1cs)?.prove(&w, r, s)?;
-    Ok(a.to_bytes() == b.to_bytes())
+    let (params, r1cs) = (std::sync::Arc::new(params), std::sync::Arc::new(r1cs));
+    let (a, _) = Prover::new(test.clone(), params.clone(), r1cs.clone())?.prove(&w, r, s)?;
+    let (b, _) = Prover::new(reference.clone(), params, r1cs)?.prove(&w, r, s)?;
+    let differing: Vec<&str> = [("A", a.a != b.a), ("B", a.b != b.b), ("C", a.c != b.c)]
+        .iter()
+        .filter(|(_, d)| *d)
+        .map(|(n, _)| *n)
+        .collect();
+    Ok((!differing.is_empty()).then(|| format!("proof points {} differ", differing.join(", "))))
 }

@@ -192,7 +192,7 @@ fn usage_errors_exit_2() {
         &["bench", "msm", "--log-size", "9..3"][..],
         &["bench", "ntt"],
         &["frobnicate"],
-        &["--set", "novalue", "backends"],
+        &["--backend-opt", "novalue", "backends"],
     ] {
         let o = zkpipe(args, &[]);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));

@@ -357,3 +357,89 @@ fn crosscheck_cpu_against_cpu_passes() {
     assert!(out.contains("ok        groth16 proof bytes"), "{out}");
     assert!(!out.contains("MISMATCH"));
 }
+
+#[test]
+fn bench_batch_prints_proofs_summary_timeline_and_waterfall() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("wf");
+    let out = ok(&zkpipe(
+        tmp.path(),
+        &[
+            "bench",
+            "batch",
+            "--circuit",
+            "squaring-chain",
+            "--size",
+            "64",
+            "--count",
+            "3",
+            "--partitions",
+            "2",
+            "--concurrency",
+            "2",
+            "--policy",
+            "throttle",
+            "--set",
+            "gpu_threads=1",
+            "--verify-all",
+            "--timeline",
+            "--out-dir",
+            s(&out_dir),
+        ],
+    ));
+    for i in 1..=3 {
+        assert!(out.contains(&format!("[{i}/3] COMPLETED — ")), "{out}");
+    }
+    assert!(out.contains("completed 3, failed 0, verified 6"), "{out}");
+    assert!(
+        out.contains("policy throttle (")
+            && out.contains("throttle=true")
+            && out.contains("gpu_threads=1"),
+        "{out}"
+    );
+    assert!(
+        out.lines().filter(|l| l.starts_with("TIMELINE,")).count() >= 2 * 6 * 7,
+        "{out}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("waterfall.json")).unwrap()).unwrap();
+    assert_eq!(json["summary"]["completed"], 3);
+    assert!(json["spans"].as_array().unwrap().len() >= 6 * 7);
+    let svg = std::fs::read_to_string(out_dir.join("waterfall.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("msm_g2"));
+
+    fails(
+        &zkpipe(
+            tmp.path(),
+            &[
+                "bench",
+                "batch",
+                "--circuit",
+                "squaring-chain",
+                "--size",
+                "64",
+                "--set",
+                "b_g2=moon",
+            ],
+        ),
+        1,
+        "b_g2",
+    );
+    fails(
+        &zkpipe(
+            tmp.path(),
+            &[
+                "bench",
+                "batch",
+                "--circuit",
+                "squaring-chain",
+                "--size",
+                "64",
+                "--policy",
+                "fastest",
+            ],
+        ),
+        1,
+        "unknown policy `fastest`",
+    );
+}

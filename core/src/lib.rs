@@ -14,6 +14,7 @@ pub mod plugin;
 pub mod r1cs;
 pub mod reference;
 pub mod sample;
+pub mod sched;
 pub mod types;
 
 pub use backend::Backend;

@@ -12,7 +12,7 @@ mod verifier;
 
 pub use keys::{Parameters, VerifyingKey};
 pub use proof::Proof;
-pub use prover::{Prover, Stage, StageTimes};
+pub use prover::{G1Sums, Prover, Stage, StageTimes};
 pub use setup::{setup, synthetic_parameters};
 pub use verifier::{PreparedVerifyingKey, verify};
 

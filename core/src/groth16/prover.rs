@@ -3,6 +3,7 @@
 
 use bellpepper_core::Circuit;
 use blstrs::Scalar;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::keys::Parameters;
@@ -11,7 +12,7 @@ use crate::Error;
 use crate::backend::Backend;
 use crate::plugin::{BasesHandle, MsmConfig, NttConfig, NttDirection, NttOrder, ops};
 use crate::r1cs::{Density, R1cs, Witness};
-use crate::types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use crate::types::{Fr, G1Affine, G1Projective, G2Projective};
 
 /// The stages of one partition's proof, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -78,6 +79,19 @@ impl StageTimes {
     }
 }
 
+/// The G1 MSM results of one proof.
+#[derive(Clone, Copy, Debug)]
+pub struct G1Sums {
+    /// Σ over the A query.
+    pub a: G1Projective,
+    /// Σ over the B query in G1.
+    pub b: G1Projective,
+    /// Σ over the L query.
+    pub l: G1Projective,
+    /// Σ over the H query.
+    pub h: G1Projective,
+}
+
 /// Where one query's bases are: resident in the backend, or the host copy.
 #[derive(Debug)]
 enum Query {
@@ -89,10 +103,10 @@ enum Query {
 /// Bases are uploaded once (when the backend keeps resident bases) and
 /// reused for every proof.
 #[derive(Debug)]
-pub struct Prover<'a> {
-    backend: &'a Backend,
-    params: &'a Parameters,
-    r1cs: &'a R1cs,
+pub struct Prover {
+    backend: Arc<Backend>,
+    params: Arc<Parameters>,
+    r1cs: Arc<R1cs>,
     density: Density,
     log_n: u32,
     queries: [Query; 5], // a, b_g1, b_g2, l, h
@@ -104,18 +118,18 @@ const B2: usize = 2;
 const L: usize = 3;
 const H: usize = 4;
 
-impl<'a> Prover<'a> {
+impl Prover {
     /// Checks that `params` fit `r1cs` and uploads the bases.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] for parameters of another circuit; backend
     /// errors from uploading (an `OutOfMemory` among them).
     pub fn new(
-        backend: &'a Backend,
-        params: &'a Parameters,
-        r1cs: &'a R1cs,
+        backend: Arc<Backend>,
+        params: Arc<Parameters>,
+        r1cs: Arc<R1cs>,
     ) -> Result<Self, Error> {
-        params.check_shape(r1cs)?;
+        params.check_shape(&r1cs)?;
         let log_n = super::domain_log_size(r1cs.num_constraints(), r1cs.num_inputs);
         let mut queries = [
             Query::Host,
@@ -154,26 +168,27 @@ impl<'a> Prover<'a> {
         Ok(Prover {
             backend,
             params,
-            r1cs,
             density: r1cs.density(),
+            r1cs,
             log_n,
             queries,
         })
     }
 
-    fn msm_g1(&self, q: usize, host: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, Error> {
+    /// Host bytes one proof holds at its peak: the witness, the three
+    /// domain-sized evaluation vectors and the MSM scalar copies (for
+    /// admission by memory budget).
+    pub fn partition_bytes(&self) -> u64 {
+        let n = 1u64 << self.log_n;
+        let vars = (self.r1cs.num_inputs + self.r1cs.num_aux) as u64;
+        32 * (2 * vars + 4 * n)
+    }
+
+    fn g1(&self, q: usize, host: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, Error> {
         let cfg = MsmConfig::default();
         match self.queries[q] {
             Query::Resident(h) => self.backend.msm_g1(h, scalars, &cfg),
             Query::Host => self.backend.msm_g1(host, scalars, &cfg),
-        }
-    }
-
-    fn msm_g2(&self, host: &[G2Affine], scalars: &[Fr]) -> Result<G2Projective, Error> {
-        let cfg = MsmConfig::default();
-        match self.queries[B2] {
-            Query::Resident(h) => self.backend.msm_g2(h, scalars, &cfg),
-            Query::Host => self.backend.msm_g2(host, scalars, &cfg),
         }
     }
 
@@ -194,75 +209,118 @@ impl<'a> Prover<'a> {
         Ok((proof, witness, times))
     }
 
-    /// Proves a witness of the recorded circuit with blinding `r, s`.
+    /// Proves a witness of the recorded circuit with blinding `r, s`: the
+    /// stages below, in order, on this prover's backend.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] for a witness of another shape; backend errors.
     pub fn prove(&self, w: &Witness, r: Fr, s: Fr) -> Result<(Proof, StageTimes), Error> {
         let mut times = StageTimes::default();
-        let [mut a, mut b, mut c] = times.time(Stage::Spmv, || self.r1cs.spmv(w))?;
-        let h = times.time(Stage::Quotient, || {
-            self.quotient(&mut a, &mut b, &mut c, &w.inputs)
+        let abc = times.time(Stage::Spmv, || self.spmv(w))?;
+        let h = times.time(Stage::Quotient, || self.quotient(abc, &w.inputs))?;
+        let (g1, b_g2) = times.time(Stage::Msm, || -> Result<_, Error> {
+            Ok((self.msm_g1(w, &h)?, self.msm_b_g2(w)?))
         })?;
-        drop((b, c));
+        let proof = times.time(Stage::Assemble, || self.assemble(&g1, &b_g2, r, s));
+        Ok((proof, times))
+    }
 
-        let p = self.params;
+    /// Stage `spmv`: `[A·w, B·w, C·w]`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a witness of another shape.
+    pub fn spmv(&self, w: &Witness) -> Result<[Vec<Fr>; 3], Error> {
+        self.r1cs.spmv(w)
+    }
+
+    /// Stage `msm`, G1 part: the A, B₁, L and H sums (on this prover's backend).
+    ///
+    /// # Errors
+    /// Backend errors (an `OutOfMemory` among them).
+    pub fn msm_g1(&self, w: &Witness, h: &[Fr]) -> Result<G1Sums, Error> {
+        let (p, d) = (&*self.params, &self.density);
+        let a_scalars: Vec<Fr> = w
+            .inputs
+            .iter()
+            .chain(select(&w.aux, &d.a_aux))
+            .copied()
+            .collect();
+        let b_scalars = self.b_scalars(w);
+        Ok(G1Sums {
+            a: self.g1(A, &p.a, &a_scalars)?,
+            b: self.g1(B1, &p.b_g1, &b_scalars)?,
+            l: self.g1(L, &p.l, &w.aux)?,
+            h: self.g1(H, &p.h, h)?,
+        })
+    }
+
+    /// Stage `msm`, G2 part: B in G2 on this prover's backend.
+    ///
+    /// # Errors
+    /// Backend errors.
+    pub fn msm_b_g2(&self, w: &Witness) -> Result<G2Projective, Error> {
+        let cfg = MsmConfig::default();
+        let scalars = self.b_scalars(w);
+        match self.queries[B2] {
+            Query::Resident(h) => self.backend.msm_g2(h, &scalars, &cfg),
+            Query::Host => self.backend.msm_g2(&self.params.b_g2[..], &scalars, &cfg),
+        }
+    }
+
+    /// B in G2 on another backend (e.g. a CPU pool while the GPU runs the G1
+    /// MSMs: the split start/finalize of a proving daemon), from host bases.
+    ///
+    /// # Errors
+    /// Backend errors.
+    pub fn msm_b_g2_on(&self, backend: &Backend, w: &Witness) -> Result<G2Projective, Error> {
+        backend.msm_g2(
+            &self.params.b_g2[..],
+            &self.b_scalars(w),
+            &MsmConfig::default(),
+        )
+    }
+
+    fn b_scalars(&self, w: &Witness) -> Vec<Fr> {
         let d = &self.density;
-        let (a_msm, b1_msm, b2_msm, l_msm, h_msm) =
-            times.time(Stage::Msm, || -> Result<_, Error> {
-                let a_scalars: Vec<Fr> = w
-                    .inputs
-                    .iter()
-                    .chain(select(&w.aux, &d.a_aux))
-                    .copied()
-                    .collect();
-                let b_scalars: Vec<Fr> = select(&w.inputs, &d.b_input)
-                    .chain(select(&w.aux, &d.b_aux))
-                    .copied()
-                    .collect();
-                let a_msm = self.msm_g1(A, &p.a, &a_scalars)?;
-                let b1_msm = self.msm_g1(B1, &p.b_g1, &b_scalars)?;
-                let b2_msm = self.msm_g2(&p.b_g2, &b_scalars)?;
-                let l_msm = self.msm_g1(L, &p.l, &w.aux)?;
-                let h_msm = self.msm_g1(H, &p.h, &h)?;
-                Ok((a_msm, b1_msm, b2_msm, l_msm, h_msm))
-            })?;
+        select(&w.inputs, &d.b_input)
+            .chain(select(&w.aux, &d.b_aux))
+            .copied()
+            .collect()
+    }
 
-        let proof = times.time(Stage::Assemble, || {
-            let vk = &p.vk;
-            let g_a = G1Projective::from(vk.alpha_g1)
-                .add(&a_msm)
-                .add(&G1Projective::from(vk.delta_g1).mul(&r));
-            let g_b = G2Projective::from(vk.beta_g2)
-                .add(&b2_msm)
-                .add(&G2Projective::from(vk.delta_g2).mul(&s));
-            let g_b1 = G1Projective::from(vk.beta_g1)
-                .add(&b1_msm)
-                .add(&G1Projective::from(vk.delta_g1).mul(&s));
-            let rs = r.mul(&s);
-            let g_c = l_msm
-                .add(&h_msm)
+    /// Stage `assemble`: adds the blinding terms.
+    pub fn assemble(&self, g1: &G1Sums, b_g2: &G2Projective, r: Fr, s: Fr) -> Proof {
+        let vk = &self.params.vk;
+        let delta_g1 = G1Projective::from(vk.delta_g1);
+        let g_a = G1Projective::from(vk.alpha_g1)
+            .add(&g1.a)
+            .add(&delta_g1.mul(&r));
+        let g_b = G2Projective::from(vk.beta_g2)
+            .add(b_g2)
+            .add(&G2Projective::from(vk.delta_g2).mul(&s));
+        let g_b1 = G1Projective::from(vk.beta_g1)
+            .add(&g1.b)
+            .add(&delta_g1.mul(&s));
+        let g_c =
+            g1.l.add(&g1.h)
                 .add(&g_a.mul(&s))
                 .add(&g_b1.mul(&r))
-                .add(&G1Projective::from(vk.delta_g1).mul(&rs).neg());
-            Proof {
-                a: g_a.to_affine(),
-                b: g_b.to_affine(),
-                c: g_c.to_affine(),
-            }
-        });
-        Ok((proof, times))
+                .add(&delta_g1.mul(&r.mul(&s)).neg());
+        Proof {
+            a: g_a.to_affine(),
+            b: g_b.to_affine(),
+            c: g_c.to_affine(),
+        }
     }
 
     /// `h = (a·b − c)/Z` as coefficients (n − 1 of them), bellman's convention:
     /// iNTT, NTT on the coset 7·⟨ω⟩, pointwise, divide by Z = 7^n − 1, coset iNTT.
-    fn quotient(
-        &self,
-        a: &mut Vec<Fr>,
-        b: &mut Vec<Fr>,
-        c: &mut Vec<Fr>,
-        inputs: &[Fr],
-    ) -> Result<Vec<Fr>, Error> {
+    ///
+    /// # Errors
+    /// Backend errors.
+    pub fn quotient(&self, abc: [Vec<Fr>; 3], inputs: &[Fr]) -> Result<Vec<Fr>, Error> {
+        let [mut a, mut b, mut c] = abc;
+        let (a, b, c) = (&mut a, &mut b, &mut c);
         let n = 1usize << self.log_n;
         // bellman's extra rows: input_i · 1 = 0.
         a.extend_from_slice(inputs);
@@ -304,7 +362,7 @@ impl<'a> Prover<'a> {
     }
 }
 
-impl Drop for Prover<'_> {
+impl Drop for Prover {
     fn drop(&mut self) {
         for q in &self.queries {
             if let Query::Resident(h) = q {

@@ -1,0 +1,24 @@
+//! The scheduling engine: many proof requests, each of P partitions sharing
+//! a key, run through per-partition stages on worker pools, under a
+//! [`Policy`] that decides order, placement and the knobs a proving daemon
+//! is tuned with (see the seeds: workers per GPU, CPU pool size, where B in
+//! G2 runs, dealloc mode, a synthesis throttle, memory admission).
+//!
+//! - [`settings`]: the knobs, settable as `key=value` or from TOML.
+//! - [`policy`]: the [`Policy`] trait and the built-in policies.
+//! - [`engine`]: threads, queues and the timeline, over any [`Workload`].
+//! - [`groth16`]: the real workload — zkpipe's Groth16 prover on a backend.
+
+pub mod engine;
+pub mod groth16;
+pub mod policy;
+pub mod settings;
+
+pub use engine::{Engine, JobHandle, JobOutcome, JobRequest, Span, Timeline, Workload};
+pub use policy::{Policy, Ticket, builtin};
+pub use settings::{Dealloc, G2Placement, JobOrder, Settings};
+
+/// Stage names of the waterfall, in pipeline order.
+pub const STAGES: [&str; 7] = [
+    "witness", "spmv", "quotient", "msm", "msm_g2", "assemble", "dealloc",
+];

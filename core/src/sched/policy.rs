@@ -1,0 +1,123 @@
+//! Scheduling policies: what runs next, where, and with which knobs.
+
+use std::sync::Arc;
+
+use super::settings::{Dealloc, G2Placement, JobOrder, Settings};
+use crate::Error;
+
+/// A partition waiting in a queue, as a policy sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ticket {
+    /// Job id (submission order).
+    pub job: u64,
+    /// Partition index within the job.
+    pub partition: u32,
+    /// Partitions in the job.
+    pub partitions: u32,
+    /// Job priority: higher runs first under [`JobOrder::Priority`].
+    pub priority: i32,
+    /// Arrival sequence number (unique, increasing).
+    pub seq: u64,
+}
+
+/// The decisions the engine delegates. Object-safe, so policies can be
+/// built in, configured at run time, or loaded from a plugin.
+pub trait Policy: Send + Sync {
+    /// Name for reports.
+    fn name(&self) -> &str;
+    /// The knobs this policy runs with.
+    fn settings(&self) -> &Settings;
+    /// Index into `queue` (non-empty) of the partition to run next.
+    fn pick(&self, queue: &[Ticket]) -> usize {
+        let key = |t: &Ticket| match self.settings().order {
+            JobOrder::Fifo => (0i64, 0u32, t.seq),
+            JobOrder::Priority => (-(t.priority as i64), 0, t.seq),
+            JobOrder::ShortestFirst => (0, t.partitions, t.seq),
+        };
+        (0..queue.len())
+            .min_by_key(|&i| key(&queue[i]))
+            .expect("pick on an empty queue")
+    }
+    /// Device for a partition, given each device's partitions in flight.
+    fn place(&self, _ticket: &Ticket, load: &[usize]) -> usize {
+        (0..load.len()).min_by_key(|&d| load[d]).unwrap_or(0)
+    }
+    /// Whether a partition needing `need` bytes may start with `in_use` of `budget` taken.
+    fn admit(&self, need: u64, in_use: u64, budget: u64) -> bool {
+        in_use + need <= budget
+    }
+}
+
+/// A built-in policy: a name and knobs.
+#[derive(Clone, Debug)]
+pub struct Builtin {
+    name: String,
+    settings: Settings,
+}
+
+impl Policy for Builtin {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn settings(&self) -> &Settings {
+        &self.settings
+    }
+}
+
+/// Names of the built-in policies.
+pub const BUILTINS: [&str; 5] = ["serial", "pipelined", "split", "throttle", "priority"];
+
+/// A built-in policy by name, with `overrides` (`key=value`) applied on top
+/// of its preset.
+///
+/// - `serial`: one synthesis worker, one device worker, B in G2 on the device.
+/// - `pipelined`: two synthesis workers and two device workers per device.
+/// - `split`: `pipelined`, with B in G2 on the CPU pool off the critical path.
+/// - `throttle`: `split`, pausing synthesis while CPU MSMs run.
+/// - `priority`: `pipelined`, high-priority jobs' partitions first.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for an unknown name or bad override.
+pub fn builtin(
+    name: &str,
+    base: Option<Settings>,
+    overrides: &[(String, String)],
+) -> Result<Arc<dyn Policy>, Error> {
+    let mut s = base.unwrap_or_default();
+    match name {
+        "serial" => {
+            s.partition_workers = 1;
+            s.gpu_workers_per_device = 1;
+        }
+        "pipelined" | "split" | "throttle" | "priority" => {
+            s.partition_workers = s.partition_workers.max(2);
+            s.gpu_workers_per_device = s.gpu_workers_per_device.max(2);
+        }
+        _ => {
+            return Err(Error::InvalidInput(format!(
+                "unknown policy `{name}`; built-in: {}",
+                BUILTINS.join(", ")
+            )));
+        }
+    }
+    match name {
+        "split" => s.b_g2 = G2Placement::CpuSplit,
+        "throttle" => {
+            s.b_g2 = G2Placement::CpuSplit;
+            s.throttle = true;
+        }
+        "priority" => s.order = JobOrder::Priority,
+        _ => {}
+    }
+    if name == "serial" {
+        s.dealloc = Dealloc::Inline;
+    }
+    for (k, v) in overrides {
+        s.set(k, v)?;
+    }
+    s.validate()?;
+    Ok(Arc::new(Builtin {
+        name: name.to_string(),
+        settings: s,
+    }))
+}

@@ -1,0 +1,347 @@
+//! Scheduling logic against a fake workload with scripted behaviour: order,
+//! priority preemption at the queue, memory admission, out-of-memory retry.
+//! Deterministic: progress is gated by channels, nothing measures time.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use zkpipe_core::Error;
+use zkpipe_core::plugin::{AccelError, ErrorCode};
+use zkpipe_core::sched::engine::Recorder;
+use zkpipe_core::sched::{Engine, JobRequest, STAGES, Settings, Workload, builtin};
+
+#[derive(Default)]
+struct Shared {
+    log: Mutex<Vec<String>>,
+    in_flight: AtomicUsize,
+    max_in_flight: AtomicUsize,
+    /// Device-stage out-of-memory errors still to inject, per (job, partition).
+    ooms: Mutex<HashMap<(u64, u32), u32>>,
+}
+
+struct Fake {
+    shared: Arc<Shared>,
+    bytes: u64,
+    /// Synthesis of job 0, partition 0 tells `started` and waits for `release`.
+    gate: Option<(Mutex<Sender<()>>, Mutex<Receiver<()>>)>,
+}
+
+struct Part {
+    shared: Arc<Shared>,
+    job: u64,
+    partition: u32,
+}
+
+impl Drop for Part {
+    fn drop(&mut self) {
+        self.shared.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+fn span(rec: &mut Recorder<'_>, stage: &'static str) {
+    let t = Instant::now();
+    rec(stage, t, t);
+}
+
+impl Workload for Fake {
+    type Part = Part;
+    type DeviceOut = bool;
+    type G2Out = ();
+    type Output = (u64, u32);
+
+    fn devices(&self) -> usize {
+        1
+    }
+    fn partition_bytes(&self) -> u64 {
+        self.bytes
+    }
+    fn synthesize(
+        &self,
+        job: &JobRequest,
+        partition: u32,
+        mut rec: Recorder<'_>,
+    ) -> Result<Part, Error> {
+        let s = &self.shared;
+        let now = s.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        s.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        s.log
+            .lock()
+            .unwrap()
+            .push(format!("synth {}.{partition}", job.seed));
+        if let (Some((started, release)), 0, 0) = (&self.gate, job.seed, partition) {
+            started.lock().unwrap().send(()).unwrap();
+            release.lock().unwrap().recv().unwrap();
+        }
+        span(&mut rec, "witness");
+        span(&mut rec, "spmv");
+        Ok(Part {
+            shared: s.clone(),
+            job: job.seed,
+            partition,
+        })
+    }
+    fn device_work(
+        &self,
+        part: &Part,
+        _device: usize,
+        with_b_g2: bool,
+        mut rec: Recorder<'_>,
+    ) -> Result<bool, Error> {
+        if let Some(n) = self
+            .shared
+            .ooms
+            .lock()
+            .unwrap()
+            .get_mut(&(part.job, part.partition))
+            .filter(|n| **n > 0)
+        {
+            *n -= 1;
+            return Err(Error::Backend {
+                backend: "fake".into(),
+                source: AccelError::new(ErrorCode::OUT_OF_MEMORY, "scripted OOM"),
+            });
+        }
+        span(&mut rec, "quotient");
+        span(&mut rec, "msm");
+        if with_b_g2 {
+            span(&mut rec, "msm_g2");
+        }
+        Ok(with_b_g2)
+    }
+    fn cpu_b_g2(&self, _part: &Part, mut rec: Recorder<'_>) -> Result<(), Error> {
+        span(&mut rec, "msm_g2");
+        Ok(())
+    }
+    fn assemble(
+        &self,
+        job: &JobRequest,
+        partition: u32,
+        part: &Part,
+        on_device: bool,
+        g2: Option<()>,
+    ) -> Result<(u64, u32), Error> {
+        assert_eq!((job.seed, partition), (part.job, part.partition));
+        assert!(on_device != g2.is_some(), "B in G2 computed exactly once");
+        Ok((job.seed, partition))
+    }
+}
+
+fn fake(bytes: u64) -> (Fake, Arc<Shared>) {
+    let shared = Arc::new(Shared::default());
+    (
+        Fake {
+            shared: shared.clone(),
+            bytes,
+            gate: None,
+        },
+        shared,
+    )
+}
+
+fn settings(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// Job ids equal their seeds here (submission order), so logs read `job.partition`.
+fn job(partitions: u32, priority: i32, id: u64) -> JobRequest {
+    JobRequest {
+        partitions,
+        priority,
+        seed: id,
+    }
+}
+
+#[test]
+fn every_policy_runs_every_stage_of_every_partition_once() {
+    for name in ["serial", "pipelined", "split", "throttle", "priority"] {
+        for dealloc in ["inline", "async", "serialized"] {
+            let (w, shared) = fake(1);
+            let policy = builtin(
+                name,
+                None,
+                &settings(&[("dealloc", dealloc), ("memory_budget", "1000")]),
+            )
+            .unwrap();
+            let engine = Engine::new(w, policy).unwrap();
+            let handles: Vec<_> = (0..3).map(|j| engine.submit(job(3, 0, j))).collect();
+            for (j, h) in handles.into_iter().enumerate() {
+                let out = h.wait();
+                assert_eq!(
+                    out.result.unwrap(),
+                    (0..3).map(|p| (j as u64, p)).collect::<Vec<_>>(),
+                    "{name}/{dealloc}"
+                );
+            }
+            engine_timeline_check(&engine, 3, 3, name);
+            drop(engine);
+            assert_eq!(
+                shared.in_flight.load(Ordering::SeqCst),
+                0,
+                "{name}/{dealloc}: partitions leaked"
+            );
+        }
+    }
+}
+
+fn engine_timeline_check(engine: &Engine<Fake>, jobs: u64, parts: u32, name: &str) {
+    // Async deallocs may still be finishing: wait for every span to land.
+    let want = jobs as usize * parts as usize * STAGES.len();
+    let mut tl = engine.timeline();
+    for _ in 0..2000 {
+        if tl.len() >= want {
+            break;
+        }
+        std::thread::yield_now();
+        tl = engine.timeline();
+    }
+    for j in 0..jobs {
+        for p in 0..parts {
+            for stage in STAGES {
+                let n = tl
+                    .iter()
+                    .filter(|s| s.job == j && s.partition == p && s.stage == stage)
+                    .count();
+                assert_eq!(
+                    n, 1,
+                    "{name}: job {j} partition {p} stage {stage} ran {n} times"
+                );
+            }
+        }
+    }
+}
+
+/// Runs job 0 (4 partitions, normal priority) and, once its first partition
+/// is being synthesized, job 1 (2 partitions, priority 10); returns the
+/// synthesis order.
+fn order_with_late_priority_job(policy: &str) -> Vec<String> {
+    let (mut w, shared) = fake(1);
+    let (started_tx, started_rx) = channel();
+    let (release_tx, release_rx) = channel();
+    w.gate = Some((Mutex::new(started_tx), Mutex::new(release_rx)));
+    let p = builtin(
+        policy,
+        None,
+        &settings(&[("partition_workers", "1"), ("gpu_workers_per_device", "1")]),
+    )
+    .unwrap();
+    let engine = Engine::new(w, p).unwrap();
+    let normal = engine.submit(job(4, 0, 0));
+    started_rx.recv().unwrap();
+    let urgent = engine.submit(job(2, 10, 1));
+    release_tx.send(()).unwrap();
+    assert!(urgent.wait().result.is_ok());
+    assert!(normal.wait().result.is_ok());
+    let log = shared.log.lock().unwrap().clone();
+    log.into_iter().filter(|l| l.starts_with("synth")).collect()
+}
+
+#[test]
+fn a_high_priority_job_goes_before_queued_normal_partitions() {
+    // Running work is never interrupted (0.0 finishes first); queued work is overtaken.
+    assert_eq!(
+        order_with_late_priority_job("priority"),
+        [
+            "synth 0.0",
+            "synth 1.0",
+            "synth 1.1",
+            "synth 0.1",
+            "synth 0.2",
+            "synth 0.3"
+        ]
+    );
+    assert_eq!(
+        order_with_late_priority_job("serial"),
+        [
+            "synth 0.0",
+            "synth 0.1",
+            "synth 0.2",
+            "synth 0.3",
+            "synth 1.0",
+            "synth 1.1"
+        ]
+    );
+}
+
+#[test]
+fn the_memory_budget_bounds_partitions_in_flight() {
+    let (w, shared) = fake(100);
+    let p = builtin(
+        "pipelined",
+        None,
+        &settings(&[
+            ("partition_workers", "4"),
+            ("gpu_workers_per_device", "4"),
+            ("memory_budget", "250"),
+        ]),
+    )
+    .unwrap();
+    let engine = Engine::new(w, p).unwrap();
+    let hs: Vec<_> = (0..4).map(|j| engine.submit(job(4, 0, j))).collect();
+    for h in hs {
+        assert!(h.wait().result.is_ok());
+    }
+    let max = shared.max_in_flight.load(Ordering::SeqCst);
+    assert!(
+        (1..=2).contains(&max),
+        "{max} partitions in flight under a budget for 2"
+    );
+}
+
+#[test]
+fn a_partition_larger_than_the_budget_fails_its_job_clearly() {
+    let (w, _) = fake(100);
+    let engine = Engine::new(
+        w,
+        builtin("serial", None, &settings(&[("memory_budget", "50")])).unwrap(),
+    )
+    .unwrap();
+    let err = engine.submit(job(2, 0, 0)).wait().result.unwrap_err();
+    assert!(err.contains("over the memory budget"), "{err}");
+}
+
+#[test]
+fn device_out_of_memory_is_retried_then_fails_past_the_limit() {
+    let (w, shared) = fake(1);
+    shared.ooms.lock().unwrap().insert((0, 1), 2);
+    shared.ooms.lock().unwrap().insert((1, 0), 5);
+    let engine = Engine::new(
+        w,
+        builtin("pipelined", None, &settings(&[("oom_retries", "3")])).unwrap(),
+    )
+    .unwrap();
+    let a = engine.submit(job(2, 0, 0));
+    let b = engine.submit(job(2, 0, 1));
+    let c = engine.submit(job(1, 0, 2));
+    let a = a.wait();
+    assert!(a.result.is_ok());
+    assert_eq!(a.oom_retries, 2);
+    let b = b.wait();
+    assert!(b.result.unwrap_err().contains("scripted OOM"));
+    assert!(c.wait().result.is_ok(), "other jobs carry on");
+}
+
+#[test]
+fn settings_parse_from_pairs_and_toml_and_reject_nonsense() {
+    let mut s = Settings::default();
+    s.set("b_g2", "cpu-split").unwrap();
+    s.set("throttle", "true").unwrap();
+    s.merge_toml("gpu_workers_per_device = 3\ndealloc = \"serialized\"\norder = \"priority\"")
+        .unwrap();
+    assert_eq!(s.gpu_workers_per_device, 3);
+    assert!(s.describe().contains("b_g2=cpu-split") && s.describe().contains("dealloc=serialized"));
+    assert!(s.set("gpu_workers_per_device", "0").is_err());
+    assert!(
+        s.set("bogus", "1")
+            .unwrap_err()
+            .to_string()
+            .contains("unknown setting `bogus`")
+    );
+    assert!(s.set("b_g2", "moon").is_err());
+    assert!(s.merge_toml("nope = 1").is_err());
+    assert!(builtin("fastest", None, &[]).is_err());
+}
