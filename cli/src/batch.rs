@@ -55,7 +55,8 @@ pub struct BatchArgs {
 pub struct BatchCmd {
     #[command(flatten)]
     pub batch: BatchArgs,
-    /// Built-in policy: serial, pipelined, split, throttle, priority.
+    /// Built-in policy (serial, pipelined, split, throttle, priority) or the
+    /// path of a policy plugin (libzkpipe_policy_*.so).
     #[arg(long, default_value = "pipelined")]
     pub policy: String,
     /// Folder for waterfall.json and waterfall.svg.
@@ -111,8 +112,21 @@ fn knobs(b: &BatchArgs) -> Result<Settings, Error> {
     Ok(s)
 }
 
-fn policy(b: &BatchArgs, name: &str, extra: &[(String, String)]) -> Result<Arc<dyn Policy>, Error> {
+/// A built-in policy by name, or a policy plugin by path (anything with a
+/// `/` or ending in `.so`), with `--config`, `--set` and `extra` knobs applied.
+pub fn resolve_policy(
+    b: &BatchArgs,
+    name: &str,
+    extra: &[(String, String)],
+) -> Result<Arc<dyn Policy>, Error> {
     let all: Vec<(String, String)> = b.knobs.iter().chain(extra).cloned().collect();
+    if name.contains('/') || name.ends_with(".so") {
+        return zkpipe_core::sched::plugin::load_policy(
+            std::path::Path::new(name),
+            &knobs(b)?,
+            &all,
+        );
+    }
     builtin(name, Some(knobs(b)?), &all)
 }
 
@@ -358,7 +372,7 @@ pub fn print_summary(s: &Summary) {
 }
 
 pub fn run(args: &PluginArgs, cmd: &BatchCmd) -> Result<(), Error> {
-    let p = policy(&cmd.batch, &cmd.policy, &[])?;
+    let p = resolve_policy(&cmd.batch, &cmd.policy, &[])?;
     if cmd.batch.synthetic {
         eprintln!("warning: SYNTHETIC keys: timing only, proofs are not verified");
     }
@@ -415,4 +429,94 @@ pub fn timeline_lines(spans: &[Span]) -> Vec<String> {
         .into_iter()
         .map(|(t, e)| format!("TIMELINE,{t:.3},{e}"))
         .collect()
+}
+
+#[derive(Args, Debug)]
+pub struct CompareCmd {
+    #[command(flatten)]
+    pub batch: BatchArgs,
+    /// Policies to compare, repeatable (built-in name or a policy plugin's path).
+    #[arg(long = "policy", default_value = "pipelined")]
+    pub policies: Vec<String>,
+    /// One knob swept over values, e.g. `gpu_workers_per_device=1,2,3,4`.
+    #[arg(long, value_name = "KEY=V1,V2,…", value_parser = crate::parse_key_value)]
+    pub sweep: Option<(String, String)>,
+    /// Folder for compare.json and compare.svg.
+    #[arg(long, value_name = "DIR", default_value = "zkpipe-compare")]
+    pub out_dir: PathBuf,
+    /// Results as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs the same workload under every policy × sweep value; prints a table
+/// and writes `compare.json` and a chart.
+pub fn compare(args: &PluginArgs, cmd: &CompareCmd) -> Result<(), Error> {
+    let mut settings: Vec<(String, Vec<(String, String)>)> = Vec::new();
+    for name in &cmd.policies {
+        match &cmd.sweep {
+            None => settings.push((name.clone(), vec![])),
+            Some((key, values)) => {
+                for v in values.split(',').filter(|v| !v.is_empty()) {
+                    settings.push((name.clone(), vec![(key.clone(), v.to_string())]));
+                }
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    for (i, (name, extra)) in settings.iter().enumerate() {
+        let p = resolve_policy(&cmd.batch, name, extra)?;
+        let label = std::iter::once(name.clone())
+            .chain(extra.iter().map(|(k, v)| format!("{k}={v}")))
+            .collect::<Vec<_>>()
+            .join(" ");
+        eprintln!("[{}/{}] {label} …", i + 1, settings.len());
+        let (summary, _) = run_batch(args, &cmd.batch, p, true)?;
+        rows.push((label, summary));
+    }
+    std::fs::create_dir_all(&cmd.out_dir).map_err(|source| Error::Io {
+        path: cmd.out_dir.clone(),
+        source,
+    })?;
+    let json = serde_json::to_string_pretty(
+        &rows
+            .iter()
+            .map(|(l, s)| serde_json::json!({"setting": l, "summary": s}))
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    write_atomically(&cmd.out_dir.join("compare.json"), json.as_bytes())?;
+    crate::waterfall::draw_compare(&cmd.out_dir.join("compare.svg"), &rows)?;
+    if cmd.json {
+        println!("{json}");
+        return Ok(());
+    }
+    let b = &cmd.batch;
+    println!(
+        "{} {} — {} requests × {} partitions, {} in flight, backend {}",
+        b.circuit.circuit,
+        b.circuit.size(),
+        b.count,
+        b.partitions,
+        b.concurrency,
+        b.backend
+    );
+    println!(
+        "{:<40} {:>9} {:>9} {:>9} {:>9} {:>10} {:>7} {:>6}",
+        "setting", "s/proof", "floor s", "lat avg", "lat p95", "peak MiB", "busy %", "failed"
+    );
+    for (label, s) in &rows {
+        println!(
+            "{label:<40} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>10.1} {:>7.0} {:>6}",
+            s.s_per_proof,
+            s.device_floor_s_per_proof,
+            s.latency_avg_s,
+            s.latency_p95_s,
+            s.peak_memory_bytes as f64 / (1 << 20) as f64,
+            s.device_busy_pct,
+            s.failed
+        );
+    }
+    println!("chart: {}/compare.svg", cmd.out_dir.display());
+    Ok(())
 }

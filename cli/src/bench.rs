@@ -50,6 +50,9 @@ pub enum BenchOp {
     /// Many proof requests through the scheduling engine under one policy:
     /// per-proof lines, summary, waterfall (JSON + SVG), TIMELINE lines.
     Batch(crate::batch::BatchCmd),
+    /// One workload under several policies or one knob's values: a
+    /// side-by-side table (s/proof, latency, peak memory, device busy) and a chart.
+    Compare(crate::batch::CompareCmd),
     /// Number-theoretic transform over Fr.
     Ntt {
         #[command(flatten)]
@@ -325,6 +328,7 @@ fn report_for(
 pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
     let (common, report) = match op {
         BenchOp::Batch(cmd) => return crate::batch::run(args, cmd),
+        BenchOp::Compare(cmd) => return crate::batch::compare(args, cmd),
         BenchOp::Prove {
             circuit,
             backend,

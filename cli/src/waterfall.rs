@@ -85,3 +85,66 @@ pub fn draw(path: &Path, spans: &[Span], title: &str) -> Result<(), Error> {
     }
     zkpipe_core::fsutil::write_atomically(path, svg.as_bytes())
 }
+
+/// Writes a bar chart of s/proof per setting, with the device floor beside it.
+///
+/// # Errors
+/// [`Error::Io`] when the file cannot be written.
+pub fn draw_compare(path: &Path, rows: &[(String, crate::batch::Summary)]) -> Result<(), Error> {
+    let max = rows
+        .iter()
+        .map(|(_, s)| s.s_per_proof.max(s.device_floor_s_per_proof))
+        .fold(0.001, f64::max)
+        * 1.15;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (1000, 140 + 40 * rows.len() as u32))
+            .into_drawing_area();
+        let draw_err = |e: String| Error::InvalidInput(format!("drawing the comparison: {e}"));
+        root.fill(&WHITE).map_err(|e| draw_err(e.to_string()))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                "seconds per proof (bar) and device floor (line)",
+                ("sans-serif", 16),
+            )
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(260)
+            .build_cartesian_2d(0.0..max, -0.5..rows.len() as f64 - 0.5)
+            .map_err(|e| draw_err(e.to_string()))?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .x_desc("s/proof")
+            .y_labels(rows.len())
+            .y_label_formatter(&|y| {
+                let i = y.round();
+                if (y - i).abs() > 1e-6 || i < 0.0 {
+                    String::new()
+                } else {
+                    rows.get(i as usize).map_or(String::new(), |r| r.0.clone())
+                }
+            })
+            .draw()
+            .map_err(|e| draw_err(e.to_string()))?;
+        chart
+            .draw_series(rows.iter().enumerate().map(|(i, (_, s))| {
+                Rectangle::new(
+                    [(0.0, i as f64 - 0.3), (s.s_per_proof, i as f64 + 0.3)],
+                    stage_colour("msm").filled(),
+                )
+            }))
+            .map_err(|e| draw_err(e.to_string()))?;
+        chart
+            .draw_series(rows.iter().enumerate().map(|(i, (_, s))| {
+                let x = s.device_floor_s_per_proof;
+                PathElement::new(
+                    vec![(x, i as f64 - 0.4), (x, i as f64 + 0.4)],
+                    BLACK.stroke_width(3),
+                )
+            }))
+            .map_err(|e| draw_err(e.to_string()))?;
+        root.present().map_err(|e| draw_err(e.to_string()))?;
+    }
+    zkpipe_core::fsutil::write_atomically(path, svg.as_bytes())
+}

@@ -443,3 +443,91 @@ fn bench_batch_prints_proofs_summary_timeline_and_waterfall() {
         "unknown policy `fastest`",
     );
 }
+
+#[test]
+fn bench_compare_runs_each_setting_and_a_policy_plugin_loads_by_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("cmp");
+    let out = ok(&zkpipe(
+        tmp.path(),
+        &[
+            "bench",
+            "compare",
+            "--circuit",
+            "squaring-chain",
+            "--size",
+            "64",
+            "--count",
+            "2",
+            "--partitions",
+            "2",
+            "--policy",
+            "serial",
+            "--policy",
+            "split",
+            "--sweep",
+            "gpu_workers_per_device=1,2",
+            "--out-dir",
+            s(&out_dir),
+        ],
+    ));
+    for row in [
+        "serial gpu_workers_per_device=1",
+        "serial gpu_workers_per_device=2",
+        "split gpu_workers_per_device=1",
+        "split gpu_workers_per_device=2",
+    ] {
+        assert!(
+            out.lines().any(|l| l.starts_with(row)),
+            "missing {row}: {out}"
+        );
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("compare.json")).unwrap()).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 4);
+    assert!(
+        std::fs::read_to_string(out_dir.join("compare.svg"))
+            .unwrap()
+            .starts_with("<svg")
+    );
+
+    let plugin = plugin_dir().join("libzkpipe_policy_round_robin.so");
+    let out = ok(&zkpipe(
+        tmp.path(),
+        &[
+            "bench",
+            "batch",
+            "--circuit",
+            "squaring-chain",
+            "--size",
+            "64",
+            "--count",
+            "2",
+            "--policy",
+            s(&plugin),
+            "--out-dir",
+            s(&tmp.path().join("wf")),
+        ],
+    ));
+    assert!(
+        out.contains("policy round-robin (") && out.contains("completed 2, failed 0"),
+        "{out}"
+    );
+    fails(
+        &zkpipe(
+            tmp.path(),
+            &[
+                "bench",
+                "batch",
+                "--circuit",
+                "squaring-chain",
+                "--size",
+                "64",
+                "--policy",
+                "/nonexistent/libx.so",
+            ],
+        ),
+        1,
+        "policy plugin /nonexistent/libx.so",
+    );
+}

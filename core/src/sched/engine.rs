@@ -173,6 +173,7 @@ struct State<W: Workload> {
     next_job: u64,
     next_seq: u64,
     shutdown: bool,
+    paused: bool,
 }
 
 struct Inner<W: Workload> {
@@ -230,6 +231,7 @@ impl<W: Workload> Engine<W> {
                 next_job: 0,
                 next_seq: 0,
                 shutdown: false,
+                paused: false,
             }),
             cv: Condvar::new(),
             device_locks: (0..devices).map(|_| Mutex::new(())).collect(),
@@ -329,6 +331,14 @@ impl<W: Workload> Engine<W> {
         JobHandle { id, rx }
     }
 
+    /// Holds (or releases) the start of new stages: running stages finish,
+    /// queued work waits. For maintenance, and for submitting several jobs
+    /// that must be ordered by the policy rather than by arrival timing.
+    pub fn set_paused(&self, paused: bool) {
+        self.inner.lock().paused = paused;
+        self.inner.cv.notify_all();
+    }
+
     /// Every span recorded so far.
     pub fn timeline(&self) -> Timeline {
         self.inner.timeline.lock().unwrap().clone()
@@ -410,7 +420,7 @@ impl<W: Workload> Inner<W> {
                     return;
                 }
                 let throttled = self.settings.throttle && st.cpu_msm_running > 0;
-                if !st.synth_queue.is_empty() && !throttled {
+                if !st.synth_queue.is_empty() && !throttled && !st.paused {
                     let idx = self.policy.pick(&st.synth_queue);
                     let t = st.synth_queue[idx];
                     if self.policy.admit(need, st.mem_in_use, self.budget) {
@@ -545,7 +555,7 @@ impl<W: Workload> Inner<W> {
                 if st.shutdown {
                     return;
                 }
-                if !st.g2_queue.is_empty() {
+                if !st.g2_queue.is_empty() && !st.paused {
                     let tickets: Vec<Ticket> = st.g2_queue.iter().map(|x| x.0).collect();
                     break st.g2_queue.remove(self.policy.pick(&tickets));
                 }

@@ -8,9 +8,11 @@
 //! - [`policy`]: the [`Policy`] trait and the built-in policies.
 //! - [`engine`]: threads, queues and the timeline, over any [`Workload`].
 //! - [`groth16`]: the real workload — zkpipe's Groth16 prover on a backend.
+//! - [`plugin`]: policies as plugins (`cdylib`s loaded at run time).
 
 pub mod engine;
 pub mod groth16;
+pub mod plugin;
 pub mod policy;
 pub mod settings;
 

@@ -5,8 +5,10 @@ use std::sync::Arc;
 use super::settings::{Dealloc, G2Placement, JobOrder, Settings};
 use crate::Error;
 
-/// A partition waiting in a queue, as a policy sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A partition waiting in a queue, as a policy sees it (FFI-safe: policy
+/// plugins receive slices of these).
+#[repr(C)]
+#[derive(abi_stable::StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ticket {
     /// Job id (submission order).
     pub job: u64,
