@@ -46,9 +46,9 @@ pub struct BatchArgs {
     /// TOML file of knobs (applied before --set).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Verify every proof (default: the first partition of each request).
+    /// Verify every proof (default: a sample — the first partition of each request).
     #[arg(long)]
-    pub verify_all: bool,
+    pub verify: bool,
 }
 
 #[derive(Args, Debug)]
@@ -213,7 +213,7 @@ pub fn run_batch(
             Ok(proofs) => {
                 latencies.push(latency);
                 if !synthetic {
-                    verified += verify(&pvk, proofs, b.verify_all)?;
+                    verified += verify(&pvk, proofs, b.verify)?;
                 }
                 format!(
                     "[{done}/{}] COMPLETED — {:.2} s (prove={:.0} ms, queue={:.0} ms)",

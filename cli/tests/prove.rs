@@ -381,7 +381,7 @@ fn bench_batch_prints_proofs_summary_timeline_and_waterfall() {
             "throttle",
             "--set",
             "gpu_threads=1",
-            "--verify-all",
+            "--verify",
             "--timeline",
             "--out-dir",
             s(&out_dir),
