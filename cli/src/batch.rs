@@ -400,6 +400,7 @@ pub fn run(args: &PluginArgs, cmd: &BatchCmd) -> Result<(), Error> {
     if cmd.json {
         println!("{}", serde_json::to_string_pretty(&summary).unwrap());
     } else {
+        println!("{}", crate::bench::machine());
         print_summary(&summary);
         println!(
             "  waterfall: {}/waterfall.json, {}/waterfall.svg",
@@ -492,6 +493,7 @@ pub fn compare(args: &PluginArgs, cmd: &CompareCmd) -> Result<(), Error> {
         return Ok(());
     }
     let b = &cmd.batch;
+    println!("{}", crate::bench::machine());
     println!(
         "{} {} — {} requests × {} partitions, {} in flight, backend {}",
         b.circuit.circuit,

@@ -129,14 +129,24 @@ fn parse_log_range(s: &str) -> Result<RangeInclusive<u32>, String> {
 }
 
 #[derive(Serialize)]
-struct Machine {
+pub(crate) struct Machine {
     cpu: String,
     threads: usize,
     memory_gib: f64,
     os: String,
 }
 
-fn machine() -> Machine {
+impl std::fmt::Display for Machine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "machine: {} ({} threads, {} GiB RAM, {})",
+            self.cpu, self.threads, self.memory_gib, self.os
+        )
+    }
+}
+
+pub(crate) fn machine() -> Machine {
     let read = |p| std::fs::read_to_string(p).unwrap_or_default();
     let cpuinfo = read("/proc/cpuinfo");
     let cpu = cpuinfo
@@ -247,11 +257,7 @@ impl Printer {
             return;
         }
         self.header_done = true;
-        let m = &r.machine;
-        println!(
-            "machine: {} ({} threads, {} GiB RAM, {})",
-            m.cpu, m.threads, m.memory_gib, m.os
-        );
+        println!("{}", r.machine);
         println!(
             "backend: {} {} on {}",
             r.backend, r.backend_version, r.device
@@ -644,11 +650,7 @@ fn bench_prove(
         );
         return Ok(());
     }
-    let m = &report.machine;
-    println!(
-        "machine: {} ({} threads, {} GiB RAM, {})",
-        m.cpu, m.threads, m.memory_gib, m.os
-    );
+    println!("{}", report.machine);
     println!(
         "circuit: {} {} — {} constraints, {} public inputs, {} private variables, domain 2^{}{}",
         report.circuit,

@@ -1,8 +1,11 @@
 //! An example scheduling policy plugin, and the template for writing one.
 //!
-//! `round-robin` serves jobs in turn: the next partition comes from the job
-//! after the one served last (by job id, wrapping around), so a big job
-//! cannot hold the workers while small ones wait — without priorities.
+//! `round-robin` serves jobs in turn: the queued partition with the lowest
+//! index within its job goes first (ties by arrival), so every job gets its
+//! first partition through before any job gets its second — a big job
+//! cannot hold the workers while small ones wait, without priorities. The
+//! rule is stateless, so it means the same on every queue the engine asks
+//! about (synthesis, device, CPU pool).
 //!
 //! To write a policy: implement [`Policy`] (only `name` and `settings` are
 //! required; `pick`, `place` and `admit` have defaults) and [`PolicyPlugin`]
@@ -10,7 +13,6 @@
 //! `zkpipe_core::export_policy!`, build the crate as a `cdylib`, and pass the
 //! library's path to `zkpipe bench batch --policy`.
 
-use std::sync::Mutex;
 use zkpipe_core::Error;
 use zkpipe_core::sched::plugin::PolicyPlugin;
 use zkpipe_core::sched::{Policy, Settings, Ticket};
@@ -19,8 +21,6 @@ use zkpipe_core::sched::{Policy, Settings, Ticket};
 #[derive(Debug)]
 pub struct RoundRobin {
     settings: Settings,
-    /// The job served last.
-    last: Mutex<Option<u64>>,
 }
 
 impl Policy for RoundRobin {
@@ -33,14 +33,9 @@ impl Policy for RoundRobin {
     }
 
     fn pick(&self, queue: &[Ticket]) -> usize {
-        let mut last = self.last.lock().unwrap();
-        // Jobs after the last one served come first, in id order; then wrap.
-        let key = |t: &Ticket| (last.is_some_and(|l| t.job <= l), t.job, t.seq);
-        let i = (0..queue.len())
-            .min_by_key(|&i| key(&queue[i]))
-            .expect("non-empty queue");
-        *last = Some(queue[i].job);
-        i
+        (0..queue.len())
+            .min_by_key(|&i| (queue[i].partition, queue[i].seq))
+            .expect("non-empty queue")
     }
 }
 
@@ -49,10 +44,7 @@ impl PolicyPlugin for RoundRobin {
         // Preset: pipelined workers, like the built-in `pipelined`.
         settings.partition_workers = settings.partition_workers.max(2);
         settings.gpu_workers_per_device = settings.gpu_workers_per_device.max(2);
-        Ok(RoundRobin {
-            settings,
-            last: Mutex::new(None),
-        })
+        Ok(RoundRobin { settings })
     }
 }
 
