@@ -212,3 +212,41 @@ fn decimal_public_inputs_round_trip() {
         assert!(groth16::fr_from_decimal(bad).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn ops_a_backend_lacks_run_on_the_fallback() {
+    // The panicky fixture declares no ops at all: everything must go to the CPU.
+    let dir = tempfile::tempdir().unwrap();
+    let build = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    std::fs::copy(
+        build.join("libzkpipe_fixture_panicky.so"),
+        dir.path().join("libzkpipe_backend_panicky.so"),
+    )
+    .unwrap();
+    let bare = Arc::new(
+        Registry::load(&SearchPath::only([dir.path().to_path_buf()]))
+            .create("panicky", &BackendConfig::default())
+            .unwrap(),
+    );
+
+    let (r1cs, w) = R1cs::record(BenchCircuit::new("squaring-chain", "16", 1).unwrap()).unwrap();
+    let params = Arc::new(groth16::setup(&r1cs, 1));
+    let r1cs = Arc::new(r1cs);
+    let e = Prover::new(bare.clone(), params.clone(), r1cs.clone())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("does not support ntt"), "{e}");
+
+    let prover = Prover::with_fallback(bare, Some(cpu()), params.clone(), r1cs.clone()).unwrap();
+    assert_eq!(prover.routing().map(|(_, b)| b), ["cpu", "cpu", "cpu"]);
+    let (proof, _) = prover.prove(&w, Fr::from_u64(2), Fr::from_u64(3)).unwrap();
+    let (expected, _) = Prover::new(cpu(), params.clone(), r1cs)
+        .unwrap()
+        .prove(&w, Fr::from_u64(2), Fr::from_u64(3))
+        .unwrap();
+    assert_eq!(proof.to_bytes(), expected.to_bytes());
+}

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use zkpipe_core::Error;
 use zkpipe_core::fsutil::write_atomically;
-use zkpipe_core::groth16::{self, PreparedVerifyingKey, Prover};
+use zkpipe_core::groth16::{self, PreparedVerifyingKey};
 use zkpipe_core::plugin::BackendConfig;
 use zkpipe_core::r1cs::Witness;
 use zkpipe_core::sched::groth16::{Groth16Workload, ProofOutput};
@@ -155,7 +155,8 @@ pub fn run_batch(
     let mut provers = Vec::with_capacity(devices);
     for _ in 0..devices {
         // One backend instance per device index would pass the index; the CPU has one.
-        provers.push(Prover::new(
+        provers.push(crate::prove::prover_for(
+            args,
             device_backend.clone(),
             params.clone(),
             r1cs.clone(),

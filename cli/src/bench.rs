@@ -581,7 +581,7 @@ fn bench_prove(
     synthetic: bool,
     json: bool,
 ) -> Result<(), Error> {
-    use zkpipe_core::groth16::{Prover, Stage};
+    use zkpipe_core::groth16::Stage;
     use zkpipe_core::r1cs::{R1cs, Witness};
 
     let r1cs = c.r1cs()?;
@@ -589,7 +589,8 @@ fn bench_prove(
     let (params, synthetic) = crate::prove::load_keys(c, &dir)?;
     let be = args.backend(backend)?;
     let be = std::sync::Arc::new(be);
-    let prover = Prover::new(
+    let prover = crate::prove::prover_for(
+        args,
         be.clone(),
         std::sync::Arc::new(params),
         std::sync::Arc::new(r1cs.clone()),

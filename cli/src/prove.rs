@@ -271,10 +271,10 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
             "warning: SYNTHETIC keys (random points): the proof is for timing only and will not verify"
         );
     }
-    let backend = args.backend(&p.backend)?;
     let params = std::sync::Arc::new(params);
-    let prover = Prover::new(
-        std::sync::Arc::new(backend),
+    let prover = prover_for(
+        args,
+        std::sync::Arc::new(args.backend(&p.backend)?),
         params.clone(),
         std::sync::Arc::new(r1cs),
     )?;
@@ -437,7 +437,7 @@ pub fn crosscheck(args: &PluginArgs, x: &CrosscheckArgs) -> Result<bool, Error> 
             );
         }
     }
-    let proof = whole_proof(&test, &reference, &x.circuit, x.seed);
+    let proof = whole_proof(args, &test, &reference, &x.circuit, x.seed);
     report(
         format!(
             "groth16 proof bytes ({} {})",
@@ -450,6 +450,7 @@ pub fn crosscheck(args: &PluginArgs, x: &CrosscheckArgs) -> Result<bool, Error> 
 }
 
 fn whole_proof(
+    args: &PluginArgs,
     test: &std::sync::Arc<Backend>,
     reference: &std::sync::Arc<Backend>,
     c: &CircuitArgs,
@@ -460,7 +461,7 @@ fn whole_proof(
     let w = zkpipe_core::r1cs::Witness::generate(c.build(seed)?)?;
     let (r, s) = blinding(Some(seed), 0)?;
     let (params, r1cs) = (std::sync::Arc::new(params), std::sync::Arc::new(r1cs));
-    let (a, _) = Prover::new(test.clone(), params.clone(), r1cs.clone())?.prove(&w, r, s)?;
+    let (a, _) = prover_for(args, test.clone(), params.clone(), r1cs.clone())?.prove(&w, r, s)?;
     let (b, _) = Prover::new(reference.clone(), params, r1cs)?.prove(&w, r, s)?;
     let differing: Vec<&str> = [("A", a.a != b.a), ("B", a.b != b.b), ("C", a.c != b.c)]
         .iter()
@@ -468,4 +469,37 @@ fn whole_proof(
         .map(|(n, _)| *n)
         .collect();
     Ok((!differing.is_empty()).then(|| format!("proof points {} differ", differing.join(", "))))
+}
+
+/// A prover on `backend`; ops it declares unsupported run on the CPU
+/// backend instead, and a note says so.
+///
+/// # Errors
+/// As [`Prover::with_fallback`]; loading the CPU backend.
+pub fn prover_for(
+    args: &PluginArgs,
+    backend: std::sync::Arc<Backend>,
+    params: std::sync::Arc<Parameters>,
+    r1cs: std::sync::Arc<R1cs>,
+) -> Result<Prover, Error> {
+    use zkpipe_core::plugin::ops;
+    let caps = backend.capabilities();
+    let missing: Vec<&str> = [ops::NTT, ops::MSM_G1, ops::MSM_G2]
+        .into_iter()
+        .filter(|op| !caps.supports(op))
+        .collect();
+    let fallback = if missing.is_empty() || backend.name() == "cpu" {
+        None
+    } else {
+        eprintln!(
+            "note: backend `{}` does not support {}: the cpu backend runs them",
+            backend.name(),
+            missing.join(", ")
+        );
+        Some(std::sync::Arc::new(args.registry().create(
+            "cpu",
+            &zkpipe_core::plugin::BackendConfig::default(),
+        )?))
+    };
+    Prover::with_fallback(backend, fallback, params, r1cs)
 }

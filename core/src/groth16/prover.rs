@@ -104,7 +104,12 @@ enum Query {
 /// reused for every proof.
 #[derive(Debug)]
 pub struct Prover {
-    backend: Arc<Backend>,
+    /// Runs the NTTs of the quotient.
+    ntt: Arc<Backend>,
+    /// Runs the G1 MSMs.
+    g1: Arc<Backend>,
+    /// Runs B in G2.
+    g2: Arc<Backend>,
     params: Arc<Parameters>,
     r1cs: Arc<R1cs>,
     density: Density,
@@ -129,8 +134,37 @@ impl Prover {
         params: Arc<Parameters>,
         r1cs: Arc<R1cs>,
     ) -> Result<Self, Error> {
+        Self::with_fallback(backend, None, params, r1cs)
+    }
+
+    /// Like [`Prover::new`], running each op the backend declares
+    /// unsupported on `fallback` instead (e.g. the CPU backend under a GPU
+    /// backend that has no G2 MSM yet). See [`Prover::routing`].
+    ///
+    /// # Errors
+    /// As [`Prover::new`]; [`Error::InvalidInput`] when an op is unsupported
+    /// and there is no fallback that supports it.
+    pub fn with_fallback(
+        backend: Arc<Backend>,
+        fallback: Option<Arc<Backend>>,
+        params: Arc<Parameters>,
+        r1cs: Arc<R1cs>,
+    ) -> Result<Self, Error> {
         params.check_shape(&r1cs)?;
         let log_n = super::domain_log_size(r1cs.num_constraints(), r1cs.num_inputs);
+        let pick = |op: &str| -> Result<Arc<Backend>, Error> {
+            if backend.capabilities().supports(op) {
+                return Ok(backend.clone());
+            }
+            match &fallback {
+                Some(f) if f.capabilities().supports(op) => Ok(f.clone()),
+                _ => Err(Error::InvalidInput(format!(
+                    "backend `{}` does not support {op} and no fallback backend does",
+                    backend.name()
+                ))),
+            }
+        };
+        let (ntt, g1, g2) = (pick(ops::NTT)?, pick(ops::MSM_G1)?, pick(ops::MSM_G2)?);
         let mut queries = [
             Query::Host,
             Query::Host,
@@ -138,41 +172,53 @@ impl Prover {
             Query::Host,
             Query::Host,
         ];
-        if backend.capabilities().supports(ops::RESIDENT_BASES) {
-            let mut handles = Vec::new();
-            let up = |b: &[G1Affine]| backend.upload_bases_g1(b, 0);
-            for (i, r) in [
-                up(&params.a),
-                up(&params.b_g1),
-                backend.upload_bases_g2(&params.b_g2, 0),
-                up(&params.l),
-                up(&params.h),
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                match r {
-                    Ok(h) => {
-                        handles.push(h);
-                        queries[i] = Query::Resident(h);
-                    }
-                    Err(e) => {
-                        handles
-                            .into_iter()
-                            .for_each(|h| drop(backend.drop_bases(h)));
-                        return Err(e);
-                    }
+        let mut uploaded: Vec<(Arc<Backend>, BasesHandle)> = Vec::new();
+        let uploads: [(usize, &Arc<Backend>); 5] =
+            [(A, &g1), (B1, &g1), (B2, &g2), (L, &g1), (H, &g1)];
+        for (i, be) in uploads {
+            if !be.capabilities().supports(ops::RESIDENT_BASES) {
+                continue;
+            }
+            let r = if i == B2 {
+                be.upload_bases_g2(&params.b_g2, 0)
+            } else {
+                be.upload_bases_g1(
+                    [&params.a, &params.b_g1, &params.b_g1, &params.l, &params.h][i],
+                    0,
+                )
+            };
+            match r {
+                Ok(h) => {
+                    uploaded.push((be.clone(), h));
+                    queries[i] = Query::Resident(h);
+                }
+                Err(e) => {
+                    uploaded
+                        .into_iter()
+                        .for_each(|(be, h)| drop(be.drop_bases(h)));
+                    return Err(e);
                 }
             }
         }
         Ok(Prover {
-            backend,
+            ntt,
+            g1,
+            g2,
             params,
             density: r1cs.density(),
             r1cs,
             log_n,
             queries,
         })
+    }
+
+    /// Which backend runs each op: `(op, backend name)`.
+    pub fn routing(&self) -> [(&'static str, &str); 3] {
+        [
+            (ops::NTT, self.ntt.name()),
+            (ops::MSM_G1, self.g1.name()),
+            (ops::MSM_G2, self.g2.name()),
+        ]
     }
 
     /// Host bytes one proof holds at its peak: the witness, the three
@@ -187,8 +233,8 @@ impl Prover {
     fn g1(&self, q: usize, host: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, Error> {
         let cfg = MsmConfig::default();
         match self.queries[q] {
-            Query::Resident(h) => self.backend.msm_g1(h, scalars, &cfg),
-            Query::Host => self.backend.msm_g1(host, scalars, &cfg),
+            Query::Resident(h) => self.g1.msm_g1(h, scalars, &cfg),
+            Query::Host => self.g1.msm_g1(host, scalars, &cfg),
         }
     }
 
@@ -262,8 +308,8 @@ impl Prover {
         let cfg = MsmConfig::default();
         let scalars = self.b_scalars(w);
         match self.queries[B2] {
-            Query::Resident(h) => self.backend.msm_g2(h, &scalars, &cfg),
-            Query::Host => self.backend.msm_g2(&self.params.b_g2[..], &scalars, &cfg),
+            Query::Resident(h) => self.g2.msm_g2(h, &scalars, &cfg),
+            Query::Host => self.g2.msm_g2(&self.params.b_g2[..], &scalars, &cfg),
         }
     }
 
@@ -342,8 +388,8 @@ impl Prover {
             ..Default::default()
         };
         for v in [&mut *a, &mut *b, &mut *c] {
-            self.backend.ntt(v, &to_coeffs)?;
-            self.backend.ntt(v, &to_coset)?;
+            self.ntt.ntt(v, &to_coeffs)?;
+            self.ntt.ntt(v, &to_coset)?;
         }
         let z_inv = g
             .pow(&[n as u64])
@@ -356,7 +402,7 @@ impl Prover {
             coset: Some(g).into(),
             ..Default::default()
         };
-        self.backend.ntt(a, &from_coset)?;
+        self.ntt.ntt(a, &from_coset)?;
         a.truncate(n - 1);
         Ok(std::mem::take(a))
     }
@@ -364,9 +410,9 @@ impl Prover {
 
 impl Drop for Prover {
     fn drop(&mut self) {
-        for q in &self.queries {
+        for (i, q) in self.queries.iter().enumerate() {
             if let Query::Resident(h) = q {
-                let _ = self.backend.drop_bases(*h);
+                let _ = if i == B2 { &self.g2 } else { &self.g1 }.drop_bases(*h);
             }
         }
     }
