@@ -629,13 +629,19 @@ impl<W: Workload> Inner<W> {
         dev: W::DeviceOut,
         g2: Option<W::G2Out>,
     ) {
-        let req = self.lock().jobs.get(&ticket.job).map(|j| j.req);
+        // The job's request, unless the job has already failed.
+        let req = self
+            .lock()
+            .jobs
+            .get(&ticket.job)
+            .filter(|j| j.failed.is_none())
+            .map(|j| j.req);
         let lane = std::thread::current()
             .name()
             .unwrap_or("finalize")
             .to_string();
         let out = match req {
-            Some(req) if !self.job_failed(&self.lock(), ticket.job) => {
+            Some(req) => {
                 let t0 = Instant::now();
                 let r = self
                     .workload
@@ -643,7 +649,7 @@ impl<W: Workload> Inner<W> {
                 self.record(&ticket, "assemble", &lane, None, t0, Instant::now());
                 r
             }
-            _ => Err(Error::InvalidInput("job failed".into())),
+            None => Err(Error::InvalidInput("job failed".into())),
         };
         self.dealloc(ticket, part, &lane);
         let mut st = self.lock();
