@@ -114,6 +114,9 @@ fn ptx_for(arch: &str) -> Result<(String, String), String> {
     Ok((ptx, note))
 }
 
+/// (x, c, log n) of a factor vector `c·x^i`.
+type FactorKey = ([u64; 4], [u64; 4], u32);
+
 struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
@@ -125,6 +128,8 @@ struct Gpu {
     scale: CudaFunction,
     /// Twiddles `[ω^0 .. ω^(n/2−1)]` per (log n, inverse), kept on the device.
     twiddles: Mutex<HashMap<(u32, bool), Arc<CudaSlice<u64>>>>,
+    /// Scaling factors `c·x^i` per (x, c, log n), kept on the device.
+    factors: Mutex<HashMap<FactorKey, Arc<CudaSlice<u64>>>>,
     /// Device work of one call at a time.
     busy: Mutex<()>,
 }
@@ -182,6 +187,7 @@ fn open_gpu(ordinal: usize) -> Result<(Gpu, String), String> {
         bit_reverse: f("bit_reverse")?,
         scale: f("scale")?,
         twiddles: Mutex::new(HashMap::new()),
+        factors: Mutex::new(HashMap::new()),
         busy: Mutex::new(()),
         ctx,
     };
@@ -319,21 +325,27 @@ impl Gpu {
         Ok(())
     }
 
-    fn scale(
-        &self,
-        buf: &mut CudaSlice<u64>,
-        factors: &[Fr],
-        log_n: u32,
-        reversed: bool,
-    ) -> Result<(), AccelError> {
-        let n = factors.len();
-        let s = self
-            .stream
-            .clone_htod(limbs(factors))
-            .map_err(driver_err("uploading factors"))?;
+    /// `buf[p] *= c·x^i` (i the natural index of p), with the factors kept
+    /// on the device per (x, c, n): a prover's quotient repeats the same few.
+    fn scale(&self, buf: &mut CudaSlice<u64>, x: &Fr, c: &Fr, log_n: u32, reversed: bool) -> Result<(), AccelError> {
+        let n = 1usize << log_n;
+        let key = (x.limbs, c.limbs, log_n);
+        let cached = self.factors.lock().unwrap().get(&key).cloned();
+        let s = match cached {
+            Some(s) => s,
+            None => {
+                let s = Arc::new(self.stream.clone_htod(limbs(&powers(x, c, n))).map_err(driver_err("uploading factors"))?);
+                let mut cache = self.factors.lock().unwrap();
+                if cache.len() >= 8 {
+                    cache.clear(); // bound device memory held by the cache
+                }
+                cache.insert(key, s.clone());
+                s
+            }
+        };
         let (n32, rev) = (n as u32, reversed as i32);
         let mut l = self.stream.launch_builder(&self.scale);
-        l.arg(buf).arg(&s).arg(&n32).arg(&log_n).arg(&rev);
+        l.arg(buf).arg(&*s).arg(&n32).arg(&log_n).arg(&rev);
         // SAFETY: `buf` and `s` hold n field elements; the kernel reads/writes indices < n.
         unsafe { l.launch(grid(n)) }.map_err(driver_err("scale kernel"))?;
         Ok(())
@@ -357,7 +369,7 @@ impl Gpu {
         let n32 = n as u32;
 
         if let (false, Some(g)) = (inverse, coset) {
-            self.scale(&mut buf, &powers(&g, &Fr::one(), n), log_n, in_rev)?;
+            self.scale(&mut buf, &g, &Fr::one(), log_n, in_rev)?;
         }
         if n > 1 {
             let tw = self.twiddles(log_n, inverse)?;
@@ -406,7 +418,7 @@ impl Gpu {
             let g_inv = coset
                 .map(|g| g.inverse().unwrap_or(Fr::ZERO))
                 .unwrap_or_else(Fr::one);
-            self.scale(&mut buf, &powers(&g_inv, &n_inv, n), log_n, out_rev)?;
+            self.scale(&mut buf, &g_inv, &n_inv, log_n, out_rev)?;
         }
         self.stream
             .memcpy_dtoh(&buf, limbs_mut(values))
