@@ -327,14 +327,25 @@ impl Gpu {
 
     /// `buf[p] *= c·x^i` (i the natural index of p), with the factors kept
     /// on the device per (x, c, n): a prover's quotient repeats the same few.
-    fn scale(&self, buf: &mut CudaSlice<u64>, x: &Fr, c: &Fr, log_n: u32, reversed: bool) -> Result<(), AccelError> {
+    fn scale(
+        &self,
+        buf: &mut CudaSlice<u64>,
+        x: &Fr,
+        c: &Fr,
+        log_n: u32,
+        reversed: bool,
+    ) -> Result<(), AccelError> {
         let n = 1usize << log_n;
         let key = (x.limbs, c.limbs, log_n);
         let cached = self.factors.lock().unwrap().get(&key).cloned();
         let s = match cached {
             Some(s) => s,
             None => {
-                let s = Arc::new(self.stream.clone_htod(limbs(&powers(x, c, n))).map_err(driver_err("uploading factors"))?);
+                let s = Arc::new(
+                    self.stream
+                        .clone_htod(limbs(&powers(x, c, n)))
+                        .map_err(driver_err("uploading factors"))?,
+                );
                 let mut cache = self.factors.lock().unwrap();
                 if cache.len() >= 8 {
                     cache.clear(); // bound device memory held by the cache
