@@ -11,13 +11,12 @@ use zkpipe::sched::groth16::Groth16Workload;
 use zkpipe::sched::{Engine, JobRequest, STAGES, builtin};
 use zkpipe_circuits::BenchCircuit;
 
+#[path = "support/common.rs"]
+mod common;
+
 #[test]
 fn every_policy_proves_a_batch_that_verifies_with_a_complete_waterfall() {
-    let dir = std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf();
+    let dir = common::build_dir();
     let reg = Registry::load(&SearchPath::only([dir]));
     let (r1cs, _) = R1cs::record(BenchCircuit::new("poseidon-merkle", "1x2", 0).unwrap()).unwrap();
     let r1cs = Arc::new(r1cs);

@@ -7,21 +7,12 @@ use zkpipe::groth16::{self, Parameters, PreparedVerifyingKey, Proof, Prover, Ver
 use zkpipe::loader::{Registry, SearchPath};
 use zkpipe::plugin::BackendConfig;
 use zkpipe::r1cs::{R1cs, Witness};
-use zkpipe::{Backend, Error, Fr};
+use zkpipe::{Error, Fr};
 use zkpipe_circuits::BenchCircuit;
 
-fn cpu() -> Arc<Backend> {
-    let dir = std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    Arc::new(
-        Registry::load(&SearchPath::only([dir]))
-            .create("cpu", &BackendConfig::default())
-            .unwrap(),
-    )
-}
+#[path = "support/common.rs"]
+mod common;
+use common::cpu;
 
 const SMALL: [(&str, &str); 3] = [
     ("squaring-chain", "100"),
@@ -217,11 +208,7 @@ fn decimal_public_inputs_round_trip() {
 fn ops_a_backend_lacks_run_on_the_fallback() {
     // The panicky fixture declares no ops at all: everything must go to the CPU.
     let dir = tempfile::tempdir().unwrap();
-    let build = std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf();
+    let build = common::build_dir();
     std::fs::copy(
         build.join("libzkpipe_fixture_panicky.so"),
         dir.path().join("libzkpipe_backend_panicky.so"),

@@ -10,25 +10,14 @@ use ark_serialize::CanonicalDeserialize;
 use bellperson::groth16 as bp;
 use blstrs::{Bls12, Scalar};
 use std::sync::Arc;
+use zkpipe::Fr;
 use zkpipe::groth16::{self, Parameters, Prover};
-use zkpipe::loader::{Registry, SearchPath};
-use zkpipe::plugin::BackendConfig;
 use zkpipe::r1cs::{R1cs, Witness};
-use zkpipe::{Backend, Fr};
 use zkpipe_circuits::BenchCircuit;
 
-fn cpu() -> Arc<Backend> {
-    let dir = std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    Arc::new(
-        Registry::load(&SearchPath::only([dir]))
-            .create("cpu", &BackendConfig::default())
-            .unwrap(),
-    )
-}
+#[path = "support/common.rs"]
+mod common;
+use common::cpu;
 
 #[path = "support/replay.rs"]
 mod replay;

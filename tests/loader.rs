@@ -9,14 +9,9 @@ use zkpipe::loader::{Registry, SearchPath};
 use zkpipe::plugin::{BackendConfig, ErrorCode, KeyValue, MsmConfig, NttConfig};
 use zkpipe::{Fr, G1Affine};
 
-/// Where cargo put this test binary and the workspace's cdylibs.
-fn build_dir() -> PathBuf {
-    std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+#[path = "support/common.rs"]
+mod common;
+use common::build_dir;
 
 fn library(stem: &str) -> PathBuf {
     let p = build_dir().join(format!("lib{stem}.so"));

@@ -1,7 +1,6 @@
 //! A scheduling policy loaded from a plugin (`policies/round-robin`) drives
 //! the engine exactly like a built-in one; bad libraries are refused clearly.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use zkpipe::groth16::{self, Prover};
 use zkpipe::loader::{Registry, SearchPath};
@@ -12,13 +11,9 @@ use zkpipe::sched::plugin::load_policy;
 use zkpipe::sched::{Engine, JobRequest, Settings};
 use zkpipe_circuits::BenchCircuit;
 
-fn build_dir() -> PathBuf {
-    std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+#[path = "support/common.rs"]
+mod common;
+use common::build_dir;
 
 #[test]
 fn the_round_robin_plugin_interleaves_jobs() {
