@@ -2,75 +2,129 @@
 //! plugin, compiled by NVRTC at first use for each device's architecture and
 //! cached on disk (key: source hash, architecture, NVRTC version).
 //!
-//! Status: NTT (all orders, cosets) runs on the GPU; MSM is not implemented
-//! yet and is declared unsupported, so callers fall back or report it.
+//! Ops: G1/G2 MSM (Pippenger, signed digits, bucket sorting, XYZZ buckets),
+//! bases resident on the device behind handles, NTT in all orders and on
+//! cosets.
 //!
 //! With no NVIDIA driver (or no NVRTC) the plugin still loads and reports
 //! zero devices and the reason; it never panics or aborts.
 
+mod msm;
+
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
-use cudarc::nvrtc::{CompileOptions, Ptx};
+use cudarc::nvrtc::Ptx;
 use sha2::{Digest, Sha256};
-use zkpipe_core::Fr;
 use zkpipe_core::plugin::{
-    AccelError, AcceleratorImpl, BackendConfig, BackendInfo, BackendPlugin, Capabilities,
-    DeviceInfo, DeviceKind, ErrorCode, NttConfig, NttDirection, OpSupport, ops,
+    AccelError, AcceleratorImpl, BackendConfig, BackendInfo, BackendPlugin, BasesHandle, BasesRef,
+    Capabilities, DeviceInfo, DeviceKind, ErrorCode, MsmConfig, NttConfig, NttDirection, OpSupport,
+    ext_get, ops,
 };
+use zkpipe_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+
+pub use msm::auto_window;
 
 /// Kernel sources, in include order (the `#include` lines are dropped: NVRTC
 /// gets one translation unit).
-pub const KERNEL_SOURCES: [(&str, &str); 2] = [
+pub const KERNEL_SOURCES: [(&str, &str); 4] = [
     ("fr.cuh", include_str!("../kernels/fr.cuh")),
+    ("fp.cuh", include_str!("../kernels/fp.cuh")),
     ("ntt.cu", include_str!("../kernels/ntt.cu")),
+    ("msm.cu", include_str!("../kernels/msm.cu")),
 ];
 
 /// Every kernel entry point, for loading and for the compile test.
-pub const KERNELS: [&str; 3] = ["ntt_stage", "bit_reverse", "scale"];
+pub fn kernels() -> impl Iterator<Item = &'static str> {
+    ["ntt_stage", "bit_reverse", "scale"]
+        .into_iter()
+        .chain(msm::KERNELS)
+}
 
 /// The single translation unit NVRTC compiles.
 pub fn kernel_source() -> String {
     KERNEL_SOURCES
         .iter()
         .flat_map(|(_, s)| {
-            s.lines()
-                .filter(|l| !l.trim_start().starts_with("#include"))
+            s.lines().filter(|l| {
+                let l = l.trim_start();
+                !l.starts_with("#include") && !l.starts_with("#pragma once")
+            })
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// What NVRTC produces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// PTX text (the driver JIT-compiles it at load).
+    Ptx,
+    /// Machine code for exactly `arch`: no JIT at load, so it is what the cache keeps.
+    Cubin,
 }
 
 /// Compiles the kernels for `arch` (e.g. `sm_90`) with the NVRTC found at run time.
 ///
 /// # Errors
 /// The NVRTC log when compilation fails, or why NVRTC could not be used.
-pub fn compile(arch: &str) -> Result<String, String> {
+pub fn compile(arch: &str, output: Output) -> Result<Vec<u8>, String> {
+    use cudarc::nvrtc::{result, sys};
     // SAFETY: only checks whether the library can be loaded.
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+    if !unsafe { sys::is_culib_present() } {
         return Err(
             "libnvrtc not found (install the CUDA 13 NVRTC and put it on the library path)".into(),
         );
     }
-    let arch: &'static str = Box::leak(arch.to_string().into_boxed_str());
-    let opts = CompileOptions {
-        arch: Some(arch),
-        options: vec!["--std=c++17".into(), "--device-int128".into()],
-        ..Default::default()
+    let src = std::ffi::CString::new(kernel_source()).expect("no NUL in the kernel sources");
+    let opts = [
+        format!("--gpu-architecture={arch}"),
+        "--std=c++17".into(),
+        "--device-int128".into(),
+    ];
+    let run = || -> Result<Vec<u8>, String> {
+        let prog = result::create_program(&src, None).map_err(|e| format!("NVRTC: {e:?}"))?;
+        // SAFETY: `prog` is a live program until destroyed at the end; the
+        // size queries size the buffers the getters fill.
+        unsafe {
+            let out = match result::compile_program(prog, &opts) {
+                Err(e) => {
+                    let log = result::get_program_log(prog).unwrap_or_default();
+                    let log = std::ffi::CStr::from_ptr(log.as_ptr()).to_string_lossy();
+                    Err(format!("NVRTC failed for {arch} ({e:?}):\n{log}"))
+                }
+                Ok(()) if output == Output::Ptx => result::get_ptx(prog)
+                    .map(|p| {
+                        p.iter()
+                            .take_while(|&&c| c != 0)
+                            .map(|&c| c as u8)
+                            .collect()
+                    })
+                    .map_err(|e| format!("reading PTX: {e:?}")),
+                Ok(()) => {
+                    let mut size = 0usize;
+                    sys::nvrtcGetCUBINSize(prog, &mut size)
+                        .result()
+                        .map_err(|e| format!("reading CUBIN size: {e:?}"))?;
+                    let mut buf = vec![0u8; size];
+                    sys::nvrtcGetCUBIN(prog, buf.as_mut_ptr() as *mut std::ffi::c_char)
+                        .result()
+                        .map_err(|e| format!("reading CUBIN: {e:?}"))
+                        .map(|_| buf)
+                }
+            };
+            let _ = result::destroy_program(prog);
+            out
+        }
     };
-    let src = kernel_source();
-    catch_unwind(AssertUnwindSafe(|| {
-        cudarc::nvrtc::compile_ptx_with_opts(&src, opts)
-    }))
-    .map_err(|_| "NVRTC panicked".to_string())?
-    .map(|ptx| ptx.to_src())
-    .map_err(|e| format!("NVRTC failed for {arch}: {e}"))
+    catch_unwind(AssertUnwindSafe(run)).map_err(|_| "NVRTC panicked".to_string())?
 }
 
 fn nvrtc_version() -> String {
@@ -80,6 +134,7 @@ fn nvrtc_version() -> String {
     format!("{major}.{minor}")
 }
 
+/// `$ZKPIPE_CUDA_CACHE`, else `$XDG_CACHE_HOME/zkpipe/cuda` or `~/.cache/zkpipe/cuda`.
 fn cache_dir() -> PathBuf {
     std::env::var_os("ZKPIPE_CUDA_CACHE")
         .map(PathBuf::from)
@@ -92,26 +147,40 @@ fn cache_dir() -> PathBuf {
         })
 }
 
-/// PTX for `arch`, from the disk cache or compiled now; returns it and a note.
-fn ptx_for(arch: &str) -> Result<(String, String), String> {
-    let version = nvrtc_version();
+/// Where the compiled kernels for `arch` are cached.
+pub fn cache_path(arch: &str) -> PathBuf {
     let hash = Sha256::digest(kernel_source().as_bytes());
     let key: String = hash.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    let path = cache_dir().join(format!("{key}-{arch}-nvrtc{version}.ptx"));
-    if let Ok(ptx) = std::fs::read_to_string(&path) {
-        return Ok((ptx, format!("kernels from cache {}", path.display())));
+    cache_dir().join(format!("{key}-{arch}-nvrtc{}.cubin", nvrtc_version()))
+}
+
+/// CUBIN for `arch`, from the disk cache or compiled now (and cached);
+/// returns it and a note for `zkpipe backends`.
+///
+/// # Errors
+/// Why NVRTC could not compile the kernels.
+pub fn cubin_for(arch: &str) -> Result<(Vec<u8>, String), String> {
+    // SAFETY: only checks whether the library can be loaded.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err("libnvrtc not found (install the CUDA 13 NVRTC)".into());
+    }
+    let path = cache_path(arch);
+    if let Ok(bin) = std::fs::read(&path) {
+        return Ok((bin, format!("kernels from cache {}", path.display())));
     }
     let t = Instant::now();
-    let ptx = compile(arch)?;
+    let bin = compile(arch, Output::Cubin)?;
     let note = format!(
-        "kernels compiled by NVRTC {version} for {arch} in {:.0} ms",
-        t.elapsed().as_secs_f64() * 1e3
+        "kernels compiled by NVRTC {} for {arch} in {:.1} s (cached in {})",
+        nvrtc_version(),
+        t.elapsed().as_secs_f64(),
+        path.display()
     );
     // A failed cache write only costs the next start a compile.
     if std::fs::create_dir_all(path.parent().unwrap()).is_ok() {
-        let _ = zkpipe_core::fsutil::write_atomically(&path, ptx.as_bytes());
+        let _ = zkpipe_core::fsutil::write_atomically(&path, &bin);
     }
-    Ok((ptx, note))
+    Ok((bin, note))
 }
 
 /// (x, c, log n) of a factor vector `c·x^i`.
@@ -126,6 +195,7 @@ struct Gpu {
     stage: CudaFunction,
     bit_reverse: CudaFunction,
     scale: CudaFunction,
+    msm: msm::MsmKernels,
     /// Twiddles `[ω^0 .. ω^(n/2−1)]` per (log n, inverse), kept on the device.
     twiddles: Mutex<HashMap<(u32, bool), Arc<CudaSlice<u64>>>>,
     /// Scaling factors `c·x^i` per (x, c, log n), kept on the device.
@@ -134,10 +204,22 @@ struct Gpu {
     busy: Mutex<()>,
 }
 
+/// A base set kept on a device.
+struct Resident {
+    device: u32,
+    g2: bool,
+    len: usize,
+    words: Arc<CudaSlice<u64>>,
+}
+
 /// The CUDA backend.
 pub struct CudaBackend {
     gpus: Vec<Gpu>,
     notes: String,
+    /// Pippenger window from `--backend-opt window_bits=C`; 0 = per size.
+    window_bits: u32,
+    resident: Mutex<HashMap<u64, Resident>>,
+    next_handle: AtomicU64,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -162,11 +244,14 @@ fn driver_err(what: &str) -> impl Fn(cudarc::driver::DriverError) -> AccelError 
 
 fn open_gpu(ordinal: usize) -> Result<(Gpu, String), String> {
     let ctx = CudaContext::new(ordinal).map_err(|e| format!("device {ordinal}: {e:?}"))?;
+    // SAFETY: all work of a context goes through its one default stream, so
+    // cross-stream event tracking is not needed.
+    unsafe { ctx.disable_event_tracking() };
     let (major, minor) = ctx.compute_capability().map_err(|e| format!("{e:?}"))?;
     let arch = format!("sm_{major}{minor}");
-    let (ptx, note) = ptx_for(&arch)?;
+    let (cubin, note) = cubin_for(&arch)?;
     let module = ctx
-        .load_module(Ptx::from_src(ptx))
+        .load_module(Ptx::from_binary(cubin))
         .map_err(|e| format!("loading kernels for {arch}: {e:?}"))?;
     let f = |name: &str| {
         module
@@ -186,6 +271,7 @@ fn open_gpu(ordinal: usize) -> Result<(Gpu, String), String> {
         stage: f("ntt_stage")?,
         bit_reverse: f("bit_reverse")?,
         scale: f("scale")?,
+        msm: msm::MsmKernels::load(&module)?,
         twiddles: Mutex::new(HashMap::new()),
         factors: Mutex::new(HashMap::new()),
         busy: Mutex::new(()),
@@ -220,7 +306,7 @@ fn discover() -> (Vec<Gpu>, String) {
     if count == 0 {
         notes.push("the driver reports no CUDA devices".into());
     }
-    notes.push("ops: ntt on the GPU; msm not implemented yet (declared unsupported)".into());
+    notes.push("ops: msm_g1, msm_g2 (resident bases), ntt".into());
     (gpus, notes.join("; "))
 }
 
@@ -231,14 +317,31 @@ impl BackendPlugin for CudaBackend {
         if config.threads.into_option() == Some(0) {
             return Err(AccelError::invalid_input("threads must be at least 1"));
         }
-        if let Some(kv) = config.ext.first() {
+        if let Some(kv) = config
+            .ext
+            .iter()
+            .find(|kv| kv.key.as_str() != "window_bits")
+        {
             return Err(AccelError::invalid_input(format!(
-                "unknown cuda backend setting `{}`",
+                "unknown cuda backend setting `{}` (known: window_bits)",
                 kv.key
             )));
         }
+        let window_bits = match ext_get(&config.ext, "window_bits") {
+            None => 0,
+            Some(v) => v.parse().map_err(|_| {
+                AccelError::invalid_input(format!("window_bits must be a number, got `{v}`"))
+            })?,
+        };
+        check_window(window_bits)?;
         let (gpus, notes) = discover();
-        Ok(CudaBackend { gpus, notes })
+        Ok(CudaBackend {
+            gpus,
+            notes,
+            window_bits,
+            resident: Mutex::new(HashMap::new()),
+            next_handle: AtomicU64::new(1),
+        })
     }
 }
 
@@ -271,6 +374,21 @@ fn grid(count: usize) -> LaunchConfig {
     }
 }
 
+fn check_window(bits: u32) -> Result<(), AccelError> {
+    if bits != 0 && !(2..=24).contains(&bits) {
+        return Err(AccelError::invalid_input(format!(
+            "window_bits must be 0 (automatic) or 2..=24, got {bits}"
+        )));
+    }
+    Ok(())
+}
+
+/// Views affine points (repr(C) limb arrays) as `u64` words.
+fn point_words<T>(v: &[T]) -> &[u64] {
+    // SAFETY: the seam's affine types are repr(C) arrays of u64 limbs with no padding.
+    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u64, std::mem::size_of_val(v) / 8) }
+}
+
 impl CudaBackend {
     fn gpu(&self, device: u32) -> Result<&Gpu, AccelError> {
         self.gpus.get(device as usize).ok_or_else(|| {
@@ -286,6 +404,97 @@ impl CudaBackend {
                 ))
             }
         })
+    }
+}
+
+impl CudaBackend {
+    fn upload<T>(&self, bases: &[T], device: u32, g2: bool) -> Result<BasesHandle, AccelError> {
+        let gpu = self.gpu(device)?;
+        let _busy = gpu.busy.lock().unwrap();
+        gpu.ctx
+            .bind_to_thread()
+            .map_err(driver_err("binding the context"))?;
+        gpu.check_free(std::mem::size_of_val(bases))?;
+        let words = gpu
+            .stream
+            .clone_htod(point_words(bases))
+            .map_err(driver_err("uploading bases"))?;
+        gpu.stream
+            .synchronize()
+            .map_err(driver_err("synchronising"))?;
+        let id = self.next_handle.fetch_add(1, Ordering::Relaxed);
+        self.resident.lock().unwrap().insert(
+            id,
+            Resident {
+                device,
+                g2,
+                len: bases.len(),
+                words: Arc::new(words),
+            },
+        );
+        Ok(BasesHandle(id))
+    }
+
+    fn msm<C: msm::Curve>(
+        &self,
+        bases: BasesRef<'_, C::Affine>,
+        scalars: &[Fr],
+        config: &MsmConfig,
+        g2: bool,
+    ) -> Result<C::Proj, AccelError> {
+        check_window(config.window_bits)?;
+        if scalars.len() > 1 << 28 {
+            return Err(AccelError::invalid_input(
+                "msm: the CUDA backend handles up to 2^28 points",
+            ));
+        }
+        let gpu = self.gpu(config.device)?;
+        if scalars.is_empty() {
+            return Ok(C::identity());
+        }
+        let c = match (config.window_bits, self.window_bits) {
+            (0, 0) => msm::auto_window(scalars.len()),
+            (0, w) | (w, _) => w,
+        };
+        let resident = match bases {
+            BasesRef::Host(_) => None,
+            BasesRef::Resident(h) => {
+                let map = self.resident.lock().unwrap();
+                let r = map.get(&h.0).ok_or_else(|| {
+                    AccelError::invalid_input(format!("unknown bases handle {}", h.0))
+                })?;
+                if r.g2 != g2 || r.device != config.device || r.len < scalars.len() {
+                    return Err(AccelError::invalid_input(format!(
+                        "bases handle {} holds {} {} points on device {}; this MSM needs {} {} points on device {}",
+                        h.0,
+                        r.len,
+                        if r.g2 { "G2" } else { "G1" },
+                        r.device,
+                        scalars.len(),
+                        if g2 { "G2" } else { "G1" },
+                        config.device
+                    )));
+                }
+                Some(r.words.clone())
+            }
+        };
+        let _busy = gpu.busy.lock().unwrap();
+        gpu.ctx
+            .bind_to_thread()
+            .map_err(driver_err("binding the context"))?;
+        let words = match (resident, bases) {
+            (Some(w), _) => w,
+            (None, BasesRef::Host(b)) => {
+                gpu.check_free(std::mem::size_of_val(b.as_slice()))?;
+                Arc::new(
+                    gpu.stream
+                        .clone_htod(point_words(b.as_slice()))
+                        .map_err(driver_err("copying bases"))?,
+                )
+            }
+            (None, BasesRef::Resident(_)) => unreachable!("resolved above"),
+        };
+        gpu.msm::<C>(&words, scalars, c)
     }
 }
 
@@ -467,12 +676,56 @@ impl AcceleratorImpl for CudaBackend {
         if self.gpus.is_empty() {
             return Capabilities::default();
         }
+        let op = |op: &str| OpSupport {
+            op: op.into(),
+            max_log_size: 28,
+        };
         Capabilities {
-            ops: vec![OpSupport {
-                op: ops::NTT.into(),
-                max_log_size: 28,
-            }]
+            ops: vec![
+                op(ops::MSM_G1),
+                op(ops::MSM_G2),
+                op(ops::MSM_G1_BATCH),
+                op(ops::MSM_G2_BATCH),
+                op(ops::RESIDENT_BASES),
+                op(ops::NTT),
+            ]
             .into(),
+        }
+    }
+
+    fn msm_g1(
+        &self,
+        bases: BasesRef<'_, G1Affine>,
+        scalars: &[Fr],
+        config: &MsmConfig,
+    ) -> Result<G1Projective, AccelError> {
+        self.msm::<msm::G1>(bases, scalars, config, false)
+    }
+
+    fn msm_g2(
+        &self,
+        bases: BasesRef<'_, G2Affine>,
+        scalars: &[Fr],
+        config: &MsmConfig,
+    ) -> Result<G2Projective, AccelError> {
+        self.msm::<msm::G2>(bases, scalars, config, true)
+    }
+
+    fn upload_bases_g1(&self, bases: &[G1Affine], device: u32) -> Result<BasesHandle, AccelError> {
+        self.upload(bases, device, false)
+    }
+
+    fn upload_bases_g2(&self, bases: &[G2Affine], device: u32) -> Result<BasesHandle, AccelError> {
+        self.upload(bases, device, true)
+    }
+
+    fn drop_bases(&self, handle: BasesHandle) -> Result<(), AccelError> {
+        match self.resident.lock().unwrap().remove(&handle.0) {
+            Some(_) => Ok(()),
+            None => Err(AccelError::invalid_input(format!(
+                "unknown bases handle {}",
+                handle.0
+            ))),
         }
     }
 

@@ -3,7 +3,7 @@
 //! `ZKPIPE_REQUIRE_NVRTC=1`, so there a missing compiler fails the test;
 //! elsewhere it is skipped with a message.
 
-use zkpipe_backend_cuda::{KERNELS, compile};
+use zkpipe_backend_cuda::{Output, compile, kernels};
 
 #[test]
 fn every_kernel_compiles_for_sm80_and_sm90() {
@@ -19,8 +19,9 @@ fn every_kernel_compiles_for_sm80_and_sm90() {
         return;
     }
     for arch in ["sm_80", "sm_90"] {
-        let ptx = compile(arch).unwrap_or_else(|e| panic!("{e}"));
-        for k in KERNELS {
+        let ptx = compile(arch, Output::Ptx).unwrap_or_else(|e| panic!("{e}"));
+        let ptx = String::from_utf8(ptx).expect("PTX is text");
+        for k in kernels() {
             assert!(
                 ptx.contains(&format!(".entry {k}(")),
                 "{arch}: kernel {k} missing from the PTX"

@@ -1,0 +1,441 @@
+//! Host side of the Pippenger MSM (`kernels/msm.cu`): window choice, buffer
+//! sizes, the launch sequence, and combining the window sums with blst.
+
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
+use zkpipe_core::plugin::AccelError;
+use zkpipe_core::{Fp, Fp2, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+
+use crate::{Gpu, driver_err, grid, limbs};
+
+/// Smallest chunk of a bucket one thread sums (`msm.cu`: `chunk_len`).
+const MIN_CHUNK: u32 = 32;
+/// Threads per block for the point kernels (≈ 170–255 registers each).
+const POINT_BLOCK: u32 = 128;
+/// Window sums are reduced `REDUCE_FAN_IN` at a time.
+const REDUCE_FAN_IN: u32 = 32;
+
+/// The scalar-side kernels, shared by G1 and G2.
+pub(crate) struct ScalarKernels {
+    from_mont: CudaFunction,
+    count: CudaFunction,
+    scan: CudaFunction,
+    scatter: CudaFunction,
+    chunk_map: CudaFunction,
+}
+
+/// The point kernels of one group.
+pub(crate) struct PointKernels {
+    accumulate: CudaFunction,
+    bucket_sum: CudaFunction,
+    window_segments: CudaFunction,
+    reduce: CudaFunction,
+}
+
+/// Every MSM kernel of a device.
+pub(crate) struct MsmKernels {
+    scalar: ScalarKernels,
+    g1: PointKernels,
+    g2: PointKernels,
+}
+
+/// Kernel entry points of `msm.cu`, for loading and for the compile test.
+pub const KERNELS: [&str; 13] = [
+    "msm_from_mont",
+    "msm_count",
+    "msm_scan",
+    "msm_scatter",
+    "msm_chunk_map",
+    "msm_accumulate_g1",
+    "msm_bucket_sum_g1",
+    "msm_window_segments_g1",
+    "msm_reduce_g1",
+    "msm_accumulate_g2",
+    "msm_bucket_sum_g2",
+    "msm_window_segments_g2",
+    "msm_reduce_g2",
+];
+
+impl MsmKernels {
+    pub(crate) fn load(module: &Arc<CudaModule>) -> Result<Self, String> {
+        let f = |name: &str| {
+            module
+                .load_function(name)
+                .map_err(|e| format!("kernel {name}: {e:?}"))
+        };
+        let points = |g: &str| -> Result<PointKernels, String> {
+            Ok(PointKernels {
+                accumulate: f(&format!("msm_accumulate_{g}"))?,
+                bucket_sum: f(&format!("msm_bucket_sum_{g}"))?,
+                window_segments: f(&format!("msm_window_segments_{g}"))?,
+                reduce: f(&format!("msm_reduce_{g}"))?,
+            })
+        };
+        Ok(MsmKernels {
+            scalar: ScalarKernels {
+                from_mont: f("msm_from_mont")?,
+                count: f("msm_count")?,
+                scan: f("msm_scan")?,
+                scatter: f("msm_scatter")?,
+                chunk_map: f("msm_chunk_map")?,
+            },
+            g1: points("g1")?,
+            g2: points("g2")?,
+        })
+    }
+}
+
+/// What the MSM needs to know about a group.
+pub(crate) trait Curve {
+    type Affine: Copy;
+    type Proj: Copy;
+    /// `u64` words per coordinate (6 for Fp, 12 for Fp2).
+    const WORDS: usize;
+    fn kernels(k: &MsmKernels) -> &PointKernels;
+    /// blst Jacobian point from device XYZZ words `[X, Y, ZZ, ZZZ]`.
+    fn from_xyzz(words: &[u64]) -> Self::Proj;
+    fn identity() -> Self::Proj;
+    fn double(p: &Self::Proj) -> Self::Proj;
+    fn add(p: &Self::Proj, q: &Self::Proj) -> Self::Proj;
+}
+
+fn fp(words: &[u64]) -> Fp {
+    Fp {
+        limbs: words.try_into().expect("6 words"),
+    }
+}
+
+fn fp2(words: &[u64]) -> Fp2 {
+    Fp2 {
+        c: [fp(&words[..6]), fp(&words[6..])],
+    }
+}
+
+/// Jacobian (X·ZZ², Y·ZZZ², ZZZ) represents the same point as XYZZ (X, Y, ZZ, ZZZ).
+macro_rules! xyzz_to_jacobian {
+    ($field:ty, $read:ident, $mul:ident, $sqr:ident, $w:expr, $words:expr) => {{
+        let w = $words;
+        let (x, y, zz, zzz) = (
+            $read(&w[..$w]),
+            $read(&w[$w..2 * $w]),
+            $read(&w[2 * $w..3 * $w]),
+            $read(&w[3 * $w..]),
+        );
+        let (mut zz2, mut zzz2, mut px, mut py) = (
+            <$field>::default(),
+            <$field>::default(),
+            <$field>::default(),
+            <$field>::default(),
+        );
+        // SAFETY: blst field ops on valid, distinct pointers of the seam types' blst layout.
+        unsafe {
+            blst::$sqr(zz2.as_blst_mut(), zz.as_blst());
+            blst::$sqr(zzz2.as_blst_mut(), zzz.as_blst());
+            blst::$mul(px.as_blst_mut(), x.as_blst(), zz2.as_blst());
+            blst::$mul(py.as_blst_mut(), y.as_blst(), zzz2.as_blst());
+        }
+        (px, py, zzz)
+    }};
+}
+
+pub(crate) struct G1;
+pub(crate) struct G2;
+
+impl Curve for G1 {
+    type Affine = G1Affine;
+    type Proj = G1Projective;
+    const WORDS: usize = 6;
+    fn kernels(k: &MsmKernels) -> &PointKernels {
+        &k.g1
+    }
+    fn from_xyzz(words: &[u64]) -> G1Projective {
+        let (x, y, z) = xyzz_to_jacobian!(Fp, fp, blst_fp_mul, blst_fp_sqr, 6, words);
+        G1Projective { x, y, z }
+    }
+    fn identity() -> G1Projective {
+        G1Projective::identity()
+    }
+    fn double(p: &G1Projective) -> G1Projective {
+        p.double()
+    }
+    fn add(p: &G1Projective, q: &G1Projective) -> G1Projective {
+        p.add(q)
+    }
+}
+
+impl Curve for G2 {
+    type Affine = G2Affine;
+    type Proj = G2Projective;
+    const WORDS: usize = 12;
+    fn kernels(k: &MsmKernels) -> &PointKernels {
+        &k.g2
+    }
+    fn from_xyzz(words: &[u64]) -> G2Projective {
+        let (x, y, z) = xyzz_to_jacobian!(Fp2, fp2, blst_fp2_mul, blst_fp2_sqr, 12, words);
+        G2Projective { x, y, z }
+    }
+    fn identity() -> G2Projective {
+        G2Projective::identity()
+    }
+    fn double(p: &G2Projective) -> G2Projective {
+        p.double()
+    }
+    fn add(p: &G2Projective, q: &G2Projective) -> G2Projective {
+        p.add(q)
+    }
+}
+
+/// Window size minimising the point additions: n per window for the
+/// buckets, about 3 per bucket for the bucket and window sums.
+pub fn auto_window(n: usize) -> u32 {
+    (2..=22u32)
+        .min_by_key(|&c| (255 / c + 1) as u64 * (n as u64 + 3 * (1u64 << (c - 1))))
+        .unwrap()
+}
+
+/// Buffer sizes of one MSM (element counts).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Plan {
+    pub n: u32,
+    /// Window bits.
+    pub c: u32,
+    pub windows: u32,
+    /// Buckets per window including the unused bucket 0.
+    pub nb: u32,
+    /// Chunk slots per window: an upper bound on Σ chunks.
+    pub cap: u32,
+    /// Buckets per window-sum segment, and segments per window.
+    pub seg_len: u32,
+    pub segs: u32,
+}
+
+impl Plan {
+    pub(crate) fn new(n: usize, c: u32) -> Plan {
+        let windows = 255 / c + 1;
+        let buckets = 1u32 << (c - 1);
+        // Enough segments to fill the device (~64k threads), at most 64 buckets each.
+        let per = ((buckets as u64 * windows as u64) >> 16).clamp(1, 64) as u32;
+        let seg_len = 1 << (31 - per.leading_zeros());
+        let seg_len = seg_len.min(buckets);
+        Plan {
+            n: n as u32,
+            c,
+            windows,
+            nb: buckets + 1,
+            cap: (n as u32).div_ceil(MIN_CHUNK) + buckets + 1,
+            seg_len,
+            segs: buckets / seg_len,
+        }
+    }
+
+    /// Device bytes the MSM allocates besides the bases.
+    pub(crate) fn device_bytes(&self, point_words: usize) -> usize {
+        let (w, xyzz) = (self.windows as usize, point_words * 8 * 4);
+        let tables = 4 * w * self.nb as usize * 4;
+        let sorted = w * self.n as usize * 4;
+        let chunks = w * self.cap as usize * (4 + xyzz);
+        let buckets = w * (self.nb as usize - 1) * xyzz;
+        let segments = 2 * w * self.segs as usize * xyzz;
+        self.n as usize * 32 + tables + sorted + chunks + buckets + segments
+    }
+}
+
+fn grid_2d(count: u32, rows: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (count.div_ceil(POINT_BLOCK).max(1), rows, 1),
+        block_dim: (POINT_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+fn point_grid(count: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (count.div_ceil(POINT_BLOCK as usize).max(1) as u32, 1, 1),
+        block_dim: (POINT_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+impl Gpu {
+    /// Σ scalars[i]·bases[i] over the first `scalars.len()` bases of `bases`
+    /// (`u64` words of affine points in blst's layout, on this device).
+    ///
+    /// # Errors
+    /// `OUT_OF_MEMORY` when the buffers do not fit; driver errors.
+    pub(crate) fn msm<C: Curve>(
+        &self,
+        bases: &CudaSlice<u64>,
+        scalars: &[Fr],
+        c: u32,
+    ) -> Result<C::Proj, AccelError> {
+        let plan = Plan::new(scalars.len(), c);
+        self.check_free(plan.device_bytes(C::WORDS))?;
+        let Plan {
+            n,
+            c,
+            windows,
+            nb,
+            cap,
+            seg_len,
+            segs,
+        } = plan;
+        let s = &self.stream;
+        let k = &self.msm.scalar;
+        let e = |what| driver_err(what);
+        let min_chunk = MIN_CHUNK;
+        let tables = (windows * nb) as usize;
+
+        let mut sc = s.clone_htod(limbs(scalars)).map_err(e("copying scalars"))?;
+        let mut l = s.launch_builder(&k.from_mont);
+        l.arg(&mut sc).arg(&n);
+        // SAFETY: n scalars of 4 words.
+        unsafe { l.launch(grid(n as usize)) }.map_err(e("msm_from_mont"))?;
+
+        let mut counts = s.alloc_zeros::<u32>(tables).map_err(e("allocating"))?;
+        let mut l = s.launch_builder(&k.count);
+        l.arg(&sc).arg(&n).arg(&c).arg(&windows).arg(&mut counts);
+        // SAFETY: indices w·nb + |d| < windows·nb since |d| ≤ 2^(c−1).
+        unsafe { l.launch(grid(n as usize)) }.map_err(e("msm_count"))?;
+
+        let mut offsets = s.alloc_zeros::<u32>(tables).map_err(e("allocating"))?;
+        let mut cursor = s.alloc_zeros::<u32>(tables).map_err(e("allocating"))?;
+        let mut chunk_first = s.alloc_zeros::<u32>(tables).map_err(e("allocating"))?;
+        let mut totals = s
+            .alloc_zeros::<u32>(windows as usize)
+            .map_err(e("allocating"))?;
+        let mut l = s.launch_builder(&k.scan);
+        l.arg(&counts)
+            .arg(&nb)
+            .arg(&min_chunk)
+            .arg(&mut offsets)
+            .arg(&mut cursor)
+            .arg(&mut chunk_first)
+            .arg(&mut totals);
+        let scan_cfg = LaunchConfig {
+            grid_dim: (windows, 1, 1),
+            block_dim: (1024, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: one block per window over its nb entries.
+        unsafe { l.launch(scan_cfg) }.map_err(e("msm_scan"))?;
+
+        let mut sorted = s
+            .alloc_zeros::<u32>(windows as usize * n as usize)
+            .map_err(e("allocating"))?;
+        let mut l = s.launch_builder(&k.scatter);
+        l.arg(&sc)
+            .arg(&n)
+            .arg(&c)
+            .arg(&windows)
+            .arg(&mut cursor)
+            .arg(&mut sorted);
+        // SAFETY: positions stay below each window's n entries (the counts sum to ≤ n).
+        unsafe { l.launch(grid(n as usize)) }.map_err(e("msm_scatter"))?;
+
+        let mut chunk_bucket = s
+            .alloc_zeros::<u32>(windows as usize * cap as usize)
+            .map_err(e("allocating"))?;
+        let mut l = s.launch_builder(&k.chunk_map);
+        l.arg(&counts)
+            .arg(&chunk_first)
+            .arg(&nb)
+            .arg(&min_chunk)
+            .arg(&cap)
+            .arg(&windows)
+            .arg(&mut chunk_bucket);
+        // SAFETY: chunk indices are below `cap` (Σ chunks ≤ n/MIN_CHUNK + buckets).
+        unsafe { l.launch(grid(tables)) }.map_err(e("msm_chunk_map"))?;
+
+        let pk = C::kernels(&self.msm);
+        let xw = 4 * C::WORDS;
+        let mut partial = s
+            .alloc_zeros::<u64>(windows as usize * cap as usize * xw)
+            .map_err(e("allocating"))?;
+        let mut l = s.launch_builder(&pk.accumulate);
+        l.arg(bases)
+            .arg(&sorted)
+            .arg(&counts)
+            .arg(&offsets)
+            .arg(&chunk_first)
+            .arg(&chunk_bucket)
+            .arg(&totals)
+            .arg(&n)
+            .arg(&nb)
+            .arg(&min_chunk)
+            .arg(&cap)
+            .arg(&mut partial);
+        // SAFETY: reads point indices < n (bases hold ≥ n points), writes chunk slots < cap.
+        unsafe { l.launch(grid_2d(cap, windows)) }.map_err(e("msm_accumulate"))?;
+
+        let nbk = nb - 1;
+        let mut buckets = s
+            .alloc_zeros::<u64>(windows as usize * nbk as usize * xw)
+            .map_err(e("allocating"))?;
+        let mut l = s.launch_builder(&pk.bucket_sum);
+        l.arg(&partial)
+            .arg(&counts)
+            .arg(&chunk_first)
+            .arg(&nb)
+            .arg(&min_chunk)
+            .arg(&cap)
+            .arg(&windows)
+            .arg(&mut buckets);
+        // SAFETY: one thread per (window, bucket ≥ 1), reading its own chunk slots.
+        unsafe { l.launch(point_grid(windows as usize * nbk as usize)) }
+            .map_err(e("msm_bucket_sum"))?;
+        drop(partial);
+
+        let mut cur = s
+            .alloc_zeros::<u64>(windows as usize * segs as usize * xw)
+            .map_err(e("allocating"))?;
+        let mut l = s.launch_builder(&pk.window_segments);
+        l.arg(&buckets).arg(&nbk).arg(&seg_len).arg(&mut cur);
+        // SAFETY: segs·seg_len = nbk buckets per window.
+        unsafe { l.launch(grid_2d(segs, windows)) }.map_err(e("msm_window_segments"))?;
+
+        let mut m = segs;
+        while m > 1 {
+            let outs = m.div_ceil(REDUCE_FAN_IN);
+            let mut out = s
+                .alloc_zeros::<u64>(windows as usize * outs as usize * xw)
+                .map_err(e("allocating"))?;
+            let mut l = s.launch_builder(&pk.reduce);
+            l.arg(&cur).arg(&m).arg(&REDUCE_FAN_IN).arg(&mut out);
+            // SAFETY: reads m points per window, writes ceil(m / fan-in).
+            unsafe { l.launch(grid_2d(outs, windows)) }.map_err(e("msm_reduce"))?;
+            cur = out;
+            m = outs;
+        }
+        let mut host = vec![0u64; windows as usize * xw];
+        s.memcpy_dtoh(&cur, host.as_mut_slice())
+            .map_err(e("copying window sums"))?;
+        s.synchronize().map_err(e("synchronising"))?;
+
+        // Σ_w 2^(c·w)·W_w, top window first.
+        let mut acc = C::identity();
+        for w in host.chunks_exact(xw).rev() {
+            for _ in 0..c {
+                acc = C::double(&acc);
+            }
+            acc = C::add(&acc, &C::from_xyzz(w));
+        }
+        Ok(acc)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_cover_every_bucket_and_bit() {
+        for log_n in 0..=28 {
+            let n = 1usize << log_n;
+            let c = auto_window(n);
+            let p = Plan::new(n, c);
+            assert!(p.windows * c >= 256, "signed digits need 256 bits");
+            assert_eq!(p.segs * p.seg_len, p.nb - 1);
+        }
+        assert_eq!(auto_window(1 << 20), 16);
+    }
+}
