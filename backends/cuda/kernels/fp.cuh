@@ -89,12 +89,13 @@ __device__ __forceinline__ void set_one(fp& a) { for (int i = 0; i < 6; i++) a.l
 
 __device__ __forceinline__ fp2 add(const fp2& a, const fp2& b) { return {add(a.c0, b.c0), add(a.c1, b.c1)}; }
 __device__ __forceinline__ fp2 sub(const fp2& a, const fp2& b) { return {sub(a.c0, b.c0), sub(a.c1, b.c1)}; }
-__device__ __forceinline__ fp2 mul(const fp2& a, const fp2& b) {
+// Not inlined: keeps the G2 kernels' code (and NVRTC's compile time) small.
+__device__ __noinline__ fp2 mul(const fp2& a, const fp2& b) {
     fp t0 = mul(a.c0, b.c0), t1 = mul(a.c1, b.c1);
     fp m = mul(add(a.c0, a.c1), add(b.c0, b.c1));
     return {sub(t0, t1), sub(sub(m, t0), t1)};
 }
-__device__ __forceinline__ fp2 sqr(const fp2& a) {
+__device__ __noinline__ fp2 sqr(const fp2& a) {
     fp m = mul(a.c0, a.c1);
     return {mul(add(a.c0, a.c1), sub(a.c0, a.c1)), add(m, m)};
 }

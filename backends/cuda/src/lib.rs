@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 use sha2::{Digest, Sha256};
@@ -200,6 +200,8 @@ struct Gpu {
     twiddles: Mutex<HashMap<(u32, bool), Arc<CudaSlice<u64>>>>,
     /// Scaling factors `c·x^i` per (x, c, log n), kept on the device.
     factors: Mutex<HashMap<FactorKey, Arc<CudaSlice<u64>>>>,
+    /// Page-locked host buffer that large copies go through (grown on demand).
+    staging: Mutex<Option<PinnedHostSlice<u64>>>,
     /// Device work of one call at a time.
     busy: Mutex<()>,
 }
@@ -274,6 +276,7 @@ fn open_gpu(ordinal: usize) -> Result<(Gpu, String), String> {
         msm: msm::MsmKernels::load(&module)?,
         twiddles: Mutex::new(HashMap::new()),
         factors: Mutex::new(HashMap::new()),
+        staging: Mutex::new(None),
         busy: Mutex::new(()),
         ctx,
     };
@@ -415,10 +418,7 @@ impl CudaBackend {
             .bind_to_thread()
             .map_err(driver_err("binding the context"))?;
         gpu.check_free(std::mem::size_of_val(bases))?;
-        let words = gpu
-            .stream
-            .clone_htod(point_words(bases))
-            .map_err(driver_err("uploading bases"))?;
+        let words = gpu.upload(point_words(bases))?;
         gpu.stream
             .synchronize()
             .map_err(driver_err("synchronising"))?;
@@ -486,11 +486,7 @@ impl CudaBackend {
             (Some(w), _) => w,
             (None, BasesRef::Host(b)) => {
                 gpu.check_free(std::mem::size_of_val(b.as_slice()))?;
-                Arc::new(
-                    gpu.stream
-                        .clone_htod(point_words(b.as_slice()))
-                        .map_err(driver_err("copying bases"))?,
-                )
+                Arc::new(gpu.upload(point_words(b.as_slice()))?)
             }
             (None, BasesRef::Resident(_)) => unreachable!("resolved above"),
         };
@@ -498,7 +494,88 @@ impl CudaBackend {
     }
 }
 
+/// Copies below this size skip the staging buffer.
+const STAGING_MIN_BYTES: usize = 1 << 20;
+
+/// `dst.copy_from_slice(src)` on several threads: one thread cannot keep up
+/// with a pinned transfer (~55 GB/s on the H200 machine).
+fn parallel_copy(dst: &mut [u64], src: &[u64]) {
+    let threads = std::thread::available_parallelism().map_or(4, |n| n.get().min(16));
+    let chunk = src.len().div_ceil(threads).max(1 << 16);
+    std::thread::scope(|sc| {
+        for (d, s) in dst.chunks_mut(chunk).zip(src.chunks(chunk)) {
+            sc.spawn(move || d.copy_from_slice(s));
+        }
+    });
+}
+
 impl Gpu {
+    /// The staging buffer, grown to at least `len` words.
+    fn staging(
+        &self,
+        len: usize,
+    ) -> Result<std::sync::MutexGuard<'_, Option<PinnedHostSlice<u64>>>, AccelError> {
+        let mut st = self.staging.lock().unwrap();
+        if st.as_ref().is_none_or(|b| b.len() < len) {
+            *st = None; // free the old buffer first
+            // SAFETY: the buffer is written before any read (uploads fill it, downloads overwrite it).
+            let buf = unsafe { self.ctx.alloc_pinned::<u64>(len) }
+                .map_err(driver_err("allocating page-locked host memory"))?;
+            *st = Some(buf);
+        }
+        Ok(st)
+    }
+
+    /// A device copy of `words`, through page-locked memory when large.
+    fn upload(&self, words: &[u64]) -> Result<CudaSlice<u64>, AccelError> {
+        if words.len() * 8 < STAGING_MIN_BYTES {
+            return self
+                .stream
+                .clone_htod(words)
+                .map_err(driver_err("copying to the device"));
+        }
+        let mut st = self.staging(words.len())?;
+        let buf = st.as_mut().expect("allocated");
+        let host = buf.as_mut_slice().map_err(driver_err("staging"))?;
+        parallel_copy(&mut host[..words.len()], words);
+        // SAFETY: every element is written by the copy below before use.
+        let mut dev = unsafe { self.stream.alloc::<u64>(words.len()) }
+            .map_err(driver_err("allocating device memory"))?;
+        let src = buf.as_slice().map_err(driver_err("staging"))?;
+        self.stream
+            .memcpy_htod(&src[..words.len()], &mut dev)
+            .map_err(driver_err("copying to the device"))?;
+        // The staging buffer is reused by the next call: finish this copy first.
+        self.stream
+            .synchronize()
+            .map_err(driver_err("synchronising"))?;
+        Ok(dev)
+    }
+
+    /// Copies `dev` into `out`, through page-locked memory when large.
+    fn download(&self, dev: &CudaSlice<u64>, out: &mut [u64]) -> Result<(), AccelError> {
+        if out.len() * 8 < STAGING_MIN_BYTES {
+            self.stream
+                .memcpy_dtoh(dev, out)
+                .map_err(driver_err("copying from the device"))?;
+            return self
+                .stream
+                .synchronize()
+                .map_err(driver_err("synchronising"));
+        }
+        let mut st = self.staging(out.len())?;
+        let buf = st.as_mut().expect("allocated");
+        let host = buf.as_mut_slice().map_err(driver_err("staging"))?;
+        self.stream
+            .memcpy_dtoh(dev, &mut host[..out.len()])
+            .map_err(driver_err("copying from the device"))?;
+        self.stream
+            .synchronize()
+            .map_err(driver_err("synchronising"))?;
+        parallel_copy(out, &host[..out.len()]);
+        Ok(())
+    }
+
     fn twiddles(&self, log_n: u32, inverse: bool) -> Result<Arc<CudaSlice<u64>>, AccelError> {
         if let Some(t) = self.twiddles.lock().unwrap().get(&(log_n, inverse)) {
             return Ok(t.clone());
@@ -582,10 +659,7 @@ impl Gpu {
         let inverse = cfg.direction == NttDirection::Inverse;
         let coset = cfg.coset.into_option();
         let (in_rev, out_rev) = (cfg.order.input_reversed(), cfg.order.output_reversed());
-        let mut buf = self
-            .stream
-            .clone_htod(limbs(values))
-            .map_err(driver_err("copying input"))?;
+        let mut buf = self.upload(limbs(values))?;
         let n32 = n as u32;
 
         if let (false, Some(g)) = (inverse, coset) {
@@ -640,13 +714,7 @@ impl Gpu {
                 .unwrap_or_else(Fr::one);
             self.scale(&mut buf, &g_inv, &n_inv, log_n, out_rev)?;
         }
-        self.stream
-            .memcpy_dtoh(&buf, limbs_mut(values))
-            .map_err(driver_err("copying output"))?;
-        self.stream
-            .synchronize()
-            .map_err(driver_err("synchronising"))?;
-        Ok(())
+        self.download(&buf, limbs_mut(values))
     }
 }
 

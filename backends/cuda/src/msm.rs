@@ -240,6 +240,52 @@ impl Plan {
     }
 }
 
+/// Per-kernel times on stderr when `ZKPIPE_CUDA_PROFILE` is set (it
+/// synchronises after every launch, so totals grow a little).
+struct Profile<'a> {
+    stream: Option<&'a Arc<cudarc::driver::CudaStream>>,
+    last: std::time::Instant,
+    marks: Vec<(&'static str, f64)>,
+}
+
+impl<'a> Profile<'a> {
+    fn new(stream: &'a Arc<cudarc::driver::CudaStream>) -> Self {
+        let on = std::env::var_os("ZKPIPE_CUDA_PROFILE").is_some();
+        Profile {
+            stream: on.then_some(stream),
+            last: std::time::Instant::now(),
+            marks: vec![],
+        }
+    }
+
+    fn mark(&mut self, what: &'static str) {
+        if let Some(s) = self.stream {
+            let _ = s.synchronize();
+            let now = std::time::Instant::now();
+            self.marks
+                .push((what, (now - self.last).as_secs_f64() * 1e3));
+            self.last = now;
+        }
+    }
+
+    fn report(&self, plan: &Plan) {
+        if self.stream.is_some() {
+            let parts: Vec<String> = self
+                .marks
+                .iter()
+                .map(|(w, ms)| format!("{} {ms:.2}", w.trim_start_matches("msm_")))
+                .collect();
+            eprintln!(
+                "cuda msm n={} c={} windows={}: {} ms",
+                plan.n,
+                plan.c,
+                plan.windows,
+                parts.join(", ")
+            );
+        }
+    }
+}
+
 fn grid_2d(count: u32, rows: u32) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (count.div_ceil(POINT_BLOCK).max(1), rows, 1),
@@ -280,22 +326,26 @@ impl Gpu {
             segs,
         } = plan;
         let s = &self.stream;
+        let mut prof = Profile::new(s);
         let k = &self.msm.scalar;
         let e = |what| driver_err(what);
         let min_chunk = MIN_CHUNK;
         let tables = (windows * nb) as usize;
 
-        let mut sc = s.clone_htod(limbs(scalars)).map_err(e("copying scalars"))?;
+        let mut sc = self.upload(limbs(scalars))?;
+        prof.mark("copy in");
         let mut l = s.launch_builder(&k.from_mont);
         l.arg(&mut sc).arg(&n);
         // SAFETY: n scalars of 4 words.
         unsafe { l.launch(grid(n as usize)) }.map_err(e("msm_from_mont"))?;
+        prof.mark("msm_from_mont");
 
         let mut counts = s.alloc_zeros::<u32>(tables).map_err(e("allocating"))?;
         let mut l = s.launch_builder(&k.count);
         l.arg(&sc).arg(&n).arg(&c).arg(&windows).arg(&mut counts);
         // SAFETY: indices w·nb + |d| < windows·nb since |d| ≤ 2^(c−1).
         unsafe { l.launch(grid(n as usize)) }.map_err(e("msm_count"))?;
+        prof.mark("msm_count");
 
         let mut offsets = s.alloc_zeros::<u32>(tables).map_err(e("allocating"))?;
         let mut cursor = s.alloc_zeros::<u32>(tables).map_err(e("allocating"))?;
@@ -318,6 +368,7 @@ impl Gpu {
         };
         // SAFETY: one block per window over its nb entries.
         unsafe { l.launch(scan_cfg) }.map_err(e("msm_scan"))?;
+        prof.mark("msm_scan");
 
         let mut sorted = s
             .alloc_zeros::<u32>(windows as usize * n as usize)
@@ -331,6 +382,7 @@ impl Gpu {
             .arg(&mut sorted);
         // SAFETY: positions stay below each window's n entries (the counts sum to ≤ n).
         unsafe { l.launch(grid(n as usize)) }.map_err(e("msm_scatter"))?;
+        prof.mark("msm_scatter");
 
         let mut chunk_bucket = s
             .alloc_zeros::<u32>(windows as usize * cap as usize)
@@ -345,6 +397,7 @@ impl Gpu {
             .arg(&mut chunk_bucket);
         // SAFETY: chunk indices are below `cap` (Σ chunks ≤ n/MIN_CHUNK + buckets).
         unsafe { l.launch(grid(tables)) }.map_err(e("msm_chunk_map"))?;
+        prof.mark("msm_chunk_map");
 
         let pk = C::kernels(&self.msm);
         let xw = 4 * C::WORDS;
@@ -366,6 +419,7 @@ impl Gpu {
             .arg(&mut partial);
         // SAFETY: reads point indices < n (bases hold ≥ n points), writes chunk slots < cap.
         unsafe { l.launch(grid_2d(cap, windows)) }.map_err(e("msm_accumulate"))?;
+        prof.mark("msm_accumulate");
 
         let nbk = nb - 1;
         let mut buckets = s
@@ -383,6 +437,7 @@ impl Gpu {
         // SAFETY: one thread per (window, bucket ≥ 1), reading its own chunk slots.
         unsafe { l.launch(point_grid(windows as usize * nbk as usize)) }
             .map_err(e("msm_bucket_sum"))?;
+        prof.mark("msm_bucket_sum");
         drop(partial);
 
         let mut cur = s
@@ -392,6 +447,7 @@ impl Gpu {
         l.arg(&buckets).arg(&nbk).arg(&seg_len).arg(&mut cur);
         // SAFETY: segs·seg_len = nbk buckets per window.
         unsafe { l.launch(grid_2d(segs, windows)) }.map_err(e("msm_window_segments"))?;
+        prof.mark("msm_window_segments");
 
         let mut m = segs;
         while m > 1 {
@@ -403,6 +459,7 @@ impl Gpu {
             l.arg(&cur).arg(&m).arg(&REDUCE_FAN_IN).arg(&mut out);
             // SAFETY: reads m points per window, writes ceil(m / fan-in).
             unsafe { l.launch(grid_2d(outs, windows)) }.map_err(e("msm_reduce"))?;
+            prof.mark("msm_reduce");
             cur = out;
             m = outs;
         }
@@ -410,6 +467,8 @@ impl Gpu {
         s.memcpy_dtoh(&cur, host.as_mut_slice())
             .map_err(e("copying window sums"))?;
         s.synchronize().map_err(e("synchronising"))?;
+        prof.mark("copy out");
+        prof.report(&plan);
 
         // Σ_w 2^(c·w)·W_w, top window first.
         let mut acc = C::identity();
