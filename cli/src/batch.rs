@@ -40,7 +40,7 @@ pub struct BatchArgs {
     pub synthetic: bool,
     /// Scheduling knob, repeatable: partition_workers, gpu_workers_per_device,
     /// gpu_threads, b_g2 (device|cpu-inline|cpu-split), dealloc
-    /// (inline|async|serialized), throttle, memory_budget, order, oom_retries.
+    /// (inline|async|serialized), throttle, memory_budget, order, oom_retries, oom_fallback.
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = crate::parse_key_value)]
     pub knobs: Vec<(String, String)>,
     /// TOML file of knobs (applied before --set).
@@ -90,6 +90,8 @@ pub struct Summary {
     /// Sum of device-stage time per proof request: what the device alone needs.
     pub device_floor_s_per_proof: f64,
     pub oom_retries: u32,
+    /// Partitions whose device stages ran on the host after out-of-memory.
+    pub oom_fallbacks: u32,
     pub verified: u32,
 }
 
@@ -185,7 +187,7 @@ pub fn run_batch(
     let mut submitted_at = std::collections::HashMap::new();
     let mut next = 0u32;
     let (mut latencies, mut failed, mut verified, mut oom) = (Vec::new(), 0u32, 0u32, 0u32);
-    let mut done = 0u32;
+    let (mut done, mut oom_fallbacks) = (0u32, 0u32);
     while done < b.count {
         while next < b.count && in_flight.len() < b.concurrency as usize {
             let h = engine.submit(JobRequest {
@@ -210,6 +212,7 @@ pub fn run_batch(
         done += 1;
         let latency = submitted_at[&outcome.job].elapsed();
         oom += outcome.oom_retries;
+        oom_fallbacks += outcome.oom_fallbacks;
         let line = match &outcome.result {
             Ok(proofs) => {
                 latencies.push(latency);
@@ -257,7 +260,7 @@ pub fn run_batch(
             peak,
             &spans,
             devices,
-            oom,
+            (oom, oom_fallbacks),
             verified,
             b,
         ),
@@ -304,7 +307,7 @@ fn summarize(
     peak: u64,
     spans: &[Span],
     devices: usize,
-    oom: u32,
+    (oom, oom_fallbacks): (u32, u32),
     verified: u32,
     b: &BatchArgs,
 ) -> Summary {
@@ -347,6 +350,7 @@ fn summarize(
         device_busy_pct: device_time / (total.as_secs_f64() * devices as f64) * 100.0,
         device_floor_s_per_proof: device_time / (b.count as f64).max(1.0),
         oom_retries: oom,
+        oom_fallbacks,
         verified,
     }
 }
@@ -366,9 +370,10 @@ pub fn print_summary(s: &Summary) {
         s.proofs_per_min, s.s_per_proof, s.device_floor_s_per_proof, s.device_busy_pct
     );
     println!(
-        "  peak memory {:.1} MiB, out-of-memory retries {}",
+        "  peak memory {:.1} MiB, out-of-memory retries {}, host fallbacks {}",
         s.peak_memory_bytes as f64 / (1 << 20) as f64,
-        s.oom_retries
+        s.oom_retries,
+        s.oom_fallbacks
     );
 }
 

@@ -110,6 +110,24 @@ impl Workload for Fake {
         }
         Ok(with_b_g2)
     }
+    fn fallback_work(
+        &self,
+        part: &Part,
+        with_b_g2: bool,
+        mut rec: Recorder<'_>,
+    ) -> Result<bool, Error> {
+        self.shared
+            .log
+            .lock()
+            .unwrap()
+            .push(format!("host {}.{}", part.job, part.partition));
+        span(&mut rec, "quotient");
+        span(&mut rec, "msm");
+        if with_b_g2 {
+            span(&mut rec, "msm_g2");
+        }
+        Ok(with_b_g2)
+    }
     fn cpu_b_g2(&self, _part: &Part, mut rec: Recorder<'_>) -> Result<(), Error> {
         span(&mut rec, "msm_g2");
         Ok(())
@@ -311,7 +329,12 @@ fn device_out_of_memory_is_retried_then_fails_past_the_limit() {
     shared.ooms.lock().unwrap().insert((1, 0), 5);
     let engine = Engine::new(
         w,
-        builtin("pipelined", None, &settings(&[("oom_retries", "3")])).unwrap(),
+        builtin(
+            "pipelined",
+            None,
+            &settings(&[("oom_retries", "3"), ("oom_fallback", "false")]),
+        )
+        .unwrap(),
     )
     .unwrap();
     let a = engine.submit(job(2, 0, 0));
@@ -323,6 +346,27 @@ fn device_out_of_memory_is_retried_then_fails_past_the_limit() {
     let b = b.wait();
     assert!(b.result.unwrap_err().contains("scripted OOM"));
     assert!(c.wait().result.is_ok(), "other jobs carry on");
+}
+
+#[test]
+fn device_out_of_memory_past_the_retries_falls_back_to_the_host() {
+    let (w, shared) = fake(1);
+    shared.ooms.lock().unwrap().insert((0, 1), 5);
+    let engine = Engine::new(
+        w,
+        builtin("pipelined", None, &settings(&[("oom_retries", "2")])).unwrap(),
+    )
+    .unwrap();
+    let out = engine.submit(job(2, 0, 0)).wait();
+    assert_eq!(out.result.unwrap(), vec![(0, 0), (0, 1)]);
+    assert_eq!((out.oom_retries, out.oom_fallbacks), (2, 1));
+    let log = shared.log.lock().unwrap();
+    assert_eq!(log.iter().filter(|l| l.starts_with("host")).count(), 1);
+    assert!(log.contains(&"host 0.1".to_string()));
+    // The fallback's stages are host time, not device time.
+    let spans = engine.timeline();
+    let host: Vec<_> = spans.iter().filter(|s| s.lane.ends_with("-host")).collect();
+    assert!(!host.is_empty() && host.iter().all(|s| s.device.is_none()));
 }
 
 #[test]

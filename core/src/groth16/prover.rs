@@ -230,11 +230,19 @@ impl Prover {
         32 * (2 * vars + 4 * n)
     }
 
-    fn g1(&self, q: usize, host: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, Error> {
+    /// One G1 MSM on this prover's backend, or on `on` from host bases.
+    fn g1(
+        &self,
+        on: Option<&Backend>,
+        q: usize,
+        host: &[G1Affine],
+        scalars: &[Fr],
+    ) -> Result<G1Projective, Error> {
         let cfg = MsmConfig::default();
-        match self.queries[q] {
-            Query::Resident(h) => self.g1.msm_g1(h, scalars, &cfg),
-            Query::Host => self.g1.msm_g1(host, scalars, &cfg),
+        match (on, &self.queries[q]) {
+            (Some(be), _) => be.msm_g1(host, scalars, &cfg),
+            (None, Query::Resident(h)) => self.g1.msm_g1(*h, scalars, &cfg),
+            (None, Query::Host) => self.g1.msm_g1(host, scalars, &cfg),
         }
     }
 
@@ -284,6 +292,15 @@ impl Prover {
     /// # Errors
     /// Backend errors (an `OutOfMemory` among them).
     pub fn msm_g1(&self, w: &Witness, h: &[Fr]) -> Result<G1Sums, Error> {
+        self.msm_g1_on(None, w, h)
+    }
+
+    /// [`Prover::msm_g1`] on `on` from host bases when given (a host
+    /// fallback after the device ran out of memory).
+    ///
+    /// # Errors
+    /// Backend errors.
+    pub fn msm_g1_on(&self, on: Option<&Backend>, w: &Witness, h: &[Fr]) -> Result<G1Sums, Error> {
         let (p, d) = (&*self.params, &self.density);
         let a_scalars: Vec<Fr> = w
             .inputs
@@ -293,10 +310,10 @@ impl Prover {
             .collect();
         let b_scalars = self.b_scalars(w);
         Ok(G1Sums {
-            a: self.g1(A, &p.a, &a_scalars)?,
-            b: self.g1(B1, &p.b_g1, &b_scalars)?,
-            l: self.g1(L, &p.l, &w.aux)?,
-            h: self.g1(H, &p.h, h)?,
+            a: self.g1(on, A, &p.a, &a_scalars)?,
+            b: self.g1(on, B1, &p.b_g1, &b_scalars)?,
+            l: self.g1(on, L, &p.l, &w.aux)?,
+            h: self.g1(on, H, &p.h, h)?,
         })
     }
 
@@ -365,6 +382,20 @@ impl Prover {
     /// # Errors
     /// Backend errors.
     pub fn quotient(&self, abc: [Vec<Fr>; 3], inputs: &[Fr]) -> Result<Vec<Fr>, Error> {
+        self.quotient_on(None, abc, inputs)
+    }
+
+    /// [`Prover::quotient`] with its NTTs on `on` when given.
+    ///
+    /// # Errors
+    /// As [`Prover::quotient`].
+    pub fn quotient_on(
+        &self,
+        on: Option<&Backend>,
+        abc: [Vec<Fr>; 3],
+        inputs: &[Fr],
+    ) -> Result<Vec<Fr>, Error> {
+        let ntt = on.unwrap_or(&self.ntt);
         let [mut a, mut b, mut c] = abc;
         let (a, b, c) = (&mut a, &mut b, &mut c);
         let n = 1usize << self.log_n;
@@ -388,8 +419,8 @@ impl Prover {
             ..Default::default()
         };
         for v in [&mut *a, &mut *b, &mut *c] {
-            self.ntt.ntt(v, &to_coeffs)?;
-            self.ntt.ntt(v, &to_coset)?;
+            ntt.ntt(v, &to_coeffs)?;
+            ntt.ntt(v, &to_coset)?;
         }
         let z_inv = g
             .pow(&[n as u64])
@@ -402,7 +433,7 @@ impl Prover {
             coset: Some(g).into(),
             ..Default::default()
         };
-        self.ntt.ntt(a, &from_coset)?;
+        ntt.ntt(a, &from_coset)?;
         a.truncate(n - 1);
         Ok(std::mem::take(a))
     }

@@ -60,7 +60,9 @@ pub trait Workload: Send + Sync + 'static {
     /// while holding the device lock.
     ///
     /// # Errors
-    /// Backend errors; `OUT_OF_MEMORY` makes the engine requeue the partition.
+    /// Backend errors; `OUT_OF_MEMORY` makes the engine requeue the
+    /// partition, and past `oom_retries` call [`Workload::fallback_work`].
+    /// A retry must work: keep what the stages consume, or rebuild it.
     fn device_work(
         &self,
         part: &Self::Part,
@@ -68,6 +70,21 @@ pub trait Workload: Send + Sync + 'static {
         with_b_g2: bool,
         rec: Recorder<'_>,
     ) -> Result<Self::DeviceOut, Error>;
+    /// The device stages on the host instead, after the device ran out of
+    /// memory (`oom_fallback`). The default has no fallback.
+    ///
+    /// # Errors
+    /// Backend errors; [`Error::InvalidInput`] from the default.
+    fn fallback_work(
+        &self,
+        _part: &Self::Part,
+        _with_b_g2: bool,
+        _rec: Recorder<'_>,
+    ) -> Result<Self::DeviceOut, Error> {
+        Err(Error::InvalidInput(
+            "this workload has no host fallback for device work".into(),
+        ))
+    }
     /// `msm_g2` on the CPU pool.
     ///
     /// # Errors
@@ -122,6 +139,8 @@ pub struct JobOutcome<O> {
     pub prove: Duration,
     /// Device out-of-memory errors that were retried.
     pub oom_retries: u32,
+    /// Partitions whose device stages ran on the host after out-of-memory.
+    pub oom_fallbacks: u32,
 }
 
 /// A submitted job's receipt.
@@ -151,6 +170,7 @@ struct JobState<O> {
     remaining: u32,
     failed: Option<String>,
     oom_retries: u32,
+    oom_fallbacks: u32,
     tx: mpsc::Sender<JobOutcome<O>>,
 }
 
@@ -299,6 +319,7 @@ impl<W: Workload> Engine<W> {
                 queue: Duration::ZERO,
                 prove: Duration::ZERO,
                 oom_retries: 0,
+                oom_fallbacks: 0,
             });
             return JobHandle { id, rx };
         }
@@ -323,6 +344,7 @@ impl<W: Workload> Engine<W> {
                 remaining: req.partitions,
                 failed: None,
                 oom_retries: 0,
+                oom_fallbacks: 0,
                 tx,
             },
         );
@@ -506,6 +528,22 @@ impl<W: Workload> Inner<W> {
                 let mut rec = |stage, a, b| self.record(&ticket, stage, &lane, Some(device), a, b);
                 self.workload
                     .device_work(&part, device, on_device, &mut rec)
+            };
+            let out_of_memory =
+                matches!(&result, Err(e) if e.code() == Some(ErrorCode::OUT_OF_MEMORY));
+            let result = if out_of_memory
+                && tries >= self.settings.oom_retries
+                && self.settings.oom_fallback
+            {
+                if let Some(j) = self.lock().jobs.get_mut(&ticket.job) {
+                    j.oom_fallbacks += 1;
+                }
+                // On the host, outside the device lock; not device time.
+                let host_lane = format!("{lane}-host");
+                let mut rec = |stage, a, b| self.record(&ticket, stage, &host_lane, None, a, b);
+                self.workload.fallback_work(&part, on_device, &mut rec)
+            } else {
+                result
             };
             match result {
                 Ok(dev) => match self.settings.b_g2 {
@@ -773,6 +811,7 @@ impl<W: Workload> Inner<W> {
             queue: started.saturating_duration_since(job.submitted),
             prove: now.saturating_duration_since(started),
             oom_retries: job.oom_retries,
+            oom_fallbacks: job.oom_fallbacks,
         });
     }
 }

@@ -58,6 +58,37 @@ impl Groth16Workload {
     }
 }
 
+impl Groth16Workload {
+    /// `quotient`, `msm` (and `msm_g2`) on the prover's backends, or all on `host`.
+    fn device_stages(
+        &self,
+        part: &Part,
+        prover: &Prover,
+        host: Option<&Backend>,
+        with_b_g2: bool,
+        rec: &mut Recorder<'_>,
+    ) -> Result<(G1Sums, Option<G2Projective>), Error> {
+        // The quotient consumes A·w, B·w, C·w; a retry after a failure rebuilds them.
+        let abc = part.abc.lock().unwrap().take();
+        let abc = match abc {
+            Some(abc) => abc,
+            None => timed(rec, "spmv", || prover.spmv(&part.witness))?,
+        };
+        let w = &part.witness;
+        let h = timed(rec, "quotient", || prover.quotient_on(host, abc, &w.inputs))?;
+        let g1 = timed(rec, "msm", || prover.msm_g1_on(host, w, &h))?;
+        let g2 = if with_b_g2 {
+            Some(timed(rec, "msm_g2", || match host {
+                Some(be) => prover.msm_b_g2_on(be, w),
+                None => prover.msm_b_g2(w),
+            })?)
+        } else {
+            None
+        };
+        Ok((g1, g2))
+    }
+}
+
 /// A proof and the public inputs it was made for.
 #[derive(Clone, Debug)]
 pub struct ProofOutput {
@@ -109,22 +140,16 @@ impl Workload for Groth16Workload {
         with_b_g2: bool,
         mut rec: Recorder<'_>,
     ) -> Result<Self::DeviceOut, Error> {
-        let prover = &self.provers[device];
-        let abc = part.abc.lock().unwrap().take().ok_or_else(|| {
-            Error::InvalidInput("partition already past the quotient stage".into())
-        })?;
-        let h = timed(&mut rec, "quotient", || {
-            prover.quotient(abc, &part.witness.inputs)
-        })?;
-        let g1 = timed(&mut rec, "msm", || prover.msm_g1(&part.witness, &h))?;
-        let g2 = if with_b_g2 {
-            Some(timed(&mut rec, "msm_g2", || {
-                prover.msm_b_g2(&part.witness)
-            })?)
-        } else {
-            None
-        };
-        Ok((g1, g2))
+        self.device_stages(part, &self.provers[device], None, with_b_g2, &mut rec)
+    }
+
+    fn fallback_work(
+        &self,
+        part: &Part,
+        with_b_g2: bool,
+        mut rec: Recorder<'_>,
+    ) -> Result<Self::DeviceOut, Error> {
+        self.device_stages(part, &self.provers[0], Some(&self.cpu), with_b_g2, &mut rec)
     }
 
     fn cpu_b_g2(&self, part: &Part, mut rec: Recorder<'_>) -> Result<G2Projective, Error> {

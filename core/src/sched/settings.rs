@@ -64,8 +64,12 @@ pub struct Settings {
     pub memory_budget: u64,
     /// Queue order.
     pub order: JobOrder,
-    /// Times a partition that hit a device out-of-memory is requeued before its job fails.
+    /// Times a partition that hit a device out-of-memory is requeued before
+    /// it falls back (or its job fails).
     pub oom_retries: u32,
+    /// After the retries, run the partition's device stages on the host
+    /// backend instead of failing the job.
+    pub oom_fallback: bool,
 }
 
 impl Default for Settings {
@@ -80,6 +84,7 @@ impl Default for Settings {
             memory_budget: 0,
             order: JobOrder::Fifo,
             oom_retries: 3,
+            oom_fallback: true,
         }
     }
 }
@@ -111,9 +116,10 @@ impl Settings {
             "memory_budget" => self.memory_budget = parse_num(key, value)?,
             "order" => self.order = parse_enum(key, value)?,
             "oom_retries" => self.oom_retries = parse_num(key, value)?,
+            "oom_fallback" => self.oom_fallback = parse_num(key, value)?,
             _ => {
                 return Err(Error::InvalidInput(format!(
-                    "unknown setting `{key}`; known: partition_workers, gpu_workers_per_device, gpu_threads, b_g2, dealloc, throttle, memory_budget, order, oom_retries"
+                    "unknown setting `{key}`; known: partition_workers, gpu_workers_per_device, gpu_threads, b_g2, dealloc, throttle, memory_budget, order, oom_retries, oom_fallback"
                 )));
             }
         }
