@@ -239,6 +239,16 @@ fn msm_trials<G: Group>(t: &Target, out: &mut Vec<Trial>) {
             check_msm::<G>(be, &G::points(n, 8), &vec![r_minus_1(); n])
         }));
     }
+    // A Groth16 witness is mostly 0, 1 and small values: a few huge buckets.
+    let n = (1usize << max_log().min(12)) + 3;
+    out.push(t.trial(format!("{}/skewed-scalars/{n}", G::OP), move |be| {
+        let random = sample::scalars(n, 9);
+        let common = [Fr::ZERO, Fr::one(), Fr::from_u64(2), r_minus_1()];
+        let scalars: Vec<Fr> = (0..n)
+            .map(|i| if i % 10 < 7 { common[i % 4] } else { random[i] })
+            .collect();
+        check_msm::<G>(be, &G::points(n, 10), &scalars)
+    }));
     out.push(t.trial(format!("{}/empty", G::OP), |be| {
         let got = fail_on(G::msm(be, &[], &[]))?;
         if G::to_affine(&got) != G::identity() {

@@ -2,11 +2,12 @@
 //
 // Per call: scalars leave Montgomery form; each scalar's signed c-bit digits
 // are counted per (window, bucket), the counts scanned, and the point
-// indices scattered into bucket order. Buckets are cut into chunks of about
-// max(K, sqrt(size)) points so that skewed inputs (many equal scalars) still
-// spread over threads; chunks are summed in XYZZ coordinates, then buckets,
-// then each window's sum Σ b·B_b by running sums over bucket segments and a
-// tree reduction. The host combines the window sums.
+// indices scattered into bucket order. Buckets are cut into chunks of K
+// points, one thread per chunk, summed in XYZZ coordinates; one thread per
+// bucket then adds up to T chunk sums. Buckets with more chunks (a skewed
+// input: many equal scalars) first go through tree passes (fan-in G, in
+// place), so they cost about K + G·log_G(size/(K·T)) + T serial additions. Then each window's sum Σ b·B_b by running sums
+// over bucket segments and a tree reduction; the host combines the windows.
 #include "fp.cuh"
 
 template <class F> struct affine { F x, y; };
@@ -99,24 +100,22 @@ extern "C" __global__ void msm_count(const fr* s, u32 n, u32 c, u32 nwin, u32* c
     }
 }
 
-// Points per chunk of a bucket of `count` points.
-__device__ __forceinline__ u32 chunk_len(u32 count, u32 k) {
-    u32 r = (u32)ceilf(sqrtf((float)count));
-    return r > k ? r : k;
-}
-__device__ __forceinline__ u32 chunks_of(u32 count, u32 k) {
-    return count ? (count + chunk_len(count, k) - 1) / chunk_len(count, k) : 0;
-}
+__device__ __forceinline__ u32 chunks_of(u32 count, u32 k) { return (count + k - 1) / k; }
 
 // One block per window: exclusive scans of the counts (-> offsets, and the
-// scatter cursors) and of the chunk counts (-> chunk_first); totals[w] = chunks.
+// scatter cursors) and of the chunk counts (-> chunk_first); totals[w] =
+// chunks, most[w] = the most chunks of one bucket.
 extern "C" __global__ void msm_scan(const u32* counts, u32 nb, u32 k, u32* offsets, u32* cursor,
-                                    u32* chunk_first, u32* totals) {
+                                    u32* chunk_first, u32* totals, u32* most) {
     __shared__ u32 sp[1024], sc[1024];
     u32 w = blockIdx.x, t = threadIdx.x, per = (nb + blockDim.x - 1) / blockDim.x;
     const u32* cnt = counts + (size_t)w * nb;
-    u32 lo = min(t * per, nb), hi = min(lo + per, nb), p = 0, q = 0;
-    for (u32 b = lo; b < hi; b++) { p += cnt[b]; q += chunks_of(cnt[b], k); }
+    u32 lo = min(t * per, nb), hi = min(lo + per, nb), p = 0, q = 0, m = 0;
+    for (u32 b = lo; b < hi; b++) {
+        u32 ch = b ? chunks_of(cnt[b], k) : 0;
+        p += cnt[b]; q += ch; m = max(m, ch);
+    }
+    atomicMax(&most[w], m);
     sp[t] = p; sc[t] = q;
     __syncthreads();
     for (u32 d = 1; d < blockDim.x; d *= 2) {  // Hillis-Steele inclusive scan
@@ -129,7 +128,7 @@ extern "C" __global__ void msm_scan(const u32* counts, u32 nb, u32 k, u32* offse
     for (u32 b = lo; b < hi; b++) {
         size_t i = (size_t)w * nb + b;
         offsets[i] = p; cursor[i] = p; chunk_first[i] = q;
-        p += cnt[b]; q += chunks_of(cnt[b], k);
+        p += cnt[b]; q += b ? chunks_of(cnt[b], k) : 0;
     }
     if (t == blockDim.x - 1) totals[w] = sc[t];
 }
@@ -171,8 +170,8 @@ __device__ void accumulate(const affine<F>* bases, const u32* sorted, const u32*
     if (t >= totals[w]) return;
     u32 b = chunk_bucket[(size_t)w * cap + t];
     size_t i = (size_t)w * nb + b;
-    u32 len = chunk_len(counts[i], k), start = offsets[i] + (t - chunk_first[i]) * len;
-    u32 end = min(start + len, offsets[i] + counts[i]);
+    u32 start = offsets[i] + (t - chunk_first[i]) * k;
+    u32 end = min(start + k, offsets[i] + counts[i]);
     const u32* e = sorted + (size_t)w * n;
     xyzz<F> acc; set_inf(acc);
     for (u32 j = start; j < end; j++) {
@@ -184,18 +183,45 @@ __device__ void accumulate(const affine<F>* bases, const u32* sorted, const u32*
     partial[(size_t)w * cap + t] = acc;
 }
 
-// One thread per bucket b >= 1: buckets[w * (nb - 1) + b - 1] = Σ of its chunks.
+// Stride between the chunk sums a bucket of m chunks ends with: after the
+// tree passes it joined (those with m > stride·tmax), at most tmax remain.
+__device__ __forceinline__ u32 final_stride(u32 m, u32 g, u32 tmax) {
+    u32 s = 1;
+    while (m > s * tmax) s *= g;
+    return s;
+}
+
+// One tree pass over the chunk sums of buckets with more than stride·tmax
+// chunks (grid y = window): the chunk at position r ≡ 0 (mod g·stride) of
+// its bucket adds chunks r + j·stride, j < g, into itself.
+template <class F>
+__device__ void tree_pass(xyzz<F>* partial, const u32* counts, const u32* chunk_first,
+                          const u32* chunk_bucket, const u32* totals, u32 nb, u32 k, u32 cap,
+                          u32 stride, u32 g, u32 tmax) {
+    u32 w = blockIdx.y, t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= totals[w]) return;
+    size_t i = (size_t)w * nb + chunk_bucket[(size_t)w * cap + t];
+    u32 r = t - chunk_first[i], m = chunks_of(counts[i], k);
+    if (m <= stride * tmax || r % (stride * g) || r + stride >= m) return;
+    xyzz<F>* p = partial + (size_t)w * cap + chunk_first[i];
+    xyzz<F> acc = p[r];
+    for (u32 j = 1; j < g && r + j * stride < m; j++) add(acc, p[r + j * stride]);
+    p[r] = acc;
+}
+
+// One thread per bucket b >= 1: buckets[w * (nb - 1) + b - 1] = Σ of its
+// remaining (at most tmax) chunk sums.
 template <class F>
 __device__ void bucket_sum(const xyzz<F>* partial, const u32* counts, const u32* chunk_first,
-                           u32 nb, u32 k, u32 cap, u32 nwin, xyzz<F>* buckets) {
+                           u32 nb, u32 k, u32 cap, u32 nwin, u32 g, u32 tmax, xyzz<F>* buckets) {
     u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= nwin * (nb - 1)) return;
     u32 w = i / (nb - 1), b = i % (nb - 1) + 1;
     size_t ci = (size_t)w * nb + b;
-    u32 m = chunks_of(counts[ci], k);
+    u32 m = chunks_of(counts[ci], k), s = final_stride(m, g, tmax);
     const xyzz<F>* p = partial + (size_t)w * cap + chunk_first[ci];
     xyzz<F> acc; set_inf(acc);
-    for (u32 j = 0; j < m; j++) add(acc, p[j]);
+    for (u32 r = 0; r < m; r += s) add(acc, p[r]);
     buckets[i] = acc;
 }
 
@@ -238,9 +264,15 @@ template <class F> __device__ void reduce(const xyzz<F>* in, u32 m, u32 g, xyzz<
         accumulate(bases, sorted, counts, offsets, chunk_first, chunk_bucket, totals, n, nb, k,    \
                    cap, partial);                                                                  \
     }                                                                                              \
+    extern "C" __global__ void msm_tree_pass_##G(xyzz<F>* partial, const u32* counts,             \
+        const u32* chunk_first, const u32* chunk_bucket, const u32* totals, u32 nb, u32 k,         \
+        u32 cap, u32 stride, u32 g, u32 tmax) {                                                    \
+        tree_pass(partial, counts, chunk_first, chunk_bucket, totals, nb, k, cap, stride, g, tmax);\
+    }                                                                                              \
     extern "C" __global__ void msm_bucket_sum_##G(const xyzz<F>* partial, const u32* counts,       \
-        const u32* chunk_first, u32 nb, u32 k, u32 cap, u32 nwin, xyzz<F>* buckets) {              \
-        bucket_sum(partial, counts, chunk_first, nb, k, cap, nwin, buckets);                       \
+        const u32* chunk_first, u32 nb, u32 k, u32 cap, u32 nwin, u32 g, u32 tmax,                 \
+        xyzz<F>* buckets) {                                                                        \
+        bucket_sum(partial, counts, chunk_first, nb, k, cap, nwin, g, tmax, buckets);              \
     }                                                                                              \
     extern "C" __global__ void msm_window_segments_##G(const xyzz<F>* buckets, u32 nbk, u32 len,   \
                                                        xyzz<F>* seg) {                             \

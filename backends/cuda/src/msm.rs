@@ -8,12 +8,19 @@ use zkpipe_core::{Fp, Fp2, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 use crate::{Gpu, driver_err, grid, limbs};
 
-/// Smallest chunk of a bucket one thread sums (`msm.cu`: `chunk_len`).
-const MIN_CHUNK: u32 = 32;
+/// Points of a bucket one thread sums before the tree passes.
+const CHUNK: u32 = 32;
+/// Fan-in of the tree passes over a bucket's chunk sums.
+const TREE_FAN_IN: u32 = 8;
+/// Chunk sums one thread adds per bucket after the tree passes (buckets
+/// with at most this many chunks, all of them for random scalars, skip the
+/// passes: a pass's active threads are sparse within warps).
+const BUCKET_SERIAL: u32 = 32;
 /// Threads per block for the point kernels (≈ 170–255 registers each).
 const POINT_BLOCK: u32 = 128;
-/// Window sums are reduced `REDUCE_FAN_IN` at a time.
-const REDUCE_FAN_IN: u32 = 32;
+/// Window segment sums are reduced `REDUCE_FAN_IN` at a time (a pass's
+/// serial depth; one serial XYZZ addition costs tens of microseconds).
+const REDUCE_FAN_IN: u32 = 8;
 
 /// The scalar-side kernels, shared by G1 and G2.
 pub(crate) struct ScalarKernels {
@@ -27,6 +34,7 @@ pub(crate) struct ScalarKernels {
 /// The point kernels of one group.
 pub(crate) struct PointKernels {
     accumulate: CudaFunction,
+    tree_pass: CudaFunction,
     bucket_sum: CudaFunction,
     window_segments: CudaFunction,
     reduce: CudaFunction,
@@ -40,17 +48,19 @@ pub(crate) struct MsmKernels {
 }
 
 /// Kernel entry points of `msm.cu`, for loading and for the compile test.
-pub const KERNELS: [&str; 13] = [
+pub const KERNELS: [&str; 15] = [
     "msm_from_mont",
     "msm_count",
     "msm_scan",
     "msm_scatter",
     "msm_chunk_map",
     "msm_accumulate_g1",
+    "msm_tree_pass_g1",
     "msm_bucket_sum_g1",
     "msm_window_segments_g1",
     "msm_reduce_g1",
     "msm_accumulate_g2",
+    "msm_tree_pass_g2",
     "msm_bucket_sum_g2",
     "msm_window_segments_g2",
     "msm_reduce_g2",
@@ -66,6 +76,7 @@ impl MsmKernels {
         let points = |g: &str| -> Result<PointKernels, String> {
             Ok(PointKernels {
                 accumulate: f(&format!("msm_accumulate_{g}"))?,
+                tree_pass: f(&format!("msm_tree_pass_{g}"))?,
                 bucket_sum: f(&format!("msm_bucket_sum_{g}"))?,
                 window_segments: f(&format!("msm_window_segments_{g}"))?,
                 reduce: f(&format!("msm_reduce_{g}"))?,
@@ -185,12 +196,18 @@ impl Curve for G2 {
     }
 }
 
-/// Window size minimising the point additions: n per window for the
-/// buckets, about 3 per bucket for the bucket and window sums.
+/// Window size: measured on the H200 from 2^15 points on (13 bits up to
+/// 2^18, 16 above; odd sizes leave a top window of few huge buckets), and
+/// below that the size minimising the additions (n per window for the
+/// buckets, about 3 per bucket for the bucket and window sums).
 pub fn auto_window(n: usize) -> u32 {
-    (2..=22u32)
-        .min_by_key(|&c| (255 / c + 1) as u64 * (n as u64 + 3 * (1u64 << (c - 1))))
-        .unwrap()
+    match n {
+        0..32768 => (2..=16u32)
+            .min_by_key(|&c| (255 / c + 1) as u64 * (n as u64 + 3 * (1u64 << (c - 1))))
+            .unwrap(),
+        32768..=262144 => 13,
+        _ => 16,
+    }
 }
 
 /// Buffer sizes of one MSM (element counts).
@@ -213,8 +230,8 @@ impl Plan {
     pub(crate) fn new(n: usize, c: u32) -> Plan {
         let windows = 255 / c + 1;
         let buckets = 1u32 << (c - 1);
-        // Enough segments to fill the device (~64k threads), at most 64 buckets each.
-        let per = ((buckets as u64 * windows as u64) >> 16).clamp(1, 64) as u32;
+        // Enough segments to fill the device (~32k threads), at most 64 buckets each.
+        let per = ((buckets as u64 * windows as u64) >> 15).clamp(1, 64) as u32;
         let seg_len = 1 << (31 - per.leading_zeros());
         let seg_len = seg_len.min(buckets);
         Plan {
@@ -222,7 +239,7 @@ impl Plan {
             c,
             windows,
             nb: buckets + 1,
-            cap: (n as u32).div_ceil(MIN_CHUNK) + buckets + 1,
+            cap: (n as u32).div_ceil(CHUNK) + buckets + 1,
             seg_len,
             segs: buckets / seg_len,
         }
@@ -329,7 +346,7 @@ impl Gpu {
         let mut prof = Profile::new(s);
         let k = &self.msm.scalar;
         let e = |what| driver_err(what);
-        let min_chunk = MIN_CHUNK;
+        let chunk = CHUNK;
         let tables = (windows * nb) as usize;
 
         let mut sc = self.upload(limbs(scalars))?;
@@ -353,14 +370,18 @@ impl Gpu {
         let mut totals = s
             .alloc_zeros::<u32>(windows as usize)
             .map_err(e("allocating"))?;
+        let mut most = s
+            .alloc_zeros::<u32>(windows as usize)
+            .map_err(e("allocating"))?;
         let mut l = s.launch_builder(&k.scan);
         l.arg(&counts)
             .arg(&nb)
-            .arg(&min_chunk)
+            .arg(&chunk)
             .arg(&mut offsets)
             .arg(&mut cursor)
             .arg(&mut chunk_first)
-            .arg(&mut totals);
+            .arg(&mut totals)
+            .arg(&mut most);
         let scan_cfg = LaunchConfig {
             grid_dim: (windows, 1, 1),
             block_dim: (1024, 1, 1),
@@ -391,11 +412,11 @@ impl Gpu {
         l.arg(&counts)
             .arg(&chunk_first)
             .arg(&nb)
-            .arg(&min_chunk)
+            .arg(&chunk)
             .arg(&cap)
             .arg(&windows)
             .arg(&mut chunk_bucket);
-        // SAFETY: chunk indices are below `cap` (Σ chunks ≤ n/MIN_CHUNK + buckets).
+        // SAFETY: chunk indices are below `cap` (Σ chunks ≤ n/CHUNK + buckets).
         unsafe { l.launch(grid(tables)) }.map_err(e("msm_chunk_map"))?;
         prof.mark("msm_chunk_map");
 
@@ -414,12 +435,39 @@ impl Gpu {
             .arg(&totals)
             .arg(&n)
             .arg(&nb)
-            .arg(&min_chunk)
+            .arg(&chunk)
             .arg(&cap)
             .arg(&mut partial);
         // SAFETY: reads point indices < n (bases hold ≥ n points), writes chunk slots < cap.
         unsafe { l.launch(grid_2d(cap, windows)) }.map_err(e("msm_accumulate"))?;
         prof.mark("msm_accumulate");
+
+        // Tree passes while some bucket has more than stride·BUCKET_SERIAL
+        // chunks (the largest count is read back: a few bytes).
+        let mut most_host = vec![0u32; windows as usize];
+        s.memcpy_dtoh(&most, most_host.as_mut_slice())
+            .map_err(e("reading chunk counts"))?;
+        s.synchronize().map_err(e("synchronising"))?;
+        let most = most_host.into_iter().max().unwrap_or(0);
+        let mut stride = 1u32;
+        while stride.saturating_mul(BUCKET_SERIAL) < most {
+            let mut l = s.launch_builder(&pk.tree_pass);
+            l.arg(&mut partial)
+                .arg(&counts)
+                .arg(&chunk_first)
+                .arg(&chunk_bucket)
+                .arg(&totals)
+                .arg(&nb)
+                .arg(&chunk)
+                .arg(&cap)
+                .arg(&stride)
+                .arg(&TREE_FAN_IN)
+                .arg(&BUCKET_SERIAL);
+            // SAFETY: each thread reads and writes chunk slots of its own bucket (< cap).
+            unsafe { l.launch(grid_2d(cap, windows)) }.map_err(e("msm_tree_pass"))?;
+            prof.mark("msm_tree_pass");
+            stride = stride.saturating_mul(TREE_FAN_IN);
+        }
 
         let nbk = nb - 1;
         let mut buckets = s
@@ -430,9 +478,11 @@ impl Gpu {
             .arg(&counts)
             .arg(&chunk_first)
             .arg(&nb)
-            .arg(&min_chunk)
+            .arg(&chunk)
             .arg(&cap)
             .arg(&windows)
+            .arg(&TREE_FAN_IN)
+            .arg(&BUCKET_SERIAL)
             .arg(&mut buckets);
         // SAFETY: one thread per (window, bucket ≥ 1), reading its own chunk slots.
         unsafe { l.launch(point_grid(windows as usize * nbk as usize)) }
@@ -495,6 +545,6 @@ mod tests {
             assert!(p.windows * c >= 256, "signed digits need 256 bits");
             assert_eq!(p.segs * p.seg_len, p.nb - 1);
         }
-        assert_eq!(auto_window(1 << 20), 16);
+        assert_eq!((auto_window(1 << 10), auto_window(1 << 16)), (7, 13));
     }
 }
