@@ -12,7 +12,8 @@ use std::sync::Arc;
 use zkpipe::backend::is_unsupported;
 use zkpipe::loader::{Registry, SearchPath};
 use zkpipe::plugin::{
-    BackendConfig, Capabilities, ErrorCode, MsmConfig, NttConfig, NttDirection, NttOrder, ops,
+    BackendConfig, Capabilities, ErrorCode, MsmConfig, NttConfig, NttDirection, NttOrder,
+    QuotientConfig, ops,
 };
 use zkpipe::reference::{self, bit_reverse_permute};
 use zkpipe::{Backend, Error, Fr, G1Affine, G1Projective, G2Affine, G2Projective, sample};
@@ -454,6 +455,47 @@ fn ntt_trials(t: &Target, out: &mut Vec<Trial>) {
     }
 }
 
+fn quotient_trials(t: &Target, out: &mut Vec<Trial>) {
+    let cfg = || QuotientConfig {
+        device: 0,
+        coset: Fr::from_u64(7),
+        ext: Default::default(),
+    };
+    if !t.caps.supports(ops::QUOTIENT) {
+        out.push(t.unsupported(ops::QUOTIENT, move |be| {
+            let mut a = vec![Fr::one(); 2];
+            be.quotient(&mut a, &[Fr::one(); 2], &[Fr::one(); 2], &cfg())
+        }));
+        return;
+    }
+    for log in [0u32, 1, 2, 5, max_log().min(10)] {
+        out.push(t.trial(format!("quotient/2^{log}"), move |be| {
+            let n = 1usize << log;
+            let (b, c) = (sample::scalars(n, 31), sample::scalars(n, 32));
+            let mut a = sample::scalars(n, 30);
+            let want = reference::quotient(&a, &b, &c, Fr::from_u64(7));
+            fail_on(be.quotient(&mut a, &b, &c, &cfg()))?;
+            first_mismatch(&a, &want)
+        }));
+    }
+    out.push(t.trial("quotient/bad-lengths".into(), move |be| {
+        let mut a = vec![Fr::one(); 8];
+        expect_code(
+            be.quotient(&mut a, &[Fr::one(); 4], &[Fr::one(); 8], &cfg()),
+            ErrorCode::INVALID_INPUT,
+        )?;
+        expect_code(
+            be.quotient(
+                &mut vec![Fr::one(); 6],
+                &[Fr::one(); 6],
+                &[Fr::one(); 6],
+                &cfg(),
+            ),
+            ErrorCode::INVALID_INPUT,
+        )
+    }));
+}
+
 fn main() {
     let args = Arguments::from_args();
     let registry = Registry::load(&SearchPath::standard(None));
@@ -517,6 +559,7 @@ fn main() {
         msm_trials::<G1>(&target, &mut trials);
         msm_trials::<G2>(&target, &mut trials);
         ntt_trials(&target, &mut trials);
+        quotient_trials(&target, &mut trials);
     }
     libtest_mimic::run(&args, trials).exit();
 }

@@ -67,6 +67,12 @@ pub enum BenchOp {
         #[arg(long, value_enum, default_value = "nn")]
         order: Order,
     },
+    /// Groth16's quotient h from a, b, c (the fused op where the backend has
+    /// it, else the prover's seven NTTs on that backend).
+    Quotient {
+        #[command(flatten)]
+        common: Common,
+    },
 }
 
 #[derive(clap::Args, Debug)]
@@ -377,6 +383,54 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
             }
             (common, report)
         }
+        BenchOp::Quotient { common } => {
+            let be = args.backend(&common.backend)?;
+            let fused = be
+                .capabilities()
+                .supports(zkpipe_core::plugin::ops::QUOTIENT);
+            let name = if fused {
+                "quotient (fused op)"
+            } else {
+                "quotient (7 NTT calls + host pointwise)"
+            };
+            let mut report = report_for(&be, common.device, name.into(), None)?;
+            let mut p = Printer {
+                json: common.json,
+                header_done: false,
+            };
+            p.header(&report);
+            let max = 1usize << *common.log_size.end();
+            let inputs: Vec<Vec<Fr>> = (0..3)
+                .map(|i| sample::scalars(max, common.seed.wrapping_add(i)))
+                .collect();
+            let g = Fr::from_u64(7);
+            for log in common.log_size.clone() {
+                let n = 1usize << log;
+                let (b, c) = (&inputs[1][..n], &inputs[2][..n]);
+                let mut a = inputs[0][..n].to_vec();
+                let times = measure(
+                    common.runs,
+                    &mut [&mut || {
+                        a.copy_from_slice(&inputs[0][..n]);
+                        if fused {
+                            let cfg = zkpipe_core::plugin::QuotientConfig {
+                                device: common.device,
+                                coset: g,
+                                ext: Default::default(),
+                            };
+                            be.quotient(&mut a, b, c, &cfg)
+                        } else {
+                            composite_quotient(&be, &mut a, b, c, g, common.device)
+                        }
+                    }],
+                )?
+                .remove(0);
+                let r = row(log, &times, None);
+                p.row(&r);
+                report.rows.push(r);
+            }
+            (common, report)
+        }
         BenchOp::Ntt {
             common,
             inverse,
@@ -434,6 +488,39 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
         );
     }
     Ok(())
+}
+
+/// The quotient as the prover computes it without the fused op.
+fn composite_quotient(
+    be: &Backend,
+    a: &mut [Fr],
+    b: &[Fr],
+    c: &[Fr],
+    g: Fr,
+    device: u32,
+) -> Result<(), Error> {
+    let (mut b, mut c) = (b.to_vec(), c.to_vec());
+    let cfg = |direction, order, coset: Option<Fr>| NttConfig {
+        device,
+        direction,
+        order,
+        coset: coset.into(),
+        ext: Default::default(),
+    };
+    for v in [&mut *a, &mut b[..], &mut c[..]] {
+        be.ntt(v, &cfg(NttDirection::Inverse, NttOrder::NR, None))?;
+        be.ntt(v, &cfg(NttDirection::Forward, NttOrder::RN, Some(g)))?;
+    }
+    let z_inv = g
+        .pow(&[a.len() as u64])
+        .sub(&Fr::one())
+        .inverse()
+        .expect("7^n ≠ 1");
+    use rayon::prelude::*;
+    a.par_iter_mut()
+        .zip(b.par_iter().zip(&c))
+        .for_each(|(x, (y, z))| *x = x.mul(y).sub(z).mul(&z_inv));
+    be.ntt(a, &cfg(NttDirection::Inverse, NttOrder::NN, Some(g)))
 }
 
 /// The group-specific calls of the MSM bench.

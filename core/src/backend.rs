@@ -164,6 +164,26 @@ impl Backend {
     pub fn ntt(&self, values: &mut [Fr], config: &NttConfig) -> Result<(), Error> {
         self.lift(self.inner.ntt(RSliceMut::from_mut_slice(values), config))
     }
+
+    /// Groth16's quotient in one call: see [`crate::plugin::Accelerator::quotient`].
+    ///
+    /// # Errors
+    /// `UNSUPPORTED` unless [`Backend::capabilities`] lists it; `INVALID_INPUT`
+    /// for unequal or non-power-of-two lengths; other backend errors.
+    pub fn quotient(
+        &self,
+        a: &mut [Fr],
+        b: &[Fr],
+        c: &[Fr],
+        config: &crate::plugin::QuotientConfig,
+    ) -> Result<(), Error> {
+        self.lift(self.inner.quotient(
+            RSliceMut::from_mut_slice(a),
+            RSlice::from_slice(b),
+            RSlice::from_slice(c),
+            config,
+        ))
+    }
 }
 
 /// Whether an error is the backend saying "I don't do that".

@@ -199,6 +199,8 @@ pub mod ops {
     pub const RESIDENT_BASES: &str = "resident_bases";
     /// NTT / inverse NTT over Fr, all orders, cosets.
     pub const NTT: &str = "ntt";
+    /// Groth16's quotient `h` from `a, b, c` in one call (see [`Accelerator::quotient`]).
+    pub const QUOTIENT: &str = "quotient";
     /// Every op name, in display order.
     pub const ALL: &[&str] = &[
         MSM_G1,
@@ -207,6 +209,7 @@ pub mod ops {
         MSM_G2_BATCH,
         RESIDENT_BASES,
         NTT,
+        QUOTIENT,
     ];
 }
 
@@ -322,6 +325,18 @@ pub struct NttConfig {
     pub ext: RVec<KeyValue>,
 }
 
+/// Settings of the fused quotient.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug)]
+pub struct QuotientConfig {
+    /// Device index.
+    pub device: u32,
+    /// Coset shift g (bellperson: 7).
+    pub coset: Fr,
+    /// Backend-only settings.
+    pub ext: RVec<KeyValue>,
+}
+
 // ------------------------------------------------------------------ the trait at the seam
 
 /// The FFI-safe accelerator interface (one object per backend instance).
@@ -373,6 +388,19 @@ pub trait Accelerator: Send + Sync {
     /// In-place NTT of `values` (length a power of two).
     #[sabi(last_prefix_field)]
     fn ntt(&self, values: RSliceMut<'_, Fr>, config: &NttConfig) -> AccelResult<()>;
+    /// Groth16's quotient in one call. `a, b, c` are evaluations over the
+    /// n-th roots of unity (natural order, equal power-of-two lengths); on
+    /// return `a` holds the coefficients of `h = (A·B − C)/Z`, computed on the
+    /// coset g·⟨ω⟩ with `Z(g·ω^i) = gⁿ − 1` (the last coefficient is zero).
+    /// Added after `ntt`: plugins built before it do not list it in
+    /// [`Capabilities`], and hosts only call what is listed.
+    fn quotient(
+        &self,
+        a: RSliceMut<'_, Fr>,
+        b: RSlice<'_, Fr>,
+        c: RSlice<'_, Fr>,
+        config: &QuotientConfig,
+    ) -> AccelResult<()>;
 }
 
 /// An owned accelerator trait object, as returned by a plugin's `new`.
@@ -478,6 +506,19 @@ pub trait AcceleratorImpl: Send + Sync + 'static {
     /// Any [`AccelError`].
     fn ntt(&self, _values: &mut [Fr], _config: &NttConfig) -> Result<(), AccelError> {
         Err(AccelError::unsupported(ops::NTT))
+    }
+    /// See [`Accelerator::quotient`].
+    ///
+    /// # Errors
+    /// Any [`AccelError`].
+    fn quotient(
+        &self,
+        _a: &mut [Fr],
+        _b: &[Fr],
+        _c: &[Fr],
+        _config: &QuotientConfig,
+    ) -> Result<(), AccelError> {
+        Err(AccelError::unsupported(ops::QUOTIENT))
     }
 }
 
@@ -627,6 +668,32 @@ impl<T: AcceleratorImpl> Accelerator for Guarded<T> {
         guard(ops::NTT, || {
             check_ntt_length(values.len())?;
             self.0.ntt(values.as_mut_slice(), config)
+        })
+    }
+    fn quotient(
+        &self,
+        mut a: RSliceMut<'_, Fr>,
+        b: RSlice<'_, Fr>,
+        c: RSlice<'_, Fr>,
+        config: &QuotientConfig,
+    ) -> AccelResult<()> {
+        guard(ops::QUOTIENT, || {
+            check_ntt_length(a.len())?;
+            if b.len() != a.len() || c.len() != a.len() {
+                return Err(AccelError::invalid_input(format!(
+                    "quotient: lengths {}, {}, {} differ",
+                    a.len(),
+                    b.len(),
+                    c.len()
+                )));
+            }
+            if config.coset.is_zero() {
+                return Err(AccelError::invalid_input(
+                    "quotient: coset shift must be nonzero",
+                ));
+            }
+            self.0
+                .quotient(a.as_mut_slice(), b.as_slice(), c.as_slice(), config)
         })
     }
 }

@@ -83,6 +83,39 @@ pub fn dft(values: &[Fr], direction: NttDirection, coset: Option<Fr>) -> Vec<Fr>
     }
 }
 
+/// Groth16's quotient, naively (the fused op's oracle): `a, b, c` are
+/// evaluations over ⟨ω⟩; returns the coefficients of `(A·B − C)/Z` computed
+/// on the coset g·⟨ω⟩, where `Z = gⁿ − 1`.
+///
+/// # Panics
+/// If the lengths differ or are not a power of two, or `gⁿ = 1`.
+pub fn quotient(a: &[Fr], b: &[Fr], c: &[Fr], g: Fr) -> Vec<Fr> {
+    assert!(
+        a.len() == b.len() && b.len() == c.len(),
+        "quotient lengths differ"
+    );
+    let on_coset = |v: &[Fr]| {
+        dft(
+            &dft(v, NttDirection::Inverse, None),
+            NttDirection::Forward,
+            Some(g),
+        )
+    };
+    let (a, b, c) = (on_coset(a), on_coset(b), on_coset(c));
+    let z_inv = g
+        .pow(&[a.len() as u64])
+        .sub(&Fr::one())
+        .inverse()
+        .expect("gⁿ ≠ 1");
+    let h: Vec<Fr> = a
+        .iter()
+        .zip(&b)
+        .zip(&c)
+        .map(|((x, y), z)| x.mul(y).sub(z).mul(&z_inv))
+        .collect();
+    dft(&h, NttDirection::Inverse, Some(g))
+}
+
 /// `i` with its low `log_n` bits reversed.
 pub fn reverse_bits(i: usize, log_n: u32) -> usize {
     if log_n == 0 {

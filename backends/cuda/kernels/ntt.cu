@@ -33,3 +33,11 @@ extern "C" __global__ void scale(fr* v, const fr* s, u32 n, u32 log_n, int rever
     u32 idx = reversed && log_n ? __brev(p) >> (32 - log_n) : p;
     v[p] = fr_mul(v[p], s[idx]);
 }
+
+// The quotient's pointwise step on the coset: a = (a·b − c)·z_inv.
+extern "C" __global__ void quotient_combine(fr* a, const fr* b, const fr* c, u64 z0, u64 z1,
+                                            u64 z2, u64 z3, u32 n) {
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    a[i] = fr_mul(fr_sub(fr_mul(a[i], b[i]), c[i]), fr{{z0, z1, z2, z3}});
+}

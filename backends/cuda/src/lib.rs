@@ -25,8 +25,8 @@ use cudarc::nvrtc::Ptx;
 use sha2::{Digest, Sha256};
 use zkpipe_core::plugin::{
     AccelError, AcceleratorImpl, BackendConfig, BackendInfo, BackendPlugin, BasesHandle, BasesRef,
-    Capabilities, DeviceInfo, DeviceKind, ErrorCode, MsmConfig, NttConfig, NttDirection, OpSupport,
-    ext_get, ops,
+    Capabilities, DeviceInfo, DeviceKind, ErrorCode, MsmConfig, NttConfig, NttDirection, NttOrder,
+    OpSupport, QuotientConfig, ext_get, ops,
 };
 use zkpipe_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
@@ -43,7 +43,7 @@ pub const KERNEL_SOURCES: [(&str, &str); 4] = [
 
 /// Every kernel entry point, for loading and for the compile test.
 pub fn kernels() -> impl Iterator<Item = &'static str> {
-    ["ntt_stage", "bit_reverse", "scale"]
+    ["ntt_stage", "bit_reverse", "scale", "quotient_combine"]
         .into_iter()
         .chain(msm::KERNELS)
 }
@@ -195,6 +195,7 @@ struct Gpu {
     stage: CudaFunction,
     bit_reverse: CudaFunction,
     scale: CudaFunction,
+    quotient_combine: CudaFunction,
     msm: msm::MsmKernels,
     /// Twiddles `[ω^0 .. ω^(n/2−1)]` per (log n, inverse), kept on the device.
     twiddles: Mutex<HashMap<(u32, bool), Arc<CudaSlice<u64>>>>,
@@ -273,6 +274,7 @@ fn open_gpu(ordinal: usize) -> Result<(Gpu, String), String> {
         stage: f("ntt_stage")?,
         bit_reverse: f("bit_reverse")?,
         scale: f("scale")?,
+        quotient_combine: f("quotient_combine")?,
         msm: msm::MsmKernels::load(&module)?,
         twiddles: Mutex::new(HashMap::new()),
         factors: Mutex::new(HashMap::new()),
@@ -309,7 +311,7 @@ fn discover() -> (Vec<Gpu>, String) {
     if count == 0 {
         notes.push("the driver reports no CUDA devices".into());
     }
-    notes.push("ops: msm_g1, msm_g2 (resident bases), ntt".into());
+    notes.push("ops: msm_g1, msm_g2 (resident bases), ntt, quotient".into());
     (gpus, notes.join("; "))
 }
 
@@ -654,16 +656,83 @@ impl Gpu {
             .bind_to_thread()
             .map_err(driver_err("binding the context"))?;
         let n = values.len();
-        let log_n = n.trailing_zeros();
         self.check_free(n * 32 * 3)?;
+        let mut buf = self.upload(limbs(values))?;
+        self.ntt_on_device(&mut buf, n.trailing_zeros(), cfg)?;
+        self.download(&buf, limbs_mut(values))
+    }
+
+    /// Groth16's quotient with a, b, c on the device from upload to download.
+    fn quotient(&self, a: &mut [Fr], b: &[Fr], c: &[Fr], g: &Fr) -> Result<(), AccelError> {
+        let _busy = self.busy.lock().unwrap();
+        self.ctx
+            .bind_to_thread()
+            .map_err(driver_err("binding the context"))?;
+        let n = a.len();
+        let log_n = n.trailing_zeros();
+        self.check_free(n * 32 * 5)?;
+        // Bit-reversed coefficients feed the coset NTT directly: no permutation between.
+        let to_coeffs = NttConfig {
+            direction: NttDirection::Inverse,
+            order: NttOrder::NR,
+            ..Default::default()
+        };
+        let to_coset = NttConfig {
+            order: NttOrder::RN,
+            coset: Some(*g).into(),
+            ..Default::default()
+        };
+        let mut bufs = [
+            self.upload(limbs(a))?,
+            self.upload(limbs(b))?,
+            self.upload(limbs(c))?,
+        ];
+        for buf in &mut bufs {
+            self.ntt_on_device(buf, log_n, &to_coeffs)?;
+            self.ntt_on_device(buf, log_n, &to_coset)?;
+        }
+        let z_inv = g
+            .pow(&[n as u64])
+            .sub(&Fr::one())
+            .inverse()
+            .ok_or_else(|| AccelError::invalid_input("quotient: gⁿ = 1 for this coset shift"))?;
+        let [mut qa, qb, qc] = bufs;
+        let (z, n32) = (z_inv.limbs, n as u32);
+        let mut l = self.stream.launch_builder(&self.quotient_combine);
+        l.arg(&mut qa)
+            .arg(&qb)
+            .arg(&qc)
+            .arg(&z[0])
+            .arg(&z[1])
+            .arg(&z[2])
+            .arg(&z[3])
+            .arg(&n32);
+        // SAFETY: the three buffers hold n elements each; one thread per index < n.
+        unsafe { l.launch(grid(n)) }.map_err(driver_err("quotient_combine kernel"))?;
+        let from_coset = NttConfig {
+            direction: NttDirection::Inverse,
+            coset: Some(*g).into(),
+            ..Default::default()
+        };
+        self.ntt_on_device(&mut qa, log_n, &from_coset)?;
+        self.download(&qa, limbs_mut(a))
+    }
+
+    /// The NTT of `buf` (2^log_n elements on this device), in place.
+    fn ntt_on_device(
+        &self,
+        buf: &mut CudaSlice<u64>,
+        log_n: u32,
+        cfg: &NttConfig,
+    ) -> Result<(), AccelError> {
+        let n = 1usize << log_n;
         let inverse = cfg.direction == NttDirection::Inverse;
         let coset = cfg.coset.into_option();
         let (in_rev, out_rev) = (cfg.order.input_reversed(), cfg.order.output_reversed());
-        let mut buf = self.upload(limbs(values))?;
         let n32 = n as u32;
 
         if let (false, Some(g)) = (inverse, coset) {
-            self.scale(&mut buf, &g, &Fr::one(), log_n, in_rev)?;
+            self.scale(buf, &g, &Fr::one(), log_n, in_rev)?;
         }
         if n > 1 {
             let tw = self.twiddles(log_n, inverse)?;
@@ -680,11 +749,11 @@ impl Gpu {
                 (true, false) => true,
                 (false, true) => false,
                 (false, false) => {
-                    permute(&mut buf)?;
+                    permute(buf)?;
                     true
                 }
                 (true, true) => {
-                    permute(&mut buf)?;
+                    permute(buf)?;
                     false
                 }
             };
@@ -697,7 +766,7 @@ impl Gpu {
                 let stride = n32 / (2 * half);
                 let d = dit as i32;
                 let mut l = self.stream.launch_builder(&self.stage);
-                l.arg(&mut buf)
+                l.arg(&mut *buf)
                     .arg(&*tw)
                     .arg(&n32)
                     .arg(&half)
@@ -712,9 +781,9 @@ impl Gpu {
             let g_inv = coset
                 .map(|g| g.inverse().unwrap_or(Fr::ZERO))
                 .unwrap_or_else(Fr::one);
-            self.scale(&mut buf, &g_inv, &n_inv, log_n, out_rev)?;
+            self.scale(buf, &g_inv, &n_inv, log_n, out_rev)?;
         }
-        self.download(&buf, limbs_mut(values))
+        Ok(())
     }
 }
 
@@ -756,6 +825,7 @@ impl AcceleratorImpl for CudaBackend {
                 op(ops::MSM_G2_BATCH),
                 op(ops::RESIDENT_BASES),
                 op(ops::NTT),
+                op(ops::QUOTIENT),
             ]
             .into(),
         }
@@ -795,6 +865,21 @@ impl AcceleratorImpl for CudaBackend {
                 handle.0
             ))),
         }
+    }
+
+    fn quotient(
+        &self,
+        a: &mut [Fr],
+        b: &[Fr],
+        c: &[Fr],
+        config: &QuotientConfig,
+    ) -> Result<(), AccelError> {
+        if a.len() > 1 << 28 {
+            return Err(AccelError::invalid_input(
+                "quotient: the CUDA backend handles up to 2^28 elements",
+            ));
+        }
+        self.gpu(config.device)?.quotient(a, b, c, &config.coset)
     }
 
     fn ntt(&self, values: &mut [Fr], config: &NttConfig) -> Result<(), AccelError> {

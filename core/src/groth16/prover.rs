@@ -407,6 +407,16 @@ impl Prover {
             v.resize(n, Fr::ZERO);
         }
         let g = Fr::from_u64(super::COSET_SHIFT);
+        if ntt.capabilities().supports(ops::QUOTIENT) {
+            let cfg = crate::plugin::QuotientConfig {
+                device: 0,
+                coset: g,
+                ext: Default::default(),
+            };
+            ntt.quotient(a, b, c, &cfg)?;
+            a.truncate(n - 1);
+            return Ok(std::mem::take(a));
+        }
         // Bit-reversed coefficients feed the coset NTT directly: no permutation between.
         let to_coeffs = NttConfig {
             direction: NttDirection::Inverse,
