@@ -486,7 +486,7 @@ fn quotient_trials(t: &Target, out: &mut Vec<Trial>) {
         )?;
         expect_code(
             be.quotient(
-                &mut vec![Fr::one(); 6],
+                &mut [Fr::one(); 6],
                 &[Fr::one(); 6],
                 &[Fr::one(); 6],
                 &cfg(),

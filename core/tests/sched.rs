@@ -21,11 +21,14 @@ struct Shared {
     ooms: Mutex<HashMap<(u64, u32), u32>>,
 }
 
+/// (started, release) channels of a gated synthesis.
+type Gate = (Mutex<Sender<()>>, Mutex<Receiver<()>>);
+
 struct Fake {
     shared: Arc<Shared>,
     bytes: u64,
     /// Synthesis of job 0, partition 0 tells `started` and waits for `release`.
-    gate: Option<(Mutex<Sender<()>>, Mutex<Receiver<()>>)>,
+    gate: Option<Gate>,
 }
 
 struct Part {

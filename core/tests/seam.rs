@@ -22,6 +22,7 @@ fn fr_round_trips_through_blst_bit_for_bit() {
         let b: blst_fr = *k.as_blst();
         assert_eq!(Fr::from_blst(b), k);
         let mut sq = blst_fr::default();
+        // SAFETY: valid pointers to initialised blst values.
         unsafe { blst_fr_mul(&mut sq, &b, &b) };
         assert_eq!(Fr::from_blst(sq), k.mul(&k), "case {i}");
         assert_eq!(Fr::from_bytes_le(&k.to_bytes_le()).unwrap(), k);
@@ -89,12 +90,14 @@ fn projective_arithmetic_agrees_with_blst_scalar_multiplication() {
 
 fn fp(v: u64) -> blst_fp {
     let mut out = blst_fp::default();
+    // SAFETY: blst reads six limbs from the array and writes `out`.
     unsafe { blst_fp_from_uint64(&mut out, [v, 0, 0, 0, 0, 0].as_ptr()) };
     out
 }
 
 fn be_bytes(x: &blst_fp) -> [u8; 48] {
     let mut out = [0u8; 48];
+    // SAFETY: blst writes exactly 48 bytes into `out`.
     unsafe { blst_bendian_from_fp(out.as_mut_ptr(), x) };
     out
 }
@@ -104,6 +107,7 @@ fn g1_point_outside_subgroup() -> ([u8; 96], [u8; 48]) {
     for x in 1u64.. {
         let x = fp(x);
         let (mut x3, mut y, mut rhs) = (blst_fp::default(), blst_fp::default(), blst_fp::default());
+        // SAFETY: blst field ops on valid, initialised values.
         unsafe {
             blst_fp_sqr(&mut x3, &x);
             blst_fp_mul(&mut x3, &x3, &x);
@@ -150,6 +154,7 @@ fn g1_decoding_rejects_points_off_the_curve() {
     // x with no y: x³ + 4 is not a square.
     let x = (1u64..)
         .map(fp)
+        // SAFETY: blst field ops on valid, initialised values.
         .find(|x| unsafe {
             let (mut x3, mut rhs, mut y) =
                 (blst_fp::default(), blst_fp::default(), blst_fp::default());
@@ -189,6 +194,7 @@ fn g2_decoding_rejects_bad_points() {
             blst_fp2::default(),
             blst_fp2::default(),
         );
+        // SAFETY: blst field ops on valid, initialised values.
         unsafe {
             blst_fp2_sqr(&mut x3, &x);
             blst_fp2_mul(&mut x3, &x3, &x);

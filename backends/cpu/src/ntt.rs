@@ -16,10 +16,13 @@ use zkpipe_core::reference::reverse_bits;
 /// Work below this many butterflies per task is not split further.
 const MIN_CHUNK: usize = 1 << 10;
 
+/// (log n, inverse) of a twiddle table.
+type TwiddleKey = (u32, bool);
+
 /// Twiddle tables `[1, ω, ω², …, ω^(n/2−1)]`, per (log n, inverse), built once.
 #[derive(Debug, Default)]
 pub struct Twiddles {
-    tables: Mutex<HashMap<(u32, bool), Arc<Vec<Fr>>>>,
+    tables: Mutex<HashMap<TwiddleKey, Arc<Vec<Fr>>>>,
 }
 
 impl Twiddles {

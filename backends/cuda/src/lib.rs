@@ -183,6 +183,9 @@ pub fn cubin_for(arch: &str) -> Result<(Vec<u8>, String), String> {
     Ok((bin, note))
 }
 
+/// Device vectors kept per key (twiddles, scaling factors).
+type DeviceCache<K> = Mutex<HashMap<K, Arc<CudaSlice<u64>>>>;
+
 /// (x, c, log n) of a factor vector `c·x^i`.
 type FactorKey = ([u64; 4], [u64; 4], u32);
 
@@ -198,9 +201,9 @@ struct Gpu {
     quotient_combine: CudaFunction,
     msm: msm::MsmKernels,
     /// Twiddles `[ω^0 .. ω^(n/2−1)]` per (log n, inverse), kept on the device.
-    twiddles: Mutex<HashMap<(u32, bool), Arc<CudaSlice<u64>>>>,
+    twiddles: DeviceCache<(u32, bool)>,
     /// Scaling factors `c·x^i` per (x, c, log n), kept on the device.
-    factors: Mutex<HashMap<FactorKey, Arc<CudaSlice<u64>>>>,
+    factors: DeviceCache<FactorKey>,
     /// Page-locked host buffer that large copies go through (grown on demand).
     staging: Mutex<Option<PinnedHostSlice<u64>>>,
     /// Device work of one call at a time.

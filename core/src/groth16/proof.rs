@@ -51,7 +51,7 @@ impl Proof {
     /// # Errors
     /// [`Error::InvalidEncoding`] when the length is not a positive multiple of 192.
     pub fn many_from_bytes(bytes: &[u8]) -> Result<Vec<Proof>, Error> {
-        if bytes.is_empty() || bytes.len() % Self::SIZE != 0 {
+        if bytes.is_empty() || !bytes.len().is_multiple_of(Self::SIZE) {
             return Err(Error::InvalidEncoding(format!(
                 "a proof file holds a multiple of {} bytes, got {}",
                 Self::SIZE,

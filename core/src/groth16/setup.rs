@@ -64,10 +64,10 @@ fn qap_at(r1cs: &R1cs, lagrange: &[Fr]) -> [Vec<Fr>; 3] {
     let vars = r1cs.num_inputs + r1cs.num_aux;
     let eval = |m: &crate::r1cs::Csr| {
         let mut out = vec![Fr::ZERO; vars];
-        for row in 0..m.rows() {
+        for (row, l) in lagrange[..m.rows()].iter().enumerate() {
             for k in m.row_ptr[row] as usize..m.row_ptr[row + 1] as usize {
                 let col = m.cols[k] as usize;
-                out[col] = out[col].add(&m.vals[k].mul(&lagrange[row]));
+                out[col] = out[col].add(&m.vals[k].mul(l));
             }
         }
         out

@@ -206,8 +206,11 @@ struct Inner<W: Workload> {
     cv: Condvar,
     device_locks: Vec<Mutex<()>>,
     timeline: Mutex<Timeline>,
-    dealloc_tx: Mutex<Option<mpsc::Sender<(Ticket, Arc<W::Part>)>>>,
+    dealloc_tx: Mutex<Option<DeallocSender<W::Part>>>,
 }
+
+/// Where finished partitions go to be freed by the dealloc thread.
+type DeallocSender<P> = mpsc::Sender<(Ticket, Arc<P>)>;
 
 /// The scheduling engine over workload `W`.
 pub struct Engine<W: Workload> {
