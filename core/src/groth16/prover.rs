@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::keys::Parameters;
 use super::proof::Proof;
 use crate::Error;
-use crate::backend::Backend;
+use crate::backend::{Backend, is_unsupported};
 use crate::plugin::{BasesHandle, MsmConfig, NttConfig, NttDirection, NttOrder, ops};
 use crate::r1cs::{Density, R1cs, Witness};
 use crate::types::{Fr, G1Affine, G1Projective, G2Projective};
@@ -110,6 +110,9 @@ pub struct Prover {
     g1: Arc<Backend>,
     /// Runs B in G2.
     g2: Arc<Backend>,
+    /// Takes an MSM the chosen backend turns down at run time (e.g. a bucket
+    /// over a driver limit) with an `UNSUPPORTED` error.
+    fallback: Option<Arc<Backend>>,
     params: Arc<Parameters>,
     r1cs: Arc<R1cs>,
     density: Density,
@@ -204,6 +207,7 @@ impl Prover {
             ntt,
             g1,
             g2,
+            fallback,
             params,
             density: r1cs.density(),
             r1cs,
@@ -239,10 +243,14 @@ impl Prover {
         scalars: &[Fr],
     ) -> Result<G1Projective, Error> {
         let cfg = MsmConfig::default();
-        match (on, &self.queries[q]) {
-            (Some(be), _) => be.msm_g1(host, scalars, &cfg),
+        let r = match (on, &self.queries[q]) {
+            (Some(be), _) => return be.msm_g1(host, scalars, &cfg),
             (None, Query::Resident(h)) => self.g1.msm_g1(*h, scalars, &cfg),
             (None, Query::Host) => self.g1.msm_g1(host, scalars, &cfg),
+        };
+        match (r, &self.fallback) {
+            (Err(e), Some(f)) if is_unsupported(&e) => f.msm_g1(host, scalars, &cfg),
+            (r, _) => r,
         }
     }
 
@@ -324,9 +332,15 @@ impl Prover {
     pub fn msm_b_g2(&self, w: &Witness) -> Result<G2Projective, Error> {
         let cfg = MsmConfig::default();
         let scalars = self.b_scalars(w);
-        match self.queries[B2] {
+        let r = match self.queries[B2] {
             Query::Resident(h) => self.g2.msm_g2(h, &scalars, &cfg),
             Query::Host => self.g2.msm_g2(&self.params.b_g2[..], &scalars, &cfg),
+        };
+        match (r, &self.fallback) {
+            (Err(e), Some(f)) if is_unsupported(&e) => {
+                f.msm_g2(&self.params.b_g2[..], &scalars, &cfg)
+            }
+            (r, _) => r,
         }
     }
 

@@ -1,0 +1,214 @@
+// G1 Pippenger MSM (needs the Fr and Fp field code of field.rs, and FP_ONE,
+// Montgomery 1 in Fp). Signed c-bit windows: a digit d ∈ [−2^(c−1), 2^(c−1)]
+// adds ±P to bucket |d| − 1 of its window. Buckets are XYZZ points
+// (x = X/ZZ, y = Y/ZZZ; ZZ = 0 is the identity). Bases are blst affine
+// points, 24 u32 limbs, all-zero for the identity.
+//
+// Passes: digits (scalars out of Montgomery form, bucket sizes) → scan
+// (bucket offsets) → scatter (point indices sorted by bucket) → bucket
+// (one thread sums one bucket) → reduce (Σ (b+1)·bucket_b over a range of
+// buckets per thread); the host adds the partials and the windows.
+struct Params { n: u32, c: u32, nwin: u32, nb: u32, nt: u32, span: u32, p0: u32, p1: u32 }
+struct Xyzz { x: Fp_t, y: Fp_t, zz: Fp_t, zzz: Fp_t }
+
+@group(0) @binding(0) var<uniform> prm: Params;
+@group(0) @binding(1) var<storage, read_write> scalars: array<u32>;
+@group(0) @binding(2) var<storage, read> bases: array<u32>;
+@group(0) @binding(3) var<storage, read_write> counts: array<atomic<u32>>;
+@group(0) @binding(4) var<storage, read_write> cursor: array<atomic<u32>>;
+@group(0) @binding(5) var<storage, read_write> sorted: array<u32>;
+@group(0) @binding(6) var<storage, read_write> buckets: array<u32>;
+@group(0) @binding(7) var<storage, read_write> partials: array<u32>;
+
+fn tid(g: vec3<u32>, nw: vec3<u32>) -> u32 { return g.x + g.y * nw.x * 256u; }
+
+fn identity() -> Xyzz { return Xyzz(Fp_t(), Fp_t(), Fp_t(), Fp_t()); }
+
+// P + (x, y) for an affine, non-identity (x, y) (madd-2008-s, with the
+// doubling and P = −Q cases).
+fn add_affine(p: Xyzz, x: Fp_t, y: Fp_t) -> Xyzz {
+  if (Fp_is_zero(p.zz)) { return Xyzz(x, y, FP_ONE, FP_ONE); }
+  let u2 = Fp_mul(x, p.zz); let s2 = Fp_mul(y, p.zzz);
+  let pp_ = Fp_sub(u2, p.x); let r = Fp_sub(s2, p.y);
+  if (Fp_is_zero(pp_)) {
+    if (!Fp_is_zero(r)) { return identity(); }
+    // 2·(x, y) (mdbl-2008-s-1).
+    let u = Fp_add(y, y); let v = Fp_sqr(u); let w = Fp_mul(u, v); let s = Fp_mul(x, v);
+    let x2 = Fp_sqr(x); let m = Fp_add(Fp_add(x2, x2), x2);
+    let x3 = Fp_sub(Fp_sub(Fp_sqr(m), s), s);
+    let y3 = Fp_sub(Fp_mul(m, Fp_sub(s, x3)), Fp_mul(w, y));
+    return Xyzz(x3, y3, v, w);
+  }
+  let pp = Fp_sqr(pp_); let ppp = Fp_mul(pp_, pp); let q = Fp_mul(p.x, pp);
+  let x3 = Fp_sub(Fp_sub(Fp_sqr(r), ppp), Fp_add(q, q));
+  let y3 = Fp_sub(Fp_mul(r, Fp_sub(q, x3)), Fp_mul(p.y, ppp));
+  return Xyzz(x3, y3, Fp_mul(p.zz, pp), Fp_mul(p.zzz, ppp));
+}
+
+// 2·P (dbl-2008-s-1, a = 0).
+fn dbl(p: Xyzz) -> Xyzz {
+  if (Fp_is_zero(p.zz)) { return p; }
+  let u = Fp_add(p.y, p.y); let v = Fp_sqr(u); let w = Fp_mul(u, v); let s = Fp_mul(p.x, v);
+  let x2 = Fp_sqr(p.x); let m = Fp_add(Fp_add(x2, x2), x2);
+  let x3 = Fp_sub(Fp_sub(Fp_sqr(m), s), s);
+  let y3 = Fp_sub(Fp_mul(m, Fp_sub(s, x3)), Fp_mul(w, p.y));
+  return Xyzz(x3, y3, Fp_mul(v, p.zz), Fp_mul(w, p.zzz));
+}
+
+// P + Q (add-2008-s, complete over the identity and doubling cases).
+fn add(p: Xyzz, q: Xyzz) -> Xyzz {
+  if (Fp_is_zero(p.zz)) { return q; }
+  if (Fp_is_zero(q.zz)) { return p; }
+  let u1 = Fp_mul(p.x, q.zz); let u2 = Fp_mul(q.x, p.zz);
+  let s1 = Fp_mul(p.y, q.zzz); let s2 = Fp_mul(q.y, p.zzz);
+  let pp_ = Fp_sub(u2, u1); let r = Fp_sub(s2, s1);
+  if (Fp_is_zero(pp_)) {
+    if (Fp_is_zero(r)) { return dbl(p); }
+    return identity();
+  }
+  let pp = Fp_sqr(pp_); let ppp = Fp_mul(pp_, pp); let qq = Fp_mul(u1, pp);
+  let x3 = Fp_sub(Fp_sub(Fp_sqr(r), ppp), Fp_add(qq, qq));
+  let y3 = Fp_sub(Fp_mul(r, Fp_sub(qq, x3)), Fp_mul(s1, ppp));
+  return Xyzz(x3, y3, Fp_mul(Fp_mul(p.zz, q.zz), pp), Fp_mul(Fp_mul(p.zzz, q.zzz), ppp));
+}
+
+// Loads are written out: see field.rs on lavapipe's loop limit.
+fn ld_fp(o: u32) -> Fp_t { return Fp_t(buckets[o], buckets[o + 1u], buckets[o + 2u], buckets[o + 3u], buckets[o + 4u], buckets[o + 5u], buckets[o + 6u], buckets[o + 7u], buckets[o + 8u], buckets[o + 9u], buckets[o + 10u], buckets[o + 11u]); }
+fn ld_base(o: u32) -> Fp_t { return Fp_t(bases[o], bases[o + 1u], bases[o + 2u], bases[o + 3u], bases[o + 4u], bases[o + 5u], bases[o + 6u], bases[o + 7u], bases[o + 8u], bases[o + 9u], bases[o + 10u], bases[o + 11u]); }
+fn ld_bucket(i: u32) -> Xyzz { let o = 48u * i; return Xyzz(ld_fp(o), ld_fp(o + 12u), ld_fp(o + 24u), ld_fp(o + 36u)); }
+fn st_bucket(i: u32, p: Xyzz) {
+  let o = 48u * i;
+  for (var k = 0u; k < 12u; k++) {
+    buckets[o + k] = p.x[k]; buckets[o + 12u + k] = p.y[k];
+    buckets[o + 24u + k] = p.zz[k]; buckets[o + 36u + k] = p.zzz[k];
+  }
+}
+fn st_partial(i: u32, p: Xyzz) {
+  let o = 48u * i;
+  for (var k = 0u; k < 12u; k++) {
+    partials[o + k] = p.x[k]; partials[o + 12u + k] = p.y[k];
+    partials[o + 24u + k] = p.zz[k]; partials[o + 36u + k] = p.zzz[k];
+  }
+}
+
+fn ld_scalar(i: u32) -> Fr_t { let o = 8u * i; return Fr_t(scalars[o], scalars[o + 1u], scalars[o + 2u], scalars[o + 3u], scalars[o + 4u], scalars[o + 5u], scalars[o + 6u], scalars[o + 7u]); }
+
+// Window w's c bits of the canonical scalar s.
+fn window_bits(s: Fr_t, w: u32) -> u32 {
+  let off = w * prm.c; let l = off / 32u; let sh = off % 32u;
+  if (l >= 8u) { return 0u; }
+  var v = s[l] >> sh;
+  if (sh + prm.c > 32u && l + 1u < 8u) { v |= s[l + 1u] << (32u - sh); }
+  return v & ((1u << prm.c) - 1u);
+}
+
+// Signed digit of window w given the carry in; returns (digit + 2^c, carry out)
+// encoded as (magnitude | sign << 31, carry).
+fn digit(s: Fr_t, w: u32, carry: u32) -> vec2<u32> {
+  let raw = window_bits(s, w) + carry;
+  let half = 1u << (prm.c - 1u);
+  if (raw > half) { return vec2<u32>(((1u << prm.c) - raw) | 0x80000000u, 1u); }
+  return vec2<u32>(raw, 0u);
+}
+
+@compute @workgroup_size(256)
+fn digits(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
+  let i = tid(g, nw);
+  if (i >= prm.n) { return; }
+  var one: Fr_t; one[0] = 1u;
+  let s = Fr_mul(ld_scalar(i), one); // out of Montgomery form
+  for (var k = 0u; k < 8u; k++) { scalars[8u * i + k] = s[k]; }
+  var carry = 0u;
+  for (var w = 0u; w < prm.nwin; w++) {
+    let d = digit(s, w, carry); carry = d.y;
+    let m = d.x & 0x7fffffffu;
+    if (m != 0u) { atomicAdd(&counts[w * prm.nb + m - 1u], 1u); }
+  }
+}
+
+var<workgroup> sums: array<u32, 256>;
+
+// Workgroup w: cursor[w·nb + b] = w·n + Σ_{b' < b} counts[w·nb + b'].
+@compute @workgroup_size(256)
+fn scan(@builtin(local_invocation_id) l: vec3<u32>, @builtin(workgroup_id) wg: vec3<u32>) {
+  let w = wg.x; let t = l.x;
+  let per = (prm.nb + 255u) / 256u;
+  let lo = min(t * per, prm.nb); let hi = min(lo + per, prm.nb);
+  var s = 0u;
+  for (var b = lo; b < hi; b++) { s += atomicLoad(&counts[w * prm.nb + b]); }
+  sums[t] = s;
+  workgroupBarrier();
+  for (var d = 1u; d < 256u; d <<= 1u) {
+    var v = 0u;
+    if (t >= d) { v = sums[t - d]; }
+    workgroupBarrier();
+    sums[t] += v;
+    workgroupBarrier();
+  }
+  var acc = w * prm.n + sums[t] - s;
+  for (var b = lo; b < hi; b++) {
+    atomicStore(&cursor[w * prm.nb + b], acc);
+    acc += atomicLoad(&counts[w * prm.nb + b]);
+  }
+}
+
+@compute @workgroup_size(256)
+fn scatter(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
+  let i = tid(g, nw);
+  if (i >= prm.n) { return; }
+  let s = ld_scalar(i);
+  var carry = 0u;
+  for (var w = 0u; w < prm.nwin; w++) {
+    let d = digit(s, w, carry); carry = d.y;
+    let m = d.x & 0x7fffffffu;
+    if (m != 0u) {
+      let pos = atomicAdd(&cursor[w * prm.nb + m - 1u], 1u);
+      sorted[pos] = i | (d.x & 0x80000000u);
+    }
+  }
+}
+
+// Thread w·nb + b sums bucket b of window w (after scatter, its entries end at cursor).
+@compute @workgroup_size(256)
+fn bucket(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
+  let id = tid(g, nw);
+  if (id >= prm.nwin * prm.nb) { return; }
+  let end = atomicLoad(&cursor[id]);
+  var acc = identity();
+  for (var k = end - atomicLoad(&counts[id]); k < end; k++) {
+    let e = sorted[k]; let o = 24u * (e & 0x7fffffffu);
+    let x = ld_base(o); var y = ld_base(o + 12u);
+    if (Fp_is_zero(x) && Fp_is_zero(y)) { continue; }
+    if ((e & 0x80000000u) != 0u) { y = Fp_neg(y); }
+    acc = add_affine(acc, x, y);
+  }
+  st_bucket(id, acc);
+}
+
+// Thread w·nt + t: Σ_{b ∈ [lo, lo + span)} (b + 1)·bucket_b of window w, lo = t·span.
+// One `add` call site (compilers inline every call, and lavapipe's compile
+// time grows with each copy): steps 2j, 2j + 1 do run += bucket, acc += run
+// over the buckets from the top, so acc = Σ (b − lo + 1)·bucket_b; then
+// double-and-add adds lo·run (acc += q for each set bit k of lo, q += q).
+@compute @workgroup_size(64)
+fn reduce(@builtin(global_invocation_id) g: vec3<u32>) {
+  let id = g.x;
+  if (id >= prm.nwin * prm.nt) { return; }
+  let w = id / prm.nt; let lo = (id % prm.nt) * prm.span;
+  let steps = 2u * (prm.span + 32u - countLeadingZeros(lo));
+  var run = identity(); var acc = identity(); var q = identity();
+  for (var i = 0u; i < steps; i++) {
+    let j = i / 2u; let odd = (i & 1u) == 1u;
+    var x = acc; var y = run;
+    if (j < prm.span) {
+      if (!odd) { x = run; y = ld_bucket(w * prm.nb + lo + prm.span - 1u - j); }
+    } else {
+      let k = j - prm.span;
+      if (k == 0u && !odd) { q = run; }
+      if (odd) { x = q; y = q; } else if (((lo >> k) & 1u) != 0u) { y = q; } else { y = identity(); }
+    }
+    let r = add(x, y);
+    if (j < prm.span && !odd) { run = r; } else if (j >= prm.span && odd) { q = r; } else { acc = r; }
+  }
+  st_partial(id, acc);
+}

@@ -1,0 +1,359 @@
+//! zkpipe's wgpu backend: NTT over Fr and G1 MSM in WGSL (`shaders/`), on
+//! any adapter wgpu finds (Vulkan on Linux — lavapipe in CI, the NVIDIA
+//! driver on the H200 —, Metal, DX12).
+//!
+//! Devices are the adapters, high-performance first (discrete, integrated,
+//! virtual, then CPU/software); `device` in an op's config is that index. A
+//! device is opened and its shaders compiled at first use. With no adapter
+//! the plugin reports zero devices and why.
+//!
+//! Field arithmetic is Montgomery on u32 limbs (bit-identical with blst's
+//! u64 limbs); multiplications go through 64-bit integers when the adapter
+//! offers `SHADER_INT64`.
+//!
+//! Backend settings (`BackendConfig::ext`): `int64` = `auto` (default) or
+//! `off` (force the u32-only multiply). `ZKPIPE_WGPU_TRACE=1` prints
+//! pipeline compile times to stderr. G2 MSM is not implemented: it is
+//! declared unsupported, so the prover runs it on its CPU fallback.
+
+mod field;
+mod gpu;
+mod msm;
+mod ntt;
+mod shader;
+
+use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use zkpipe_core::plugin::{
+    AccelError, AcceleratorImpl, BackendConfig, BackendInfo, BackendPlugin, BasesHandle, BasesRef,
+    Capabilities, DeviceInfo, DeviceKind, ErrorCode, MsmConfig, NttConfig, OpSupport, ext_get, ops,
+};
+use zkpipe_core::{Fr, G1Affine, G1Projective};
+
+use gpu::Gpu;
+
+/// One adapter, opened at first use.
+struct Slot {
+    adapter: wgpu::Adapter,
+    info: wgpu::AdapterInfo,
+    gpu: OnceLock<Result<Arc<Gpu>, String>>,
+}
+
+/// Bases resident on a device.
+struct Resident {
+    device: u32,
+    buffer: Arc<wgpu::Buffer>,
+    len: usize,
+}
+
+/// The wgpu backend.
+pub struct WgpuBackend {
+    _instance: Option<wgpu::Instance>,
+    slots: Vec<Slot>,
+    notes: String,
+    want_int64: bool,
+    resident: Mutex<HashMap<u64, Resident>>,
+    next_handle: AtomicU64,
+}
+
+impl std::fmt::Debug for WgpuBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WgpuBackend")
+            .field("devices", &self.slots.len())
+            .field("notes", &self.notes)
+            .finish()
+    }
+}
+
+/// Adapter order: high-performance first.
+fn rank(t: wgpu::DeviceType) -> u8 {
+    match t {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Other => 3,
+        wgpu::DeviceType::Cpu => 4,
+    }
+}
+
+fn mib(b: u64) -> u64 {
+    b >> 20
+}
+
+/// What `info` says about one adapter.
+fn describe(i: usize, a: &wgpu::Adapter, info: &wgpu::AdapterInfo) -> String {
+    let f = a.features();
+    let l = a.limits();
+    let yes = |b: bool| if b { "yes" } else { "no" };
+    let subgroups = if f.contains(wgpu::Features::SUBGROUP) {
+        format!("{}..{}", info.subgroup_min_size, info.subgroup_max_size)
+    } else {
+        "no".into()
+    };
+    format!(
+        "device {i}: {} ({:?}, {:?}, driver {} {}): SHADER_INT64 {}, subgroups {subgroups}, \
+         max storage binding {} MiB, max buffer {} MiB, workgroup memory {} KiB",
+        info.name,
+        info.device_type,
+        info.backend,
+        info.driver,
+        info.driver_info,
+        yes(f.contains(wgpu::Features::SHADER_INT64)),
+        mib(l.max_storage_buffer_binding_size),
+        mib(l.max_buffer_size),
+        l.max_compute_workgroup_storage_size >> 10,
+    )
+}
+
+fn discover() -> (Option<wgpu::Instance>, Vec<Slot>, Vec<String>) {
+    let found = catch_unwind(|| {
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+        (instance, adapters)
+    });
+    let (instance, adapters) = match found {
+        Ok(v) => v,
+        Err(_) => return (None, vec![], vec!["wgpu failed to start (panicked)".into()]),
+    };
+    let mut slots: Vec<Slot> = adapters
+        .into_iter()
+        .map(|adapter| Slot {
+            info: adapter.get_info(),
+            adapter,
+            gpu: OnceLock::new(),
+        })
+        .collect();
+    slots.sort_by_key(|s| rank(s.info.device_type));
+    let mut notes: Vec<String> = slots
+        .iter()
+        .enumerate()
+        .map(|(i, s)| describe(i, &s.adapter, &s.info))
+        .collect();
+    if slots.is_empty() {
+        notes.push(
+            "no wgpu adapter found (no Vulkan/Metal/DX12 driver; on Linux install a Vulkan \
+             driver, e.g. mesa-vulkan-drivers for lavapipe, and its loader libvulkan1)"
+                .into(),
+        );
+    }
+    (Some(instance), slots, notes)
+}
+
+impl BackendPlugin for WgpuBackend {
+    const NAME: &'static str = "wgpu";
+
+    fn create(config: &BackendConfig) -> Result<Self, AccelError> {
+        if config.threads.into_option() == Some(0) {
+            return Err(AccelError::invalid_input("threads must be at least 1"));
+        }
+        for kv in config.ext.iter() {
+            if kv.key.as_str() != "int64" {
+                return Err(AccelError::invalid_input(format!(
+                    "unknown wgpu backend setting `{}` (known: int64)",
+                    kv.key
+                )));
+            }
+        }
+        let want_int64 = match ext_get(&config.ext, "int64") {
+            None | Some("auto") | Some("on") => true,
+            Some("off") => false,
+            Some(v) => {
+                return Err(AccelError::invalid_input(format!(
+                    "int64 = `{v}`: expected auto or off"
+                )));
+            }
+        };
+        let (instance, slots, mut notes) = discover();
+        notes.push(
+            "ops: ntt, msm_g1 (batch, resident bases) on the adapter; msm_g2 unsupported \
+             (runs on the CPU fallback)"
+                .into(),
+        );
+        Ok(WgpuBackend {
+            _instance: instance,
+            slots,
+            notes: notes.join("; "),
+            want_int64,
+            resident: Mutex::new(HashMap::new()),
+            next_handle: AtomicU64::new(1),
+        })
+    }
+}
+
+impl WgpuBackend {
+    /// The opened device `device`.
+    fn gpu(&self, device: u32) -> Result<Arc<Gpu>, AccelError> {
+        let slot = self.slots.get(device as usize).ok_or_else(|| {
+            if self.slots.is_empty() {
+                AccelError::new(
+                    ErrorCode::DEVICE_UNAVAILABLE,
+                    format!("no wgpu adapter: {}", self.notes),
+                )
+            } else {
+                AccelError::invalid_input(format!(
+                    "no wgpu device {device} ({} found)",
+                    self.slots.len()
+                ))
+            }
+        })?;
+        slot.gpu
+            .get_or_init(|| {
+                catch_unwind(AssertUnwindSafe(|| {
+                    Gpu::open(&slot.adapter, self.want_int64)
+                }))
+                .unwrap_or_else(|_| Err("opening the device panicked".into()))
+                .map(Arc::new)
+            })
+            .clone()
+            .map_err(|e| {
+                AccelError::new(
+                    ErrorCode::DEVICE_UNAVAILABLE,
+                    format!("device {device} ({}): {e}", slot.info.name),
+                )
+            })
+    }
+
+    fn resident(&self, h: BasesHandle, n: usize) -> Result<(u32, Arc<wgpu::Buffer>), AccelError> {
+        match self.resident.lock().unwrap().get(&h.0) {
+            Some(r) if r.len >= n => Ok((r.device, r.buffer.clone())),
+            Some(r) => Err(AccelError::invalid_input(format!(
+                "bases handle {} holds {} points, fewer than the {n} scalars",
+                h.0, r.len
+            ))),
+            None => Err(AccelError::invalid_input(format!(
+                "unknown bases handle {}",
+                h.0
+            ))),
+        }
+    }
+
+    /// Largest log2 size whose `bytes_per_element`-sized binding fits every adapter.
+    fn max_log(&self, bytes_per_element: u64) -> u32 {
+        self.slots
+            .iter()
+            .map(|s| {
+                let l = s.adapter.limits();
+                let max = l.max_storage_buffer_binding_size.min(l.max_buffer_size);
+                (max / bytes_per_element).max(1).ilog2()
+            })
+            .min()
+            .unwrap_or(0)
+    }
+}
+
+impl AcceleratorImpl for WgpuBackend {
+    fn info(&self) -> BackendInfo {
+        BackendInfo {
+            name: Self::NAME.into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            devices: self
+                .slots
+                .iter()
+                .enumerate()
+                .map(|(i, s)| DeviceInfo {
+                    id: i as u32,
+                    name: s.info.name.clone().into(),
+                    kind: match s.info.device_type {
+                        wgpu::DeviceType::Cpu | wgpu::DeviceType::Other => DeviceKind::Other,
+                        _ => DeviceKind::Gpu,
+                    },
+                    // wgpu reports neither memory size nor compute units.
+                    memory_bytes: 0,
+                    compute_units: 0,
+                })
+                .collect::<Vec<_>>()
+                .into(),
+            notes: self.notes.clone().into(),
+        }
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        if self.slots.is_empty() {
+            return Capabilities::default();
+        }
+        let op = |name: &str, max_log_size| OpSupport {
+            op: name.into(),
+            max_log_size,
+        };
+        let msm = self.max_log(96).min(30);
+        Capabilities {
+            ops: vec![
+                op(ops::MSM_G1, msm),
+                op(ops::MSM_G1_BATCH, msm),
+                op(ops::RESIDENT_BASES, msm),
+                op(ops::NTT, self.max_log(32).min(32)),
+            ]
+            .into(),
+        }
+    }
+
+    fn msm_g1(
+        &self,
+        bases: BasesRef<'_, G1Affine>,
+        scalars: &[Fr],
+        config: &MsmConfig,
+    ) -> Result<G1Projective, AccelError> {
+        match bases {
+            BasesRef::Host(b) => {
+                let gpu = self.gpu(config.device)?;
+                if scalars.is_empty() {
+                    return Ok(G1Projective::identity());
+                }
+                let buf = gpu.upload_bases(b.as_slice())?;
+                gpu.msm_g1(&buf, scalars, config.window_bits)
+            }
+            BasesRef::Resident(h) => {
+                let (device, buf) = self.resident(h, scalars.len())?;
+                if device != config.device {
+                    return Err(AccelError::invalid_input(format!(
+                        "bases handle {} lives on device {device}, not {}",
+                        h.0, config.device
+                    )));
+                }
+                self.gpu(device)?.msm_g1(&buf, scalars, config.window_bits)
+            }
+        }
+    }
+
+    fn upload_bases_g1(&self, bases: &[G1Affine], device: u32) -> Result<BasesHandle, AccelError> {
+        let buffer = Arc::new(self.gpu(device)?.upload_bases(bases)?);
+        let id = self.next_handle.fetch_add(1, Ordering::Relaxed);
+        self.resident.lock().unwrap().insert(
+            id,
+            Resident {
+                device,
+                buffer,
+                len: bases.len(),
+            },
+        );
+        Ok(BasesHandle(id))
+    }
+
+    fn drop_bases(&self, handle: BasesHandle) -> Result<(), AccelError> {
+        self.resident
+            .lock()
+            .unwrap()
+            .remove(&handle.0)
+            .map(|_| ())
+            .ok_or_else(|| AccelError::invalid_input(format!("unknown bases handle {}", handle.0)))
+    }
+
+    fn ntt(&self, values: &mut [Fr], config: &NttConfig) -> Result<(), AccelError> {
+        if config.coset.into_option().is_some_and(|g| g.is_zero()) {
+            return Err(AccelError::invalid_input(
+                "ntt: coset shift must be nonzero",
+            ));
+        }
+        let gpu = self.gpu(config.device)?;
+        if values.len() == 1 {
+            return Ok(()); // every order, direction and coset leaves one element as it is
+        }
+        gpu.ntt(values, config)
+    }
+}
+
+zkpipe_core::export_backend!(WgpuBackend);

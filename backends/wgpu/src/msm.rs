@@ -1,0 +1,228 @@
+//! G1 MSM on the device (shaders/msm.wgsl): the device sorts points into
+//! signed-digit buckets, sums the buckets and reduces them to a few partial
+//! sums per window; the host adds those with blst and combines the windows.
+
+use blst::{blst_fp, blst_fp_mul, blst_fp_sqr};
+use zkpipe_core::plugin::{AccelError, ErrorCode};
+use zkpipe_core::{Fp, G1Affine, G1Projective};
+
+use crate::gpu::{Gpu, as_bytes, u64s};
+
+/// Largest bucket a CPU adapter may sum: below llvmpipe's 65 535 loop
+/// iterations per invocation, with room for the kernel's other loops.
+const LAVAPIPE_MAX_BUCKET: u32 = 60_000;
+
+/// Bytes of one XYZZ point on the device.
+const XYZZ_BYTES: u64 = 192;
+
+/// Window size, window count, buckets per window, reduce threads per window.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Plan {
+    pub c: u32,
+    pub windows: u32,
+    pub buckets: u32,
+    pub threads: u32,
+}
+
+impl Plan {
+    /// A plan for `n` points; `window_bits` 0 chooses.
+    pub fn new(n: usize, window_bits: u32) -> Plan {
+        // Widths whose top window keeps several bits (8: 7, 13: 8, 16: 15):
+        // with 11, 12, 14 or 15 the top window's few buckets take n/8 to n/2
+        // points each, one thread per bucket (measured on the H200: 2^19 at
+        // c = 15 took 9.6 s, 2^20 at c = 16 91 ms).
+        let c = if window_bits == 0 {
+            match n {
+                0..=2048 => 8,
+                2049..=131072 => 13,
+                _ => 16,
+            }
+        } else {
+            window_bits.clamp(2, 20)
+        };
+        // Digits of a scalar < 2^255: the top window absorbs the last carry
+        // unless 255 is a multiple of c.
+        let windows = 255u32.div_ceil(c) + u32::from(255 % c == 0);
+        let buckets = 1u32 << (c - 1);
+        let span = buckets.min(64);
+        Plan {
+            c,
+            windows,
+            buckets,
+            threads: buckets / span,
+        }
+    }
+}
+
+/// XYZZ (device limbs) → blst Jacobian: Z' = ZZZ, X' = X·ZZ², Y' = Y·ZZZ².
+fn xyzz_to_jacobian(b: &[u8]) -> G1Projective {
+    let fp = |i: usize| {
+        let mut l = [0u64; 6];
+        for (d, s) in l.iter_mut().zip(u64s(&b[48 * i..48 * (i + 1)])) {
+            *d = s;
+        }
+        blst_fp { l }
+    };
+    let (x, y, zz, zzz) = (fp(0), fp(1), fp(2), fp(3));
+    if zz.l == [0; 6] {
+        return G1Projective::identity();
+    }
+    let (mut t, mut xo, mut yo) = (blst_fp::default(), blst_fp::default(), blst_fp::default());
+    // SAFETY: valid pointers to initialised field elements.
+    unsafe {
+        blst_fp_sqr(&mut t, &zz);
+        blst_fp_mul(&mut xo, &x, &t);
+        blst_fp_sqr(&mut t, &zzz);
+        blst_fp_mul(&mut yo, &y, &t);
+    }
+    G1Projective {
+        x: Fp { limbs: xo.l },
+        y: Fp { limbs: yo.l },
+        z: Fp { limbs: zzz.l },
+    }
+}
+
+impl Gpu {
+    /// `Σ scalars[i]·bases[i]` over the first `scalars.len()` points of `bases`
+    /// (a device buffer of blst affine points).
+    ///
+    /// # Errors
+    /// `INVALID_INPUT` when a buffer would exceed the adapter's binding
+    /// limit; device errors.
+    pub(crate) fn msm_g1(
+        &self,
+        bases: &wgpu::Buffer,
+        scalars: &[zkpipe_core::Fr],
+        window_bits: u32,
+    ) -> Result<G1Projective, AccelError> {
+        let n = scalars.len();
+        if n == 0 {
+            return Ok(G1Projective::identity());
+        }
+        let plan = Plan::new(n, window_bits);
+        let (w, nb, nt) = (
+            plan.windows as u64,
+            plan.buckets as u64,
+            plan.threads as u64,
+        );
+        self.check_binding("the MSM's bases", n as u64 * 96)?;
+        self.check_binding("the MSM's sorted indices", w * n as u64 * 4)?;
+        self.check_binding("the MSM's buckets", w * nb * XYZZ_BYTES)?;
+        if n >= 1 << 31 {
+            return Err(AccelError::invalid_input("MSM of 2^31 points or more"));
+        }
+        let k = self.msm_kernels()?;
+        let _busy = self.busy.lock().unwrap();
+        let partial_bytes = w * nt * XYZZ_BYTES;
+        let out = self.scoped(|| {
+            let none = wgpu::BufferUsages::empty();
+            let prm = self.params([
+                n as u32,
+                plan.c,
+                plan.windows,
+                plan.buckets,
+                plan.threads,
+                plan.buckets / plan.threads,
+                0,
+                0,
+            ]);
+            let sc = self.upload("msm scalars", as_bytes(scalars), none);
+            let counts = self.buffer("msm counts", w * nb * 4, wgpu::BufferUsages::COPY_SRC);
+            let cursor = self.buffer("msm cursor", w * nb * 4, none);
+            let sorted = self.buffer("msm sorted", w * n as u64 * 4, none);
+            let buckets = self.buffer("msm buckets", w * nb * XYZZ_BYTES, none);
+            let partials = self.buffer("msm partials", partial_bytes, wgpu::BufferUsages::COPY_SRC);
+            let bg = self.bind_group(
+                &k,
+                &[
+                    (0, &prm),
+                    (1, &sc),
+                    (2, bases),
+                    (3, &counts),
+                    (4, &cursor),
+                    (5, &sorted),
+                    (6, &buckets),
+                    (7, &partials),
+                ],
+            );
+            let mut enc = self.device.create_command_encoder(&Default::default());
+            let pass = |enc: &mut wgpu::CommandEncoder, steps: &[(&str, (u32, u32))]| {
+                let mut pass = enc.begin_compute_pass(&Default::default());
+                pass.set_bind_group(0, &bg, &[]);
+                for &(name, (x, y)) in steps {
+                    pass.set_pipeline(&k.pipelines[name]);
+                    pass.dispatch_workgroups(x, y, 1);
+                }
+            };
+            pass(&mut enc, &[("digits", self.grid(n as u64))]);
+            if self.cpu {
+                // llvmpipe silently leaves loops after 65 535 iterations per
+                // invocation; one thread sums one bucket, so refuse larger ones.
+                let c = self.finish_and_read(enc, &counts, w * nb * 4)?;
+                let most = u64s(&c).flat_map(|v| [v as u32, (v >> 32) as u32]).max();
+                if most.unwrap_or(0) > LAVAPIPE_MAX_BUCKET {
+                    return Err(AccelError::new(
+                        ErrorCode::UNSUPPORTED,
+                        format!(
+                            "a bucket of {} points exceeds what a CPU adapter (lavapipe) \
+                             sums correctly ({LAVAPIPE_MAX_BUCKET}); use a smaller MSM or \
+                             the CPU backend",
+                            most.unwrap_or(0)
+                        ),
+                    ));
+                }
+                enc = self.device.create_command_encoder(&Default::default());
+            }
+            pass(
+                &mut enc,
+                &[
+                    ("scan", (plan.windows, 1)),
+                    ("scatter", self.grid(n as u64)),
+                    ("bucket", self.grid(w * nb)),
+                    ("reduce", ((w * nt).div_ceil(64) as u32, 1)),
+                ],
+            );
+            self.finish_and_read(enc, &partials, partial_bytes)
+        })?;
+        // Window sums, then Horner over windows from the top: acc·2^c + S_w.
+        let mut acc = G1Projective::identity();
+        for win in out.chunks_exact((nt * XYZZ_BYTES) as usize).rev() {
+            for _ in 0..plan.c {
+                acc = acc.double();
+            }
+            for p in win.chunks_exact(XYZZ_BYTES as usize) {
+                acc = acc.add(&xyzz_to_jacobian(p));
+            }
+        }
+        Ok(acc)
+    }
+
+    /// Copies bases to a device buffer.
+    ///
+    /// # Errors
+    /// `INVALID_INPUT` past the binding limit; `OUT_OF_MEMORY`.
+    pub(crate) fn upload_bases(&self, bases: &[G1Affine]) -> Result<wgpu::Buffer, AccelError> {
+        self.check_binding("the bases", bases.len() as u64 * 96)?;
+        // A binding cannot be empty: an empty set gets one identity point.
+        let pad = [G1Affine::identity()];
+        let data = if bases.is_empty() { &pad[..] } else { bases };
+        self.scoped(|| Ok(self.upload("bases", as_bytes(data), wgpu::BufferUsages::empty())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Plan;
+
+    #[test]
+    fn plans() {
+        for n in [1usize, 2, 3, 5, 100, 4097, 1 << 20, 1 << 26] {
+            let p = Plan::new(n, 0);
+            assert!(p.c * p.windows >= 255, "{n}: {p:?}");
+            assert_eq!(p.buckets % p.threads, 0);
+        }
+        assert_eq!(Plan::new(1 << 20, 0).c, 16);
+        assert_eq!(Plan::new(1 << 20, 0).windows, 16);
+        assert_eq!(Plan::new(4096, 15).windows, 18);
+    }
+}

@@ -1,0 +1,108 @@
+//! Both multiply variants (64-bit integers and the u32-only emulation) against
+//! the reference on the first adapter. The root conformance suite covers the
+//! default variant in depth; this keeps the other one honest. Passes with a
+//! note when there is no adapter.
+
+use zkpipe_backend_wgpu::WgpuBackend;
+use zkpipe_core::plugin::{
+    AcceleratorImpl, BackendConfig, BasesRef, KeyValue, MsmConfig, NttConfig, NttDirection,
+    NttOrder,
+};
+use zkpipe_core::reference::{self, bit_reverse_permute};
+use zkpipe_core::{Fr, G1Affine, plugin::BackendPlugin, sample};
+
+fn backend(int64: &str) -> Option<WgpuBackend> {
+    let cfg = BackendConfig {
+        ext: vec![KeyValue {
+            key: "int64".into(),
+            value: int64.into(),
+        }]
+        .into(),
+        ..Default::default()
+    };
+    let b = WgpuBackend::create(&cfg).unwrap();
+    if b.info().devices.is_empty() {
+        eprintln!("no wgpu adapter: {}", b.info().notes);
+        return None;
+    }
+    Some(b)
+}
+
+fn check(int64: &str) {
+    let Some(be) = backend(int64) else { return };
+    for log in [1u32, 3, 6] {
+        for order in NttOrder::ALL {
+            for direction in [NttDirection::Forward, NttDirection::Inverse] {
+                for coset in [None, Some(Fr::from_u64(7))] {
+                    let cfg = NttConfig {
+                        direction,
+                        order,
+                        coset: coset.into(),
+                        ..Default::default()
+                    };
+                    let input = sample::scalars(1 << log, log as u64);
+                    let mut natural = input.clone();
+                    if order.input_reversed() {
+                        bit_reverse_permute(&mut natural);
+                    }
+                    let mut want = reference::dft(&natural, direction, coset);
+                    if order.output_reversed() {
+                        bit_reverse_permute(&mut want);
+                    }
+                    let mut got = input;
+                    be.ntt(&mut got, &cfg).unwrap();
+                    assert_eq!(got, want, "int64={int64} {cfg:?} 2^{log}");
+                }
+            }
+        }
+    }
+    for n in [1usize, 2, 7, 33, 300] {
+        let mut bases = sample::g1_points(n, n as u64);
+        let mut scalars = sample::scalars(n, 9 + n as u64);
+        scalars[0] = Fr::ZERO;
+        if n > 2 {
+            bases[1] = G1Affine::identity();
+            bases[2] = bases[n - 1];
+            scalars[n - 1] = Fr::one().neg();
+        }
+        let got = be
+            .msm_g1(
+                BasesRef::Host((&bases[..]).into()),
+                &scalars,
+                &MsmConfig::default(),
+            )
+            .unwrap();
+        let want = reference::msm_g1(&bases, &scalars);
+        assert_eq!(got.to_affine(), want.to_affine(), "int64={int64} n={n}");
+    }
+}
+
+#[test]
+fn int64_multiply() {
+    check("auto");
+}
+
+#[test]
+fn u32_multiply() {
+    check("off");
+}
+
+/// On lavapipe one bucket past its loop limit is refused, not summed wrongly.
+#[test]
+fn cpu_adapter_bucket_limit() {
+    let Some(be) = backend("auto") else { return };
+    if be.info().devices[0].kind != zkpipe_core::plugin::DeviceKind::Other {
+        return;
+    }
+    let n = 60_001;
+    let bases = sample::g1_points(n, 1);
+    let r = be.msm_g1(
+        BasesRef::Host((&bases[..]).into()),
+        &vec![Fr::one(); n],
+        &MsmConfig::default(),
+    );
+    match r {
+        Err(e) => assert_eq!(e.code, zkpipe_core::plugin::ErrorCode::UNSUPPORTED, "{e}"),
+        Ok(_) => panic!("a 60 001-point bucket was accepted on a CPU adapter"),
+    }
+}
