@@ -12,7 +12,7 @@ use criterion::{BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
 use std::time::Duration;
 use zkpipe::loader::{Registry, SearchPath};
-use zkpipe::plugin::{BackendConfig, MsmConfig, NttConfig};
+use zkpipe::plugin::{BackendConfig, MsmConfig, NttConfig, QuotientConfig, ops};
 use zkpipe::{Backend, sample};
 
 /// Smoke mode: asked for, or run by `cargo test` (criterion's test mode, no `--bench`).
@@ -67,7 +67,7 @@ fn backends() -> Vec<Backend> {
 }
 
 macro_rules! msm_bench {
-    ($fn:ident, $group:literal, $points:path, $aff:ty, $msm:ident) => {
+    ($fn:ident, $group:literal, $points:path, $aff:ty, $msm:ident, $op:expr) => {
         fn $fn(c: &mut Criterion, backends: &[Backend], logs: &[u32]) {
             let max = 1usize << logs.iter().max().unwrap();
             let bases = $points(max, 1);
@@ -77,7 +77,8 @@ macro_rules! msm_bench {
                 let n = 1usize << log;
                 g.throughput(Throughput::Elements(n as u64));
                 let (b, s) = (&bases[..n], &scalars[..n]);
-                for be in backends {
+                // Backends without the op (e.g. wgpu's G2) are skipped.
+                for be in backends.iter().filter(|be| be.capabilities().supports($op)) {
                     g.bench_with_input(
                         BenchmarkId::new(be.name(), format!("2^{log}")),
                         &n,
@@ -107,14 +108,16 @@ msm_bench!(
     "msm_g1",
     sample::g1_points,
     zkpipe::G1Affine,
-    msm_g1
+    msm_g1,
+    ops::MSM_G1
 );
 msm_bench!(
     bench_msm_g2,
     "msm_g2",
     sample::g2_points,
     zkpipe::G2Affine,
-    msm_g2
+    msm_g2,
+    ops::MSM_G2
 );
 
 fn bench_ntt(c: &mut Criterion, backends: &[Backend], logs: &[u32]) {
@@ -123,7 +126,10 @@ fn bench_ntt(c: &mut Criterion, backends: &[Backend], logs: &[u32]) {
     for &log in logs {
         let n = 1usize << log;
         g.throughput(Throughput::Elements(n as u64));
-        for be in backends {
+        for be in backends
+            .iter()
+            .filter(|be| be.capabilities().supports(ops::NTT))
+        {
             let mut buf = input[..n].to_vec();
             g.bench_with_input(
                 BenchmarkId::new(be.name(), format!("2^{log}")),
@@ -131,6 +137,44 @@ fn bench_ntt(c: &mut Criterion, backends: &[Backend], logs: &[u32]) {
                 |bench, _| {
                     // Transforming the previous output is as random as the input: no reset needed.
                     bench.iter(|| be.ntt(black_box(&mut buf), &NttConfig::default()).unwrap())
+                },
+            );
+        }
+    }
+    g.finish();
+}
+
+/// The fused quotient, on the backends that have it.
+fn bench_quotient(c: &mut Criterion, backends: &[Backend], logs: &[u32]) {
+    let max = 1 << logs.iter().max().unwrap();
+    let (a, b, cc) = (
+        sample::scalars(max, 4),
+        sample::scalars(max, 5),
+        sample::scalars(max, 6),
+    );
+    let cfg = QuotientConfig {
+        device: 0,
+        coset: zkpipe::Fr::from_u64(7),
+        ext: Default::default(),
+    };
+    let mut g = c.benchmark_group("quotient");
+    for &log in logs {
+        let n = 1usize << log;
+        g.throughput(Throughput::Elements(n as u64));
+        for be in backends
+            .iter()
+            .filter(|be| be.capabilities().supports(ops::QUOTIENT))
+        {
+            let mut buf = a[..n].to_vec();
+            g.bench_with_input(
+                BenchmarkId::new(be.name(), format!("2^{log}")),
+                &n,
+                |bench, _| {
+                    // The output is as random as the input: no reset needed.
+                    bench.iter(|| {
+                        be.quotient(black_box(&mut buf), &b[..n], &cc[..n], &cfg)
+                            .unwrap()
+                    })
                 },
             );
         }
@@ -150,5 +194,6 @@ fn main() {
     bench_msm_g1(&mut c, &backends, &logs);
     bench_msm_g2(&mut c, &backends, &logs);
     bench_ntt(&mut c, &backends, &logs);
+    bench_quotient(&mut c, &backends, &logs);
     c.final_summary();
 }
