@@ -101,3 +101,46 @@ fn drop_until_dealloc_done<W: zkpipe::sched::Workload>(engine: &Engine<W>, parti
         std::thread::yield_now();
     }
 }
+
+/// A partition over the device budget runs its device stages on the host
+/// backend (the Groth16 workload's fallback) and still proves correctly.
+#[test]
+fn partitions_over_the_device_budget_fall_back_to_the_host_and_verify() {
+    let reg = Registry::load(&SearchPath::only([common::build_dir()]));
+    let (r1cs, _) = R1cs::record(BenchCircuit::new("poseidon-merkle", "1x2", 0).unwrap()).unwrap();
+    let r1cs = Arc::new(r1cs);
+    let params = Arc::new(groth16::setup(&r1cs, 5));
+    let pvk = PreparedVerifyingKey::new(&params.vk);
+    let device = Arc::new(reg.create("cpu", &BackendConfig::default()).unwrap());
+    let cpu = Arc::new(reg.create("cpu", &BackendConfig::default()).unwrap());
+    let prover = Prover::new(device, params.clone(), r1cs.clone()).unwrap();
+    let workload = Groth16Workload::new(
+        vec![prover],
+        cpu,
+        Arc::new(|seed: u64, p: u32| {
+            Witness::generate(BenchCircuit::new("poseidon-merkle", "1x2", seed + p as u64).unwrap())
+        }),
+    );
+    let knobs = [("device_memory_budget".to_string(), "1".to_string())];
+    let engine = Engine::new(workload, builtin("pipelined", None, &knobs).unwrap()).unwrap();
+    let out = engine
+        .submit(JobRequest {
+            partitions: 2,
+            priority: 0,
+            seed: 7,
+        })
+        .wait();
+    assert_eq!(out.oom_fallbacks, 2);
+    for p in out.result.unwrap() {
+        assert!(groth16::verify(&pvk, &p.proof, &p.public_inputs).unwrap());
+    }
+    let tl = engine.timeline();
+    assert!(
+        tl.iter().all(|s| s.device.is_none()),
+        "nothing ran as device work"
+    );
+    assert!(
+        tl.iter()
+            .any(|s| s.stage == "quotient" && s.lane.ends_with("-host"))
+    );
+}

@@ -40,7 +40,8 @@ pub struct BatchArgs {
     pub synthetic: bool,
     /// Scheduling knob, repeatable: partition_workers, gpu_workers_per_device,
     /// gpu_threads, b_g2 (device|cpu-inline|cpu-split), dealloc
-    /// (inline|async|serialized), throttle, memory_budget, order, oom_retries, oom_fallback.
+    /// (inline|async|serialized), throttle, memory_budget, device_memory_budget, order, oom_retries,
+    /// oom_fallback.
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = crate::parse_key_value)]
     pub knobs: Vec<(String, String)>,
     /// TOML file of knobs (applied before --set).

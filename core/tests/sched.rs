@@ -27,6 +27,8 @@ type Gate = (Mutex<Sender<()>>, Mutex<Receiver<()>>);
 struct Fake {
     shared: Arc<Shared>,
     bytes: u64,
+    /// (device bytes one partition needs, device memory).
+    device: (u64, u64),
     /// Synthesis of job 0, partition 0 tells `started` and waits for `release`.
     gate: Option<Gate>,
 }
@@ -59,6 +61,12 @@ impl Workload for Fake {
     }
     fn partition_bytes(&self) -> u64 {
         self.bytes
+    }
+    fn partition_device_bytes(&self) -> u64 {
+        self.device.0
+    }
+    fn device_memory(&self, _device: usize) -> u64 {
+        self.device.1
     }
     fn synthesize(
         &self,
@@ -155,6 +163,7 @@ fn fake(bytes: u64) -> (Fake, Arc<Shared>) {
         Fake {
             shared: shared.clone(),
             bytes,
+            device: (0, 0),
             gate: None,
         },
         shared,
@@ -370,6 +379,33 @@ fn device_out_of_memory_past_the_retries_falls_back_to_the_host() {
     let spans = engine.timeline();
     let host: Vec<_> = spans.iter().filter(|s| s.lane.ends_with("-host")).collect();
     assert!(!host.is_empty() && host.iter().all(|s| s.device.is_none()));
+}
+
+#[test]
+fn a_partition_estimated_over_the_device_memory_never_touches_the_device() {
+    for fallback in [true, false] {
+        let (mut w, shared) = fake(1);
+        w.device = (2000, 1000);
+        let knobs = [("oom_fallback", if fallback { "true" } else { "false" })];
+        let engine =
+            Engine::new(w, builtin("pipelined", None, &settings(&knobs)).unwrap()).unwrap();
+        let out = engine.submit(job(2, 0, 0)).wait();
+        let log = shared.log.lock().unwrap();
+        if fallback {
+            assert_eq!(out.result.unwrap().len(), 2);
+            assert_eq!((out.oom_retries, out.oom_fallbacks), (0, 2));
+            assert_eq!(log.iter().filter(|l| l.starts_with("host")).count(), 2);
+        } else {
+            let err = out.result.unwrap_err();
+            assert!(err.contains("device memory"), "{err}");
+        }
+        let device_spans = engine
+            .timeline()
+            .iter()
+            .filter(|s| s.device.is_some())
+            .count();
+        assert_eq!(device_spans, 0, "no device stage ran");
+    }
 }
 
 #[test]

@@ -235,6 +235,26 @@ impl Prover {
     }
 
     /// One G1 MSM on this prover's backend, or on `on` from host bases.
+    /// Device bytes this prover's device stages need at their peak besides
+    /// the resident bases, for a GPU backend of zkpipe's design: the fused
+    /// quotient holds a, b, c and twiddle/scale tables (5 vectors of n);
+    /// a Pippenger MSM of m points holds the scalars, 16 windows of sorted
+    /// indices, and chunk and bucket sums of up to 2^15 buckets per window in
+    /// XYZZ form (384 bytes per G2 point). The larger of the two.
+    pub fn partition_device_bytes(&self) -> u64 {
+        let n = 1u64 << self.log_n;
+        let m = n.max((self.r1cs.num_inputs + self.r1cs.num_aux) as u64);
+        let (windows, buckets, xyzz) = (16u64, m.min(1 << 15), 384u64);
+        let msm =
+            32 * m + 4 * windows * m + windows * (2 * (m / 32 + buckets) * xyzz + 16 * buckets);
+        (5 * 32 * n).max(msm)
+    }
+
+    /// Memory of the device the MSMs run on, as its backend reports it (0: unknown).
+    pub fn device_memory(&self) -> u64 {
+        self.g1.info().devices.first().map_or(0, |d| d.memory_bytes)
+    }
+
     fn g1(
         &self,
         on: Option<&Backend>,

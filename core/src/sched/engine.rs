@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use super::policy::{Policy, Ticket};
 use super::settings::{Dealloc, G2Placement, Settings};
 use crate::Error;
-use crate::plugin::ErrorCode;
+use crate::plugin::{AccelError, ErrorCode};
 
 /// One proof request: P partitions sharing a key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,8 +44,18 @@ pub trait Workload: Send + Sync + 'static {
 
     /// Number of devices.
     fn devices(&self) -> usize;
-    /// Bytes one partition holds while in flight (for admission).
+    /// Host bytes one partition holds while in flight (for admission).
     fn partition_bytes(&self) -> u64;
+    /// Device bytes one partition's device stages need at their peak, on
+    /// top of what stays resident (0: unknown). Device work is serialised
+    /// per device, so this is checked against the device, not summed.
+    fn partition_device_bytes(&self) -> u64 {
+        0
+    }
+    /// Memory of `device` in bytes (0: unknown).
+    fn device_memory(&self, _device: usize) -> u64 {
+        0
+    }
     /// `witness` and `spmv`.
     ///
     /// # Errors
@@ -526,7 +536,28 @@ impl<W: Workload> Inner<W> {
                 continue;
             }
 
-            let result = {
+            // A partition that cannot fit the device goes straight to the
+            // out-of-memory path (fallback or failure) without trying.
+            let device_budget = match self.settings.device_memory_budget {
+                0 => self.workload.device_memory(device),
+                b => b,
+            };
+            let need = self.workload.partition_device_bytes();
+            let too_big = device_budget > 0 && need > device_budget;
+            let tries = if too_big { u32::MAX } else { tries };
+            let result = if too_big {
+                Err(Error::Backend {
+                    backend: "scheduler".into(),
+                    source: AccelError::new(
+                        ErrorCode::OUT_OF_MEMORY,
+                        format!(
+                            "a partition needs about {} MiB of device memory; device {device} has {} MiB",
+                            need >> 20,
+                            device_budget >> 20
+                        ),
+                    ),
+                })
+            } else {
                 let _held = self.device_locks[device].lock().unwrap();
                 let mut rec = |stage, a, b| self.record(&ticket, stage, &lane, Some(device), a, b);
                 self.workload

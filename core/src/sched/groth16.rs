@@ -119,6 +119,16 @@ impl Workload for Groth16Workload {
         self.partition_bytes
     }
 
+    fn partition_device_bytes(&self) -> u64 {
+        self.provers
+            .first()
+            .map_or(0, |p| p.partition_device_bytes())
+    }
+
+    fn device_memory(&self, device: usize) -> u64 {
+        self.provers.get(device).map_or(0, |p| p.device_memory())
+    }
+
     fn synthesize(
         &self,
         job: &JobRequest,

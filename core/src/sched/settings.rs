@@ -62,6 +62,10 @@ pub struct Settings {
     pub throttle: bool,
     /// Memory budget for partitions in flight, in bytes (0: 80 % of RAM).
     pub memory_budget: u64,
+    /// Device memory one partition's device stages may use, in bytes (0:
+    /// the device's memory as its backend reports it). A partition
+    /// estimated above it takes the out-of-memory path without trying.
+    pub device_memory_budget: u64,
     /// Queue order.
     pub order: JobOrder,
     /// Times a partition that hit a device out-of-memory is requeued before
@@ -82,6 +86,7 @@ impl Default for Settings {
             dealloc: Dealloc::Inline,
             throttle: false,
             memory_budget: 0,
+            device_memory_budget: 0,
             order: JobOrder::Fifo,
             oom_retries: 3,
             oom_fallback: true,
@@ -114,12 +119,13 @@ impl Settings {
             "dealloc" => self.dealloc = parse_enum(key, value)?,
             "throttle" => self.throttle = parse_num(key, value)?,
             "memory_budget" => self.memory_budget = parse_num(key, value)?,
+            "device_memory_budget" => self.device_memory_budget = parse_num(key, value)?,
             "order" => self.order = parse_enum(key, value)?,
             "oom_retries" => self.oom_retries = parse_num(key, value)?,
             "oom_fallback" => self.oom_fallback = parse_num(key, value)?,
             _ => {
                 return Err(Error::InvalidInput(format!(
-                    "unknown setting `{key}`; known: partition_workers, gpu_workers_per_device, gpu_threads, b_g2, dealloc, throttle, memory_budget, order, oom_retries, oom_fallback"
+                    "unknown setting `{key}`; known: partition_workers, gpu_workers_per_device, gpu_threads, b_g2, dealloc, throttle, memory_budget, device_memory_budget, order, oom_retries, oom_fallback"
                 )));
             }
         }
