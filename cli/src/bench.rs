@@ -420,7 +420,15 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
                             };
                             be.quotient(&mut a, b, c, &cfg)
                         } else {
-                            composite_quotient(&be, &mut a, b, c, g, common.device)
+                            let (mut b, mut c) = (b.to_vec(), c.to_vec());
+                            zkpipe_core::groth16::quotient_by_ntts(
+                                &be,
+                                &mut a,
+                                &mut b,
+                                &mut c,
+                                g,
+                                common.device,
+                            )
                         }
                     }],
                 )?
@@ -488,39 +496,6 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
         );
     }
     Ok(())
-}
-
-/// The quotient as the prover computes it without the fused op.
-fn composite_quotient(
-    be: &Backend,
-    a: &mut [Fr],
-    b: &[Fr],
-    c: &[Fr],
-    g: Fr,
-    device: u32,
-) -> Result<(), Error> {
-    let (mut b, mut c) = (b.to_vec(), c.to_vec());
-    let cfg = |direction, order, coset: Option<Fr>| NttConfig {
-        device,
-        direction,
-        order,
-        coset: coset.into(),
-        ext: Default::default(),
-    };
-    for v in [&mut *a, &mut b[..], &mut c[..]] {
-        be.ntt(v, &cfg(NttDirection::Inverse, NttOrder::NR, None))?;
-        be.ntt(v, &cfg(NttDirection::Forward, NttOrder::RN, Some(g)))?;
-    }
-    let z_inv = g
-        .pow(&[a.len() as u64])
-        .sub(&Fr::one())
-        .inverse()
-        .expect("7^n ≠ 1");
-    use rayon::prelude::*;
-    a.par_iter_mut()
-        .zip(b.par_iter().zip(&c))
-        .for_each(|(x, (y, z))| *x = x.mul(y).sub(z).mul(&z_inv));
-    be.ntt(a, &cfg(NttDirection::Inverse, NttOrder::NN, Some(g)))
 }
 
 /// The group-specific calls of the MSM bench.

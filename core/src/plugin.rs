@@ -305,6 +305,36 @@ impl NttOrder {
     pub fn output_reversed(self) -> bool {
         matches!(self, NttOrder::NR | NttOrder::RR)
     }
+    /// How a radix-2 NTT meets this order: decimation in time takes
+    /// bit-reversed input to natural output, in frequency the opposite; the
+    /// one that needs no permutation is picked, else the input is permuted once.
+    pub fn radix2(self) -> Radix2 {
+        let (permute_first, dit) = match self {
+            NttOrder::RN => (false, true),
+            NttOrder::NR => (false, false),
+            NttOrder::NN => (true, true),
+            NttOrder::RR => (true, false),
+        };
+        Radix2 { permute_first, dit }
+    }
+}
+
+/// A radix-2 NTT's schedule for one [`NttOrder`] (see [`NttOrder::radix2`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Radix2 {
+    /// Bit-reverse the input in place before the butterflies.
+    pub permute_first: bool,
+    /// Decimation in time (else in frequency).
+    pub dit: bool,
+}
+
+impl Radix2 {
+    /// Butterfly half-widths of the stages of a 2^log_n transform, in order:
+    /// 1, 2, 4, … for DIT, …, 4, 2, 1 for DIF.
+    pub fn halves(self, log_n: u32) -> impl Iterator<Item = u32> {
+        let dit = self.dit;
+        (0..log_n).map(move |k| 1 << if dit { k } else { log_n - 1 - k })
+    }
 }
 
 /// NTT settings. The domain is the 2^k-th roots of unity ω (k = log2 of the

@@ -154,32 +154,13 @@ pub fn ntt(values: &mut [Fr], config: &NttConfig, twiddles: &Twiddles) {
     }
     if n > 1 {
         let tw = twiddles.get(log_n, inverse);
-        // DIT wants bit-reversed input and yields natural output; DIF the opposite.
-        // Pick the one that needs no permutation, else permute once.
-        let dit = match (in_rev, out_rev) {
-            (true, false) => true,
-            (false, true) => false,
-            (false, false) => {
-                bit_reverse(values);
-                true
-            }
-            (true, true) => {
-                bit_reverse(values);
-                false
-            }
-        };
-        if dit {
-            let mut half = 1;
-            while half < n {
-                stage(values, half, &tw, n / (2 * half), true);
-                half *= 2;
-            }
-        } else {
-            let mut half = n / 2;
-            while half >= 1 {
-                stage(values, half, &tw, n / (2 * half), false);
-                half /= 2;
-            }
+        let plan = config.order.radix2();
+        if plan.permute_first {
+            bit_reverse(values);
+        }
+        for half in plan.halves(log_n) {
+            let half = half as usize;
+            stage(values, half, &tw, n / (2 * half), plan.dit);
         }
     }
     // Inverse: scale by 1/n, and for a coset by g^{−i}.

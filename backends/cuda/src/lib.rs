@@ -694,10 +694,7 @@ impl Gpu {
             self.ntt_on_device(buf, log_n, &to_coeffs)?;
             self.ntt_on_device(buf, log_n, &to_coset)?;
         }
-        let z_inv = g
-            .pow(&[n as u64])
-            .sub(&Fr::one())
-            .inverse()
+        let z_inv = zkpipe_core::groth16::vanishing_inverse(g, n)
             .ok_or_else(|| AccelError::invalid_input("quotient: gⁿ = 1 for this coset shift"))?;
         let [mut qa, qb, qc] = bufs;
         let (z, n32) = (z_inv.limbs, n as u32);
@@ -747,27 +744,13 @@ impl Gpu {
                     .map_err(driver_err("bit_reverse kernel"))
                     .map(|_| ())
             };
-            // DIT: bit-reversed in, natural out; DIF: the opposite (as on the CPU).
-            let dit = match (in_rev, out_rev) {
-                (true, false) => true,
-                (false, true) => false,
-                (false, false) => {
-                    permute(buf)?;
-                    true
-                }
-                (true, true) => {
-                    permute(buf)?;
-                    false
-                }
-            };
-            let halves: Vec<u32> = if dit {
-                (0..log_n).map(|k| 1 << k).collect()
-            } else {
-                (0..log_n).rev().map(|k| 1 << k).collect()
-            };
-            for half in halves {
+            let plan = cfg.order.radix2();
+            if plan.permute_first {
+                permute(buf)?;
+            }
+            for half in plan.halves(log_n) {
                 let stride = n32 / (2 * half);
-                let d = dit as i32;
+                let d = plan.dit as i32;
                 let mut l = self.stream.launch_builder(&self.stage);
                 l.arg(&mut *buf)
                     .arg(&*tw)

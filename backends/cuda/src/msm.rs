@@ -311,14 +311,6 @@ fn grid_2d(count: u32, rows: u32) -> LaunchConfig {
     }
 }
 
-fn point_grid(count: usize) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (count.div_ceil(POINT_BLOCK as usize).max(1) as u32, 1, 1),
-        block_dim: (POINT_BLOCK, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}
-
 impl Gpu {
     /// Σ scalars[i]·bases[i] over the first `scalars.len()` bases of `bases`
     /// (`u64` words of affine points in blst's layout, on this device).
@@ -485,8 +477,7 @@ impl Gpu {
             .arg(&BUCKET_SERIAL)
             .arg(&mut buckets);
         // SAFETY: one thread per (window, bucket ≥ 1), reading its own chunk slots.
-        unsafe { l.launch(point_grid(windows as usize * nbk as usize)) }
-            .map_err(e("msm_bucket_sum"))?;
+        unsafe { l.launch(grid_2d(windows * nbk, 1)) }.map_err(e("msm_bucket_sum"))?;
         prof.mark("msm_bucket_sum");
         drop(partial);
 

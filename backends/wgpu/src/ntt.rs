@@ -93,26 +93,12 @@ impl Gpu {
                 [n32, log_n, 0, 0, 0, 0, 0, 0],
                 n as u64,
             );
-            // DIT: bit-reversed in, natural out; DIF: the opposite.
-            let dit = match (in_rev, out_rev) {
-                (true, false) => true,
-                (false, true) => false,
-                (false, false) => {
-                    steps.push(permute);
-                    true
-                }
-                (true, true) => {
-                    steps.push(permute);
-                    false
-                }
-            };
-            let halves: Vec<u32> = if dit {
-                (0..log_n).map(|k| 1 << k).collect()
-            } else {
-                (0..log_n).rev().map(|k| 1 << k).collect()
-            };
-            for half in halves {
-                let p = [n32, log_n, half, n32 / (2 * half), dit as u32, 0, 0, 0];
+            let plan = cfg.order.radix2();
+            if plan.permute_first {
+                steps.push(permute);
+            }
+            for half in plan.halves(log_n) {
+                let p = [n32, log_n, half, n32 / (2 * half), plan.dit as u32, 0, 0, 0];
                 steps.push(("stage", twiddles.clone(), p, n as u64 / 2));
             }
             if inverse {

@@ -12,7 +12,7 @@ mod verifier;
 
 pub use keys::{Parameters, VerifyingKey};
 pub use proof::Proof;
-pub use prover::{G1Sums, Prover, Stage, StageTimes};
+pub use prover::{G1Sums, Prover, Stage, StageTimes, quotient_by_ntts};
 pub use setup::{setup, synthetic_parameters};
 pub use verifier::{PreparedVerifyingKey, verify};
 
@@ -20,6 +20,12 @@ use crate::types::Fr;
 
 /// Coset shift of the quotient's NTTs (Fr's multiplicative generator, as in bellman).
 pub const COSET_SHIFT: u64 = 7;
+
+/// `1/Z` on the coset `g·⟨ω⟩` of size n, where `Z(g·ωⁱ) = gⁿ − 1` for every
+/// i; `None` when `gⁿ = 1` (g in the subgroup itself).
+pub fn vanishing_inverse(g: &crate::Fr, n: usize) -> Option<crate::Fr> {
+    g.pow(&[n as u64]).sub(&crate::Fr::one()).inverse()
+}
 
 /// The evaluation domain of an R1CS with `constraints` rows and `inputs`
 /// public inputs (one included): log2 of the next power of two at or above

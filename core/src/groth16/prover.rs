@@ -110,6 +110,8 @@ pub struct Prover {
     g1: Arc<Backend>,
     /// Runs B in G2.
     g2: Arc<Backend>,
+    /// Whether `ntt` has the fused quotient op.
+    fused_quotient: bool,
     /// Takes an MSM the chosen backend turns down at run time (e.g. a bucket
     /// over a driver limit) with an `UNSUPPORTED` error.
     fallback: Option<Arc<Backend>>,
@@ -204,6 +206,7 @@ impl Prover {
             }
         }
         Ok(Prover {
+            fused_quotient: ntt.capabilities().supports(ops::QUOTIENT),
             ntt,
             g1,
             g2,
@@ -441,46 +444,56 @@ impl Prover {
             v.resize(n, Fr::ZERO);
         }
         let g = Fr::from_u64(super::COSET_SHIFT);
-        if ntt.capabilities().supports(ops::QUOTIENT) {
+        let fused = match on {
+            Some(be) => be.capabilities().supports(ops::QUOTIENT),
+            None => self.fused_quotient,
+        };
+        if fused {
             let cfg = crate::plugin::QuotientConfig {
                 device: 0,
                 coset: g,
                 ext: Default::default(),
             };
             ntt.quotient(a, b, c, &cfg)?;
-            a.truncate(n - 1);
-            return Ok(std::mem::take(a));
+        } else {
+            quotient_by_ntts(ntt, a, b, c, g, 0)?;
         }
-        // Bit-reversed coefficients feed the coset NTT directly: no permutation between.
-        let to_coeffs = NttConfig {
-            direction: NttDirection::Inverse,
-            order: NttOrder::NR,
-            ..Default::default()
-        };
-        let to_coset = NttConfig {
-            order: NttOrder::RN,
-            coset: Some(g).into(),
-            ..Default::default()
-        };
-        for v in [&mut *a, &mut *b, &mut *c] {
-            ntt.ntt(v, &to_coeffs)?;
-            ntt.ntt(v, &to_coset)?;
-        }
-        let z_inv = g
-            .pow(&[n as u64])
-            .sub(&Fr::one())
-            .inverse()
-            .expect("7^n ≠ 1 for n ≤ 2^32");
-        pointwise(a, b, c, &z_inv);
-        let from_coset = NttConfig {
-            direction: NttDirection::Inverse,
-            coset: Some(g).into(),
-            ..Default::default()
-        };
-        ntt.ntt(a, &from_coset)?;
         a.truncate(n - 1);
         Ok(std::mem::take(a))
     }
+}
+
+/// Groth16's quotient through a backend's NTTs (for backends without the
+/// fused op): `a, b, c` are evaluations over the n-th roots of unity; on
+/// return `a` holds `h`'s coefficients, computed on the coset `g·⟨ω⟩`
+/// (`b` and `c` are overwritten).
+///
+/// # Errors
+/// Backend errors; [`Error::InvalidInput`] when `gⁿ = 1`.
+pub fn quotient_by_ntts(
+    ntt: &Backend,
+    a: &mut [Fr],
+    b: &mut [Fr],
+    c: &mut [Fr],
+    g: Fr,
+    device: u32,
+) -> Result<(), Error> {
+    let cfg = |direction, order, coset: Option<Fr>| NttConfig {
+        device,
+        direction,
+        order,
+        coset: coset.into(),
+        ext: Default::default(),
+    };
+    // Bit-reversed coefficients feed the coset NTT directly: no permutation between.
+    for v in [&mut *a, &mut *b, &mut *c] {
+        ntt.ntt(v, &cfg(NttDirection::Inverse, NttOrder::NR, None))?;
+        ntt.ntt(v, &cfg(NttDirection::Forward, NttOrder::RN, Some(g)))?;
+    }
+    let z_inv = super::vanishing_inverse(&g, a.len())
+        .ok_or_else(|| Error::InvalidInput("quotient: gⁿ = 1 for this coset shift".into()))?;
+    pointwise(a, b, c, &z_inv);
+    ntt.ntt(a, &cfg(NttDirection::Inverse, NttOrder::NN, Some(g)))
 }
 
 impl Drop for Prover {

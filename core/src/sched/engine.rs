@@ -513,6 +513,12 @@ impl<W: Workload> Inner<W> {
     fn device_worker(self: &Arc<Self>, device: usize, k: usize) {
         let lane = format!("dev{device}-w{k}");
         let on_device = self.settings.b_g2 == G2Placement::Device;
+        let device_budget = match self.settings.device_memory_budget {
+            0 => self.workload.device_memory(device),
+            b => b,
+        };
+        let need = self.workload.partition_device_bytes();
+        let too_big = device_budget > 0 && need > device_budget;
         loop {
             let mut st = self.lock();
             let (ticket, part, tries) = loop {
@@ -538,12 +544,6 @@ impl<W: Workload> Inner<W> {
 
             // A partition that cannot fit the device goes straight to the
             // out-of-memory path (fallback or failure) without trying.
-            let device_budget = match self.settings.device_memory_budget {
-                0 => self.workload.device_memory(device),
-                b => b,
-            };
-            let need = self.workload.partition_device_bytes();
-            let too_big = device_budget > 0 && need > device_budget;
             let tries = if too_big { u32::MAX } else { tries };
             let result = if too_big {
                 Err(Error::Backend {
