@@ -51,30 +51,15 @@ __device__ __forceinline__ fp sub(const fp& a, const fp& b) {
     return r;
 }
 
-// CIOS Montgomery multiplication; p < 2^382 lets the top word stay in t[6].
 __device__ __forceinline__ fp mul(const fp& a, const fp& b) {
-    u64 t[7] = {0, 0, 0, 0, 0, 0, 0};
+    u32 x[12], y[12], z[12];
     for (int i = 0; i < 6; i++) {
-        u64 c = 0;
-        for (int j = 0; j < 6; j++) {
-            u128 s = (u128)a.l[j] * b.l[i] + t[j] + c;
-            t[j] = (u64)s; c = (u64)(s >> 64);
-        }
-        t[6] += c;
-        u64 m = t[0] * FP_INV;
-        u128 s = (u128)m * FP_P[0] + t[0];
-        c = (u64)(s >> 64);
-        for (int j = 1; j < 6; j++) {
-            s = (u128)m * FP_P[j] + t[j] + c;
-            t[j - 1] = (u64)s; c = (u64)(s >> 64);
-        }
-        s = (u128)t[6] + c;
-        t[5] = (u64)s;
-        t[6] = (u64)(s >> 64);
+        x[2 * i] = (u32)a.l[i]; x[2 * i + 1] = (u32)(a.l[i] >> 32);
+        y[2 * i] = (u32)b.l[i]; y[2 * i + 1] = (u32)(b.l[i] >> 32);
     }
+    mont_mul<12>(z, x, y, (const u32*)FP_P, (u32)FP_INV);
     fp r;
-    for (int i = 0; i < 6; i++) r.l[i] = t[i];
-    fp_reduce_once(r.l);
+    for (int i = 0; i < 6; i++) r.l[i] = (u64)z[2 * i + 1] << 32 | z[2 * i];
     return r;
 }
 

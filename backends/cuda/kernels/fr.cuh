@@ -1,8 +1,6 @@
 // Fr of BLS12-381: 4 x 64-bit limbs, Montgomery form with R = 2^256 (blst's layout).
 #pragma once
-typedef unsigned long long u64;
-typedef unsigned __int128 u128;
-typedef unsigned int u32;
+#include "arith.cuh"
 
 struct fr { u64 l[4]; };
 
@@ -52,29 +50,14 @@ __device__ __forceinline__ fr fr_sub(fr a, fr b) {
     return r;
 }
 
-// CIOS Montgomery multiplication.
 __device__ __forceinline__ fr fr_mul(fr a, fr b) {
-    u64 t[6] = {0, 0, 0, 0, 0, 0};
+    u32 x[8], y[8], z[8];
     for (int i = 0; i < 4; i++) {
-        u64 c = 0;
-        for (int j = 0; j < 4; j++) {
-            u128 s = (u128)a.l[j] * b.l[i] + t[j] + c;
-            t[j] = (u64)s; c = (u64)(s >> 64);
-        }
-        u128 s = (u128)t[4] + c;
-        t[4] = (u64)s; t[5] = (u64)(s >> 64);
-        u64 m = t[0] * FR_INV;
-        s = (u128)m * FR_P[0] + t[0];
-        c = (u64)(s >> 64);
-        for (int j = 1; j < 4; j++) {
-            s = (u128)m * FR_P[j] + t[j] + c;
-            t[j - 1] = (u64)s; c = (u64)(s >> 64);
-        }
-        s = (u128)t[4] + c;
-        t[3] = (u64)s;
-        t[4] = t[5] + (u64)(s >> 64);
+        x[2 * i] = (u32)a.l[i]; x[2 * i + 1] = (u32)(a.l[i] >> 32);
+        y[2 * i] = (u32)b.l[i]; y[2 * i + 1] = (u32)(b.l[i] >> 32);
     }
-    fr r = {{t[0], t[1], t[2], t[3]}};
-    if (t[4] || fr_geq_p(r.l)) fr_sub_p(r.l);
+    mont_mul<8>(z, x, y, (const u32*)FR_P, (u32)FR_INV);
+    fr r;
+    for (int i = 0; i < 4; i++) r.l[i] = (u64)z[2 * i + 1] << 32 | z[2 * i];
     return r;
 }

@@ -34,7 +34,8 @@ pub use msm::auto_window;
 
 /// Kernel sources, in include order (the `#include` lines are dropped: NVRTC
 /// gets one translation unit).
-pub const KERNEL_SOURCES: [(&str, &str); 4] = [
+pub const KERNEL_SOURCES: [(&str, &str); 5] = [
+    ("arith.cuh", include_str!("../kernels/arith.cuh")),
     ("fr.cuh", include_str!("../kernels/fr.cuh")),
     ("fp.cuh", include_str!("../kernels/fp.cuh")),
     ("ntt.cu", include_str!("../kernels/ntt.cu")),

@@ -1,0 +1,162 @@
+//! The kernels' field code (`kernels/arith.cuh`, `fr.cuh`, `fp.cuh`) built
+//! for the host with the system C++ compiler, its carry flag emulated, and
+//! checked against blst on edge values and seeded random ones. This catches
+//! arithmetic mistakes without a GPU; the device build of the same source is
+//! covered by the conformance suite on the GPU.
+//!
+//! Needs `c++` (or `$CXX`); skipped with a message when there is none unless
+//! `ZKPIPE_REQUIRE_CXX` is set (CI sets it).
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+const FP_P: [u64; 6] = [
+    0xb9feffffffffaaab,
+    0x1eabfffeb153ffff,
+    0x6730d2a0f6b0f624,
+    0x64774b84f38512bf,
+    0x4b1ba7b6434bacd7,
+    0x1a0111ea397fe69a,
+];
+const FR_P: [u64; 4] = [
+    0xffffffff00000001,
+    0x53bda402fffe5bfe,
+    0x3339d80809a1d805,
+    0x73eda753299d7d48,
+];
+
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e3779b97f4a7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
+    z ^ (z >> 31)
+}
+
+/// Edge values below `p` (0, 1, 2^64, p−1, p−2, all-ones limbs under a top
+/// limb one less than p's) and `random` seeded values below `p`.
+fn values<const N: usize>(p: [u64; N], random: usize, seed: u64) -> Vec<[u64; N]> {
+    let mut one = [0; N];
+    one[0] = 1;
+    let mut word = [0; N];
+    word[1] = 1;
+    let (mut pm1, mut pm2) = (p, p);
+    pm1[0] -= 1;
+    pm2[0] -= 2;
+    let mut ones = [u64::MAX; N];
+    ones[N - 1] = p[N - 1] - 1;
+    let mut v = vec![[0; N], one, word, pm1, pm2, ones];
+    let mut s = seed;
+    for _ in 0..random {
+        let mut x = [0u64; N];
+        x.iter_mut().for_each(|l| *l = splitmix(&mut s));
+        x[N - 1] %= p[N - 1];
+        v.push(x);
+    }
+    v
+}
+
+fn hex(l: &[u64]) -> String {
+    l.iter()
+        .map(|x| format!("{x:x}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn build_harness() -> Option<std::path::PathBuf> {
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let exe = dir.join("field_host");
+    let kernels = concat!(env!("CARGO_MANIFEST_DIR"), "/kernels");
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/field_host.cpp");
+    match Command::new(&cxx)
+        .args(["-O1", "-std=c++17", "-I", kernels, src, "-o"])
+        .arg(&exe)
+        .status()
+    {
+        Ok(s) if s.success() => Some(exe),
+        Ok(s) => panic!("{cxx} failed to build the field harness ({s})"),
+        Err(e) => {
+            assert!(
+                std::env::var_os("ZKPIPE_REQUIRE_CXX").is_none(),
+                "ZKPIPE_REQUIRE_CXX is set but {cxx} could not run: {e}"
+            );
+            eprintln!("skipped: no C++ compiler ({cxx}: {e})");
+            None
+        }
+    }
+}
+
+#[test]
+fn kernel_field_code_matches_blst() {
+    let Some(exe) = build_harness() else { return };
+    let fp = values(FP_P, 300, 1);
+    let fr = values(FR_P, 300, 2);
+    // Every edge value against every other, then random pairs.
+    let pairs = |n: usize| (0..n).flat_map(move |i| (0..n).map(move |j| (i, j)));
+    let (mut input, mut expected) = (String::new(), Vec::new());
+    for (i, j) in pairs(6).chain((6..fp.len()).map(|i| (i, fp.len() + 5 - i))) {
+        let (a, b) = (blst::blst_fp { l: fp[i] }, blst::blst_fp { l: fp[j] });
+        for (op, f) in [
+            ("fp_mul", blst::blst_fp_mul as unsafe extern "C" fn(_, _, _)),
+            ("fp_add", blst::blst_fp_add),
+            ("fp_sub", blst::blst_fp_sub),
+        ] {
+            let mut r = blst::blst_fp::default();
+            // SAFETY: valid pointers to initialised values.
+            unsafe { f(&mut r, &a, &b) };
+            input += &format!("{op} {} {}\n", hex(&a.l), hex(&b.l));
+            expected.push(format!(
+                "{op}({}, {}) = {}",
+                hex(&a.l),
+                hex(&b.l),
+                hex(&r.l)
+            ));
+        }
+    }
+    for (i, j) in pairs(6).chain((6..fr.len()).map(|i| (i, fr.len() + 5 - i))) {
+        let (a, b) = (blst::blst_fr { l: fr[i] }, blst::blst_fr { l: fr[j] });
+        for (op, f) in [
+            ("fr_mul", blst::blst_fr_mul as unsafe extern "C" fn(_, _, _)),
+            ("fr_add", blst::blst_fr_add),
+            ("fr_sub", blst::blst_fr_sub),
+        ] {
+            let mut r = blst::blst_fr::default();
+            // SAFETY: valid pointers to initialised values.
+            unsafe { f(&mut r, &a, &b) };
+            input += &format!("{op} {} {}\n", hex(&a.l), hex(&b.l));
+            expected.push(format!(
+                "{op}({}, {}) = {}",
+                hex(&a.l),
+                hex(&b.l),
+                hex(&r.l)
+            ));
+        }
+    }
+    let mut child = Command::new(&exe)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run the field harness");
+    // Write from another thread: the harness answers while it reads.
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().expect("field harness output");
+    writer.join().unwrap().expect("feed the field harness");
+    assert!(out.status.success(), "field harness failed: {}", out.status);
+    let got: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
+    assert_eq!(got.len(), expected.len(), "one line per operation");
+    let wrong: Vec<String> = expected
+        .iter()
+        .zip(&got)
+        .filter(|(e, g)| !e.ends_with(&format!("= {g}")))
+        .map(|(e, g)| format!("{e}, kernel code gave {g}"))
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "{} of {} wrong:\n{}",
+        wrong.len(),
+        got.len(),
+        wrong[..wrong.len().min(5)].join("\n")
+    );
+}
