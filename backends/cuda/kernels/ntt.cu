@@ -1,29 +1,63 @@
-// Radix-2 NTT over Fr: one launch per stage; permutation and scaling kernels.
+// Radix-2 NTT over Fr in shared-memory passes of up to 10 stages (the
+// bit-reversal permutation folded into the last); scaling kernels.
 #include "fr.cuh"
 
-// One butterfly per thread; blocks of 2*half elements, twiddle w^(j*stride).
-extern "C" __global__ void ntt_stage(fr* v, const fr* tw, u32 n, u32 half, u32 stride, int dit) {
-    u32 t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= n / 2) return;
-    u32 j = t % half;
-    u32 i0 = (t / half) * 2 * half + j, i1 = i0 + half;
-    fr w = tw[(unsigned long long)j * stride];
-    fr a = v[i0], b = v[i1];
-    if (dit) {
-        fr x = fr_mul(b, w);
-        v[i0] = fr_add(a, x);
-        v[i1] = fr_sub(a, x);
-    } else {
-        v[i0] = fr_add(a, b);
-        v[i1] = fr_mul(fr_sub(a, b), w);
-    }
+// The radix-2 stages whose butterflies pair indices differing in one bit of
+// [lo, lo + s), s <= 10, run in shared memory: a block loads the
+// 2^w elements they touch (w >= s; when s < w, 2^(w-s) neighbouring columns
+// so that neighbouring threads read neighbouring elements), runs the stages
+// and stores once. Tile bits [0, low) are index bits [0, low), tile bits
+// [low, w) index bits [lo, lo + s); the block number fills index bits
+// [low, lo) and those from lo + s up (needs low = w - s <= lo).
+// dit: stages upward, Cooley-Tukey (a + w·b, a − w·b); else downward,
+// Gentleman-Sande (a + b, (a − b)·w). Twiddle ω^(j·n/(2·half)), j = i0 mod half.
+__device__ __forceinline__ u32 tile_index(u32 q, u32 g, u32 low, u32 lo, u32 s) {
+    u32 gap = lo - low;
+    return (q & ((1u << low) - 1)) | ((g & ((1u << gap) - 1)) << low) | ((q >> low) << lo) |
+           ((g >> gap) << (lo + s));
 }
 
-extern "C" __global__ void bit_reverse(fr* v, u32 n, u32 log_n) {
-    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    u32 j = __brev(i) >> (32 - log_n);
-    if (i < j) { fr x = v[i]; v[i] = v[j]; v[j] = x; }
+// Shared memory holds the tile limb-major (limb k of element i at
+// k·size + i): neighbouring threads then hit neighbouring banks, where 32-byte
+// elements side by side put every fourth thread on the same bank.
+__device__ __forceinline__ fr tile_ld(const u64* t, u32 i, u32 size) {
+    return fr{{t[i], t[size + i], t[2 * size + i], t[3 * size + i]}};
+}
+__device__ __forceinline__ void tile_st(u64* t, u32 i, u32 size, const fr& v) {
+    for (int k = 0; k < 4; k++) t[k * size + i] = v.l[k];
+}
+
+// Reads `src` and writes `dst` (at bit-reversed indices when `rev`: the
+// permutation, done by the last pass, which then must not be in place
+// unless it is the only block); 2^w elements of dynamic shared memory, 2^(w−1) threads
+// (one butterfly each per stage).
+extern "C" __global__ void __launch_bounds__(512) ntt_pass(const fr* src, fr* dst, const fr* tw,
+                                                           u32 log_n, u32 lo, u32 s, u32 w, int dit,
+                                                           int rev) {
+    extern __shared__ u64 tile[];
+    u32 g = blockIdx.x, low = w - s, size = 1u << w, b = threadIdx.x;
+    for (u32 q = b; q < size; q += blockDim.x) {
+        u32 i = tile_index(q, g, low, lo, s);
+        tile_st(tile, q, size, src[i]);
+    }
+    __syncthreads();
+    for (u32 k = 0; k < s; k++) {
+        u32 e = dit ? k : s - 1 - k, lh = low + e, gh = lo + e;
+        u32 i0 = ((b >> lh) << (lh + 1)) | (b & ((1u << lh) - 1)), i1 = i0 + (1u << lh);
+        u32 j = tile_index(i0, g, low, lo, s) & ((1u << gh) - 1);
+        fr t = tw[(size_t)j << (log_n - 1 - gh)], a = tile_ld(tile, i0, size), c = tile_ld(tile, i1, size);
+        if (dit) {
+            fr x = fr_mul(c, t);
+            tile_st(tile, i0, size, fr_add(a, x)); tile_st(tile, i1, size, fr_sub(a, x));
+        } else {
+            tile_st(tile, i0, size, fr_add(a, c)); tile_st(tile, i1, size, fr_mul(fr_sub(a, c), t));
+        }
+        __syncthreads();
+    }
+    for (u32 q = b; q < size; q += blockDim.x) {
+        u32 i = tile_index(q, g, low, lo, s);
+        dst[rev ? __brev(i) >> (32 - log_n) : i] = tile_ld(tile, q, size);
+    }
 }
 
 // v[p] *= s[natural index of p]: the coset and 1/n factors.

@@ -19,7 +19,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg,
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PinnedHostSlice,
+    PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 use sha2::{Digest, Sha256};
@@ -44,7 +45,7 @@ pub const KERNEL_SOURCES: [(&str, &str); 5] = [
 
 /// Every kernel entry point, for loading and for the compile test.
 pub fn kernels() -> impl Iterator<Item = &'static str> {
-    ["ntt_stage", "bit_reverse", "scale", "quotient_combine"]
+    ["ntt_pass", "scale", "quotient_combine"]
         .into_iter()
         .chain(msm::KERNELS)
 }
@@ -187,6 +188,75 @@ pub fn cubin_for(arch: &str) -> Result<(Vec<u8>, String), String> {
 /// Device vectors kept per key (twiddles, scaling factors).
 type DeviceCache<K> = Mutex<HashMap<K, Arc<CudaSlice<u64>>>>;
 
+/// Per-step times on stderr when `ZKPIPE_CUDA_PROFILE` is set (it
+/// synchronises after every step, so totals grow a little).
+struct Profile<'a> {
+    stream: Option<&'a Arc<CudaStream>>,
+    last: Instant,
+    marks: Vec<(&'static str, f64)>,
+}
+
+impl<'a> Profile<'a> {
+    fn new(stream: &'a Arc<CudaStream>) -> Self {
+        let on = std::env::var_os("ZKPIPE_CUDA_PROFILE").is_some();
+        Profile {
+            stream: on.then_some(stream),
+            last: Instant::now(),
+            marks: vec![],
+        }
+    }
+
+    fn mark(&mut self, what: &'static str) {
+        if let Some(s) = self.stream {
+            let _ = s.synchronize();
+            let now = Instant::now();
+            self.marks
+                .push((what, (now - self.last).as_secs_f64() * 1e3));
+            self.last = now;
+        }
+    }
+
+    fn report(&self, what: &str) {
+        if self.stream.is_some() {
+            let parts: Vec<String> = self
+                .marks
+                .iter()
+                .map(|(w, ms)| format!("{} {ms:.3}", w.trim_start_matches("msm_")))
+                .collect();
+            eprintln!("cuda {what}: {} ms", parts.join(", "));
+        }
+    }
+}
+
+/// Stages per shared-memory NTT pass: at most 10 (2^10 elements of 32 B and
+/// 512 threads per block); `ZKPIPE_CUDA_NTT_TILE` overrides the default.
+const NTT_TILE_MAX: u32 = 10;
+/// Measured on the H200: passes of at most 8 stages (blocks of 128 threads)
+/// beat 9 and 10 at 2^20–2^26 by 4–15 %; smaller blocks hide latency better.
+const NTT_TILE_LOG: u32 = 8;
+
+/// The passes of a 2^`log_n` transform as (lo, s), each running the stages
+/// of half-widths 2^lo … 2^(lo+s−1), in execution order (DIT upward, DIF
+/// downward), and the tile width w (2^w elements per block). Stages are
+/// spread evenly over as few passes as the tile allows, longer passes on the
+/// low bits, so every pass has lo ≥ w − s as `ntt_pass` needs.
+fn ntt_passes(log_n: u32, dit: bool, tile_log: u32) -> (Vec<(u32, u32)>, u32) {
+    let count = log_n.div_ceil(tile_log).max(1);
+    let (short, longer) = (log_n / count, log_n % count);
+    let mut lo = 0;
+    let mut passes: Vec<(u32, u32)> = (0..count)
+        .map(|i| {
+            let s = short + (i < longer) as u32;
+            lo += s;
+            (lo - s, s)
+        })
+        .collect();
+    if !dit {
+        passes.reverse();
+    }
+    (passes, short + (longer > 0) as u32)
+}
+
 /// (x, c, log n) of a factor vector `c·x^i`.
 type FactorKey = ([u64; 4], [u64; 4], u32);
 
@@ -196,8 +266,7 @@ struct Gpu {
     name: String,
     memory: u64,
     sms: u32,
-    stage: CudaFunction,
-    bit_reverse: CudaFunction,
+    ntt_pass: CudaFunction,
     scale: CudaFunction,
     quotient_combine: CudaFunction,
     msm: msm::MsmKernels,
@@ -275,8 +344,7 @@ fn open_gpu(ordinal: usize) -> Result<(Gpu, String), String> {
         memory: ctx.total_mem().unwrap_or(0) as u64,
         sms,
         stream: ctx.default_stream(),
-        stage: f("ntt_stage")?,
-        bit_reverse: f("bit_reverse")?,
+        ntt_pass: f("ntt_pass")?,
         scale: f("scale")?,
         quotient_combine: f("quotient_combine")?,
         msm: msm::MsmKernels::load(&module)?,
@@ -661,9 +729,15 @@ impl Gpu {
             .map_err(driver_err("binding the context"))?;
         let n = values.len();
         self.check_free(n * 32 * 3)?;
+        let mut prof = Profile::new(&self.stream);
         let mut buf = self.upload(limbs(values))?;
+        prof.mark("copy in");
         self.ntt_on_device(&mut buf, n.trailing_zeros(), cfg)?;
-        self.download(&buf, limbs_mut(values))
+        prof.mark("transform");
+        self.download(&buf, limbs_mut(values))?;
+        prof.mark("copy out");
+        prof.report(&format!("ntt n={n} {:?}", cfg.order));
+        Ok(())
     }
 
     /// Groth16's quotient with a, b, c on the device from upload to download.
@@ -730,37 +804,70 @@ impl Gpu {
         let inverse = cfg.direction == NttDirection::Inverse;
         let coset = cfg.coset.into_option();
         let (in_rev, out_rev) = (cfg.order.input_reversed(), cfg.order.output_reversed());
-        let n32 = n as u32;
-
         if let (false, Some(g)) = (inverse, coset) {
             self.scale(buf, &g, &Fr::one(), log_n, in_rev)?;
         }
         if n > 1 {
             let tw = self.twiddles(log_n, inverse)?;
-            let permute = |buf: &mut CudaSlice<u64>| -> Result<(), AccelError> {
-                let mut l = self.stream.launch_builder(&self.bit_reverse);
-                l.arg(buf).arg(&n32).arg(&log_n);
-                // SAFETY: the kernel swaps pairs of indices < n.
-                unsafe { l.launch(grid(n)) }
-                    .map_err(driver_err("bit_reverse kernel"))
-                    .map(|_| ())
-            };
+            // The permutation an order needs rides on the last pass's writes
+            // (scattered 32-byte writes cost less than scattered reads:
+            // measured 2^24 NN 7.7 ms permuting on the first pass's reads,
+            // 5.6 ms for NR with no permutation), so the transform is the
+            // opposite decimation of the plan that permutes first.
             let plan = cfg.order.radix2();
-            if plan.permute_first {
-                permute(buf)?;
-            }
-            for half in plan.halves(log_n) {
-                let stride = n32 / (2 * half);
-                let d = plan.dit as i32;
-                let mut l = self.stream.launch_builder(&self.stage);
-                l.arg(&mut *buf)
+            let (permute, dit) = (plan.permute_first, plan.dit ^ plan.permute_first);
+            let tile = std::env::var("ZKPIPE_CUDA_NTT_TILE")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(NTT_TILE_LOG)
+                .clamp(1, NTT_TILE_MAX);
+            let (passes, w) = ntt_passes(log_n, dit, tile);
+            // A permuting pass writes elements other blocks have yet to read,
+            // so it goes to a second buffer unless it is the only block.
+            let mut scratch = if permute && w < log_n {
+                Some(
+                    self.stream
+                        .alloc_zeros::<u64>(4 * n)
+                        .map_err(driver_err("allocating NTT scratch"))?,
+                )
+            } else {
+                None
+            };
+            let count = passes.len();
+            for (k, (lo, s)) in passes.into_iter().enumerate() {
+                let last = k + 1 == count;
+                let (d, rev) = (dit as i32, (permute && last) as i32);
+                let (src, _sb) = buf.device_ptr_mut(&self.stream);
+                let out = scratch
+                    .as_mut()
+                    .filter(|_| last)
+                    .map(|t| t.device_ptr_mut(&self.stream));
+                let dst = out.as_ref().map_or(src, |t| t.0);
+                let mut l = self.stream.launch_builder(&self.ntt_pass);
+                l.arg(&src)
+                    .arg(&dst)
                     .arg(&*tw)
-                    .arg(&n32)
-                    .arg(&half)
-                    .arg(&stride)
-                    .arg(&d);
-                // SAFETY: n/2 butterflies over indices < n; twiddle indices < n/2.
-                unsafe { l.launch(grid(n / 2)) }.map_err(driver_err("ntt_stage kernel"))?;
+                    .arg(&log_n)
+                    .arg(&lo)
+                    .arg(&s)
+                    .arg(&w)
+                    .arg(&d)
+                    .arg(&rev);
+                let cfg = LaunchConfig {
+                    grid_dim: ((n >> w) as u32, 1, 1),
+                    block_dim: (1 << (w - 1), 1, 1),
+                    shared_mem_bytes: 32 << w,
+                };
+                // SAFETY: src and dst hold n elements; each block reads and
+                // writes its own 2^w indices < n (tile_index is a bijection
+                // for lo ≥ w − s, bit reversal too), and a permuting pass
+                // writes another buffer unless it is the only block; twiddle
+                // indices < n/2; 1 ≤ w ≤ 10: 2^(w−1) ≤ 512 threads, one
+                // butterfly each, and 32·2^w bytes of shared memory ≤ 32 KiB.
+                unsafe { l.launch(cfg) }.map_err(driver_err("ntt_pass kernel"))?;
+            }
+            if let Some(t) = scratch.as_mut() {
+                std::mem::swap(buf, t);
             }
         }
         if inverse {
@@ -885,3 +992,33 @@ impl AcceleratorImpl for CudaBackend {
 }
 
 zkpipe_core::export_backend!(CudaBackend);
+
+#[cfg(test)]
+mod tests {
+    use super::{NTT_TILE_MAX, ntt_passes};
+
+    #[test]
+    fn ntt_passes_cover_every_stage_once() {
+        assert_eq!(ntt_passes(3, true, 10), (vec![(0, 3)], 3));
+        assert_eq!(ntt_passes(20, true, 10), (vec![(0, 10), (10, 10)], 10));
+        assert_eq!(
+            ntt_passes(24, false, 10),
+            (vec![(16, 8), (8, 8), (0, 8)], 8)
+        );
+        assert_eq!(ntt_passes(23, true, 10), (vec![(0, 8), (8, 8), (16, 7)], 8));
+        for log_n in 1..=28 {
+            let (passes, w) = ntt_passes(log_n, true, NTT_TILE_MAX);
+            assert!(w <= NTT_TILE_MAX && w <= log_n);
+            let mut next = 0;
+            for (lo, s) in passes {
+                assert_eq!(lo, next, "2^{log_n}: passes are consecutive");
+                assert!(
+                    s >= 1 && s <= w && lo >= w - s,
+                    "2^{log_n}: ({lo}, {s}) w={w}"
+                );
+                next = lo + s;
+            }
+            assert_eq!(next, log_n);
+        }
+    }
+}

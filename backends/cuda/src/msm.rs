@@ -257,52 +257,6 @@ impl Plan {
     }
 }
 
-/// Per-kernel times on stderr when `ZKPIPE_CUDA_PROFILE` is set (it
-/// synchronises after every launch, so totals grow a little).
-struct Profile<'a> {
-    stream: Option<&'a Arc<cudarc::driver::CudaStream>>,
-    last: std::time::Instant,
-    marks: Vec<(&'static str, f64)>,
-}
-
-impl<'a> Profile<'a> {
-    fn new(stream: &'a Arc<cudarc::driver::CudaStream>) -> Self {
-        let on = std::env::var_os("ZKPIPE_CUDA_PROFILE").is_some();
-        Profile {
-            stream: on.then_some(stream),
-            last: std::time::Instant::now(),
-            marks: vec![],
-        }
-    }
-
-    fn mark(&mut self, what: &'static str) {
-        if let Some(s) = self.stream {
-            let _ = s.synchronize();
-            let now = std::time::Instant::now();
-            self.marks
-                .push((what, (now - self.last).as_secs_f64() * 1e3));
-            self.last = now;
-        }
-    }
-
-    fn report(&self, plan: &Plan) {
-        if self.stream.is_some() {
-            let parts: Vec<String> = self
-                .marks
-                .iter()
-                .map(|(w, ms)| format!("{} {ms:.2}", w.trim_start_matches("msm_")))
-                .collect();
-            eprintln!(
-                "cuda msm n={} c={} windows={}: {} ms",
-                plan.n,
-                plan.c,
-                plan.windows,
-                parts.join(", ")
-            );
-        }
-    }
-}
-
 fn grid_2d(count: u32, rows: u32) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (count.div_ceil(POINT_BLOCK).max(1), rows, 1),
@@ -335,7 +289,7 @@ impl Gpu {
             segs,
         } = plan;
         let s = &self.stream;
-        let mut prof = Profile::new(s);
+        let mut prof = crate::Profile::new(s);
         let k = &self.msm.scalar;
         let e = |what| driver_err(what);
         let chunk = CHUNK;
@@ -509,7 +463,7 @@ impl Gpu {
             .map_err(e("copying window sums"))?;
         s.synchronize().map_err(e("synchronising"))?;
         prof.mark("copy out");
-        prof.report(&plan);
+        prof.report(&format!("msm n={n} c={c} windows={windows}"));
 
         // Σ_w 2^(c·w)·W_w, top window first.
         let mut acc = C::identity();

@@ -5,20 +5,40 @@
 // points, 24 u32 limbs, all-zero for the identity.
 //
 // Passes: digits (scalars out of Montgomery form, bucket sizes) → scan
-// (bucket offsets) → scatter (point indices sorted by bucket) → bucket
-// (one thread sums one bucket) → reduce (Σ (b+1)·bucket_b over a range of
+// (bucket offsets, chunk offsets) → scatter (point indices sorted by bucket)
+// → chunk (a bucket is cut into chunks of CHUNK points, one thread sums one
+// chunk, so many equal scalars do not serialise on one thread) → tree (one
+// pass per stride 1, FAN, FAN², …: chunk sums added FAN at a time, until
+// chunk 0 holds the bucket) → reduce (Σ (b+1)·bucket_b over a range of
 // buckets per thread); the host adds the partials and the windows.
-struct Params { n: u32, c: u32, nwin: u32, nb: u32, nt: u32, span: u32, p0: u32, p1: u32 }
+// shader.rs prepends CHUNK and FAN. Every loop of a thread stays short
+// (lavapipe leaves loops after 65 535 iterations, see field.rs).
+//
+// Bucket id = w·nb + b. Chunk 0 of a bucket is summed into its slot of
+// `buckets`; chunks r ≥ 1 into `overflow`, ocap slots per window, at
+// ofirst(id) + r − 1.
+struct Params { n: u32, c: u32, nwin: u32, nb: u32, nt: u32, span: u32, ocap: u32, stride: u32 }
 struct Xyzz { x: Fp_t, y: Fp_t, zz: Fp_t, zzz: Fp_t }
 
 @group(0) @binding(0) var<uniform> prm: Params;
 @group(0) @binding(1) var<storage, read_write> scalars: array<u32>;
 @group(0) @binding(2) var<storage, read> bases: array<u32>;
-@group(0) @binding(3) var<storage, read_write> counts: array<atomic<u32>>;
-@group(0) @binding(4) var<storage, read_write> cursor: array<atomic<u32>>;
-@group(0) @binding(5) var<storage, read_write> sorted: array<u32>;
-@group(0) @binding(6) var<storage, read_write> buckets: array<u32>;
+// Four tables of nwin·nb words, then nwin: bucket sizes, scatter cursors
+// (ends of the buckets after scatter), first overflow slot per bucket,
+// the most chunks of one bucket per window. One binding for all keeps the
+// kernels within WebGPU's default of 8 storage buffers.
+@group(0) @binding(3) var<storage, read_write> tables: array<atomic<u32>>;
+@group(0) @binding(4) var<storage, read_write> sorted: array<u32>;
+@group(0) @binding(5) var<storage, read_write> buckets: array<u32>;
+@group(0) @binding(6) var<storage, read_write> overflow: array<u32>;
 @group(0) @binding(7) var<storage, read_write> partials: array<u32>;
+
+fn cursor_ix(id: u32) -> u32 { return prm.nwin * prm.nb + id; }
+fn ofirst_ix(id: u32) -> u32 { return 2u * prm.nwin * prm.nb + id; }
+fn most_ix(w: u32) -> u32 { return 3u * prm.nwin * prm.nb + w; }
+fn bucket_size(id: u32) -> u32 { return atomicLoad(&tables[id]); }
+fn ofirst(id: u32) -> u32 { return atomicLoad(&tables[ofirst_ix(id)]); }
+fn chunks_of(count: u32) -> u32 { return (count + CHUNK - 1u) / CHUNK; }
 
 fn tid(g: vec3<u32>, nw: vec3<u32>) -> u32 { return g.x + g.y * nw.x * 256u; }
 
@@ -73,6 +93,7 @@ fn add(p: Xyzz, q: Xyzz) -> Xyzz {
 }
 
 // Loads are written out: see field.rs on lavapipe's loop limit.
+fn ld_ov_fp(o: u32) -> Fp_t { return Fp_t(overflow[o], overflow[o + 1u], overflow[o + 2u], overflow[o + 3u], overflow[o + 4u], overflow[o + 5u], overflow[o + 6u], overflow[o + 7u], overflow[o + 8u], overflow[o + 9u], overflow[o + 10u], overflow[o + 11u]); }
 fn ld_fp(o: u32) -> Fp_t { return Fp_t(buckets[o], buckets[o + 1u], buckets[o + 2u], buckets[o + 3u], buckets[o + 4u], buckets[o + 5u], buckets[o + 6u], buckets[o + 7u], buckets[o + 8u], buckets[o + 9u], buckets[o + 10u], buckets[o + 11u]); }
 fn ld_base(o: u32) -> Fp_t { return Fp_t(bases[o], bases[o + 1u], bases[o + 2u], bases[o + 3u], bases[o + 4u], bases[o + 5u], bases[o + 6u], bases[o + 7u], bases[o + 8u], bases[o + 9u], bases[o + 10u], bases[o + 11u]); }
 fn ld_bucket(i: u32) -> Xyzz { let o = 48u * i; return Xyzz(ld_fp(o), ld_fp(o + 12u), ld_fp(o + 24u), ld_fp(o + 36u)); }
@@ -81,6 +102,13 @@ fn st_bucket(i: u32, p: Xyzz) {
   for (var k = 0u; k < 12u; k++) {
     buckets[o + k] = p.x[k]; buckets[o + 12u + k] = p.y[k];
     buckets[o + 24u + k] = p.zz[k]; buckets[o + 36u + k] = p.zzz[k];
+  }
+}
+fn st_overflow(i: u32, p: Xyzz) {
+  let o = 48u * i;
+  for (var k = 0u; k < 12u; k++) {
+    overflow[o + k] = p.x[k]; overflow[o + 12u + k] = p.y[k];
+    overflow[o + 24u + k] = p.zz[k]; overflow[o + 36u + k] = p.zzz[k];
   }
 }
 fn st_partial(i: u32, p: Xyzz) {
@@ -122,34 +150,49 @@ fn digits(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) 
   for (var w = 0u; w < prm.nwin; w++) {
     let d = digit(s, w, carry); carry = d.y;
     let m = d.x & 0x7fffffffu;
-    if (m != 0u) { atomicAdd(&counts[w * prm.nb + m - 1u], 1u); }
+    if (m != 0u) { atomicAdd(&tables[w * prm.nb + m - 1u], 1u); }
   }
 }
 
 var<workgroup> sums: array<u32, 256>;
+var<workgroup> extra: array<u32, 256>;
+var<workgroup> most: array<u32, 256>;
 
-// Workgroup w: cursor[w·nb + b] = w·n + Σ_{b' < b} counts[w·nb + b'].
+// Overflow chunks of a bucket of `count` points.
+fn extra_chunks(count: u32) -> u32 { return select(0u, chunks_of(count) - 1u, count != 0u); }
+
+// Workgroup w, over the buckets of window w: cursor = w·n + Σ_{b' < b} counts,
+// ofirst = Σ_{b' < b} extra_chunks (Hillis–Steele scans of per-thread sums),
+// most = the largest chunk count.
 @compute @workgroup_size(256)
 fn scan(@builtin(local_invocation_id) l: vec3<u32>, @builtin(workgroup_id) wg: vec3<u32>) {
   let w = wg.x; let t = l.x;
   let per = (prm.nb + 255u) / 256u;
   let lo = min(t * per, prm.nb); let hi = min(lo + per, prm.nb);
-  var s = 0u;
-  for (var b = lo; b < hi; b++) { s += atomicLoad(&counts[w * prm.nb + b]); }
-  sums[t] = s;
+  var s = 0u; var x = 0u; var m = 0u;
+  for (var b = lo; b < hi; b++) {
+    let c = bucket_size(w * prm.nb + b);
+    s += c; x += extra_chunks(c); m = max(m, chunks_of(c));
+  }
+  sums[t] = s; extra[t] = x; most[t] = m;
   workgroupBarrier();
   for (var d = 1u; d < 256u; d <<= 1u) {
-    var v = 0u;
-    if (t >= d) { v = sums[t - d]; }
+    var v = 0u; var e = 0u; var u = 0u;
+    if (t >= d) { v = sums[t - d]; e = extra[t - d]; u = most[t - d]; }
     workgroupBarrier();
-    sums[t] += v;
+    sums[t] += v; extra[t] += e; most[t] = max(most[t], u);
     workgroupBarrier();
   }
   var acc = w * prm.n + sums[t] - s;
+  var o = extra[t] - x;
   for (var b = lo; b < hi; b++) {
-    atomicStore(&cursor[w * prm.nb + b], acc);
-    acc += atomicLoad(&counts[w * prm.nb + b]);
+    let id = w * prm.nb + b;
+    let c = bucket_size(id);
+    atomicStore(&tables[cursor_ix(id)], acc);
+    atomicStore(&tables[ofirst_ix(id)], o);
+    acc += c; o += extra_chunks(c);
   }
+  if (t == 255u) { atomicStore(&tables[most_ix(w)], most[255]); }
 }
 
 @compute @workgroup_size(256)
@@ -162,27 +205,78 @@ fn scatter(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups)
     let d = digit(s, w, carry); carry = d.y;
     let m = d.x & 0x7fffffffu;
     if (m != 0u) {
-      let pos = atomicAdd(&cursor[w * prm.nb + m - 1u], 1u);
+      let pos = atomicAdd(&tables[cursor_ix(w * prm.nb + m - 1u)], 1u);
       sorted[pos] = i | (d.x & 0x80000000u);
     }
   }
 }
 
-// Thread w·nb + b sums bucket b of window w (after scatter, its entries end at cursor).
+// Chunk u of the dispatch: u < nwin·nb is chunk 0 of bucket u; past that,
+// window w's overflow slot t is chunk r ≥ 1 of the last bucket whose first
+// overflow slot is ≤ t (binary search). Returns (bucket id, r); r ≥ the
+// bucket's chunks for a slot past the window's last chunk.
+fn chunk_at(u: u32) -> vec2<u32> {
+  let nbw = prm.nwin * prm.nb;
+  if (u < nbw) { return vec2<u32>(u, 0u); }
+  let w = (u - nbw) / prm.ocap; let t = (u - nbw) % prm.ocap;
+  let base = w * prm.nb;
+  var lo = 0u; var hi = prm.nb; // ofirst(base + lo) ≤ t < ofirst(base + hi) (hi = nb: +∞)
+  while (hi - lo > 1u) {
+    let mid = (lo + hi) / 2u;
+    if (ofirst(base + mid) <= t) { lo = mid; } else { hi = mid; }
+  }
+  return vec2<u32>(base + lo, t - ofirst(base + lo) + 1u);
+}
+
+fn ld_chunk(id: u32, r: u32) -> Xyzz {
+  if (r == 0u) { return ld_bucket(id); }
+  let o = 48u * ((id / prm.nb) * prm.ocap + ofirst(id) + r - 1u);
+  return Xyzz(ld_ov_fp(o), ld_ov_fp(o + 12u), ld_ov_fp(o + 24u), ld_ov_fp(o + 36u));
+}
+
+fn st_chunk(id: u32, r: u32, p: Xyzz) {
+  if (r == 0u) { st_bucket(id, p); return; }
+  st_overflow((id / prm.nb) * prm.ocap + ofirst(id) + r - 1u, p);
+}
+
+// Sums points [r·CHUNK, (r + 1)·CHUNK) of a bucket (chunk 0 of an empty
+// bucket stores the identity). After scatter, a bucket's entries end at its cursor.
 @compute @workgroup_size(256)
-fn bucket(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
-  let id = tid(g, nw);
-  if (id >= prm.nwin * prm.nb) { return; }
-  let end = atomicLoad(&cursor[id]);
+fn chunk(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
+  let u = tid(g, nw);
+  if (u >= prm.nwin * (prm.nb + prm.ocap)) { return; }
+  let c = chunk_at(u); let id = c.x; let r = c.y;
+  let size = bucket_size(id);
+  if (r > 0u && r >= chunks_of(size)) { return; }
+  let end = atomicLoad(&tables[cursor_ix(id)]);
+  let start = end - size + r * CHUNK;
   var acc = identity();
-  for (var k = end - atomicLoad(&counts[id]); k < end; k++) {
+  for (var k = start; k < min(start + CHUNK, end); k++) {
     let e = sorted[k]; let o = 24u * (e & 0x7fffffffu);
     let x = ld_base(o); var y = ld_base(o + 12u);
     if (Fp_is_zero(x) && Fp_is_zero(y)) { continue; }
     if ((e & 0x80000000u) != 0u) { y = Fp_neg(y); }
     acc = add_affine(acc, x, y);
   }
-  st_bucket(id, acc);
+  st_chunk(id, r, acc);
+}
+
+// Tree pass of stride s = prm.stride: chunk r ≡ 0 (mod s·FAN) of each bucket
+// adds chunks r + j·s, 0 < j < FAN, into itself. A window whose buckets all
+// have at most s chunks is done: its threads leave before the search.
+@compute @workgroup_size(256)
+fn tree(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
+  let u = tid(g, nw);
+  if (u >= prm.nwin * (prm.nb + prm.ocap)) { return; }
+  let s = prm.stride;
+  let w = select((u - prm.nwin * prm.nb) / prm.ocap, u / prm.nb, u < prm.nwin * prm.nb);
+  if (atomicLoad(&tables[most_ix(w)]) <= s) { return; }
+  let c = chunk_at(u); let id = c.x; let r = c.y;
+  let m = chunks_of(bucket_size(id));
+  if (r % (s * FAN) != 0u || r + s >= m) { return; }
+  var acc = ld_chunk(id, r);
+  for (var j = 1u; j < FAN && r + j * s < m; j++) { acc = add(acc, ld_chunk(id, r + j * s)); }
+  st_chunk(id, r, acc);
 }
 
 // Thread w·nt + t: Σ_{b ∈ [lo, lo + span)} (b + 1)·bucket_b of window w, lo = t·span.

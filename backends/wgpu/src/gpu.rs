@@ -24,8 +24,8 @@ pub(crate) struct Gpu {
     pub limits: wgpu::Limits,
     /// Whether the shaders multiply through 64-bit integers.
     pub int64: bool,
-    /// A CPU adapter (lavapipe): its compiler caps loop iterations per invocation.
-    pub cpu: bool,
+    /// log2 of the NTT's workgroup-memory tile (elements), from the adapter's limit.
+    pub ntt_tile_log: u32,
     ntt: OnceLock<Result<Arc<Kernels>, String>>,
     msm: OnceLock<Result<Arc<Kernels>, String>>,
     /// Device tables (twiddles, scaling factors) per key, kept across calls.
@@ -104,9 +104,9 @@ impl Gpu {
         Ok(Gpu {
             device,
             queue,
-            limits,
             int64,
-            cpu: adapter.get_info().device_type == wgpu::DeviceType::Cpu,
+            ntt_tile_log: crate::ntt::tile_log(&limits),
+            limits,
             ntt: OnceLock::new(),
             msm: OnceLock::new(),
             tables: Mutex::new(HashMap::new()),
@@ -191,9 +191,9 @@ impl Gpu {
             .get_or_init(|| {
                 self.build(
                     "ntt",
-                    shader::ntt(self.int64),
+                    shader::ntt(self.int64, self.ntt_tile_log),
                     &[storage(0, false), storage(1, true), uniform(2)],
-                    &["bit_reverse", "stage", "scale"],
+                    &["bit_reverse", "stages", "scale"],
                 )
             })
             .clone()
@@ -213,7 +213,7 @@ impl Gpu {
                     "msm",
                     shader::msm(self.int64),
                     &layout,
-                    &["digits", "scan", "scatter", "bucket", "reduce"],
+                    &["digits", "scan", "scatter", "chunk", "tree", "reduce"],
                 )
             })
             .clone()
@@ -288,7 +288,13 @@ impl Gpu {
 
     /// Workgroups (x, y) covering `threads` threads of 256-wide groups.
     pub fn grid(&self, threads: u64) -> (u32, u32) {
-        let groups = threads.div_ceil(WG).max(1);
+        self.groups(threads.div_ceil(WG))
+    }
+
+    /// A 2-D grid of at least `groups` workgroups (kernels index them as
+    /// x + y·width), within the per-dimension limit.
+    pub fn groups(&self, groups: u64) -> (u32, u32) {
+        let groups = groups.max(1);
         let gx = groups.min(self.limits.max_compute_workgroups_per_dimension as u64);
         (gx as u32, groups.div_ceil(gx) as u32)
     }
@@ -309,6 +315,20 @@ impl Gpu {
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
+        // ZKPIPE_WGPU_TRACE: wait for the kernels (and uploads) alone first,
+        // so the copy back is timed on its own.
+        let trace = std::env::var_os("ZKPIPE_WGPU_TRACE").is_some();
+        let t0 = std::time::Instant::now();
+        if trace {
+            self.queue.submit([enc.finish()]);
+            self.device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| {
+                    AccelError::new(ErrorCode::DEVICE_UNAVAILABLE, format!("poll: {e}"))
+                })?;
+            enc = self.device.create_command_encoder(&Default::default());
+        }
+        let t1 = std::time::Instant::now();
         enc.copy_buffer_to_buffer(src, 0, &staging, 0, bytes);
         self.queue.submit([enc.finish()]);
         let slice = staging.slice(..);
@@ -327,6 +347,14 @@ impl Gpu {
             .map_err(|e| internal(format!("mapped range: {e}")))?
             .to_vec();
         staging.unmap();
+        if trace {
+            eprintln!(
+                "wgpu: uploads + kernels {:.3} ms, read-back of {} KiB {:.3} ms",
+                (t1 - t0).as_secs_f64() * 1e3,
+                bytes >> 10,
+                t1.elapsed().as_secs_f64() * 1e3
+            );
+        }
         Ok(out)
     }
 

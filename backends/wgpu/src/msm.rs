@@ -1,16 +1,20 @@
 //! G1 MSM on the device (shaders/msm.wgsl): the device sorts points into
-//! signed-digit buckets, sums the buckets and reduces them to a few partial
-//! sums per window; the host adds those with blst and combines the windows.
+//! signed-digit buckets, sums the buckets in chunks and the chunk sums in a
+//! tree, and reduces the buckets to a few partial sums per window; the host
+//! adds those with blst and combines the windows.
 
 use blst::{blst_fp, blst_fp_mul, blst_fp_sqr};
-use zkpipe_core::plugin::{AccelError, ErrorCode};
+use zkpipe_core::plugin::AccelError;
 use zkpipe_core::{Fp, G1Affine, G1Projective};
 
 use crate::gpu::{Gpu, as_bytes, u64s};
 
-/// Largest bucket a CPU adapter may sum: below llvmpipe's 65 535 loop
-/// iterations per invocation, with room for the kernel's other loops.
-const LAVAPIPE_MAX_BUCKET: u32 = 60_000;
+/// Points of a bucket one thread sums: a bucket of many equal scalars is
+/// spread over many threads, and every thread's loop stays far below
+/// lavapipe's 65 535 iterations.
+pub(crate) const CHUNK: u32 = 32;
+/// Chunk sums one thread adds per tree pass.
+pub(crate) const FAN: u32 = 8;
 
 /// Bytes of one XYZZ point on the device.
 const XYZZ_BYTES: u64 = 192;
@@ -29,8 +33,8 @@ impl Plan {
     pub fn new(n: usize, window_bits: u32) -> Plan {
         // Widths whose top window keeps several bits (8: 7, 13: 8, 16: 15):
         // with 11, 12, 14 or 15 the top window's few buckets take n/8 to n/2
-        // points each, one thread per bucket (measured on the H200: 2^19 at
-        // c = 15 took 9.6 s, 2^20 at c = 16 91 ms).
+        // points each (measured on the H200 when one thread summed one
+        // bucket: 2^19 at c = 15 took 9.6 s, 2^20 at c = 16 91 ms).
         let c = if window_bits == 0 {
             match n {
                 0..=2048 => 8,
@@ -105,9 +109,13 @@ impl Gpu {
             plan.buckets as u64,
             plan.threads as u64,
         );
+        // Overflow chunk slots per window: Σ_b (⌈count_b/CHUNK⌉ − 1) < n/CHUNK.
+        let ocap = (n as u64).div_ceil(CHUNK as u64);
         self.check_binding("the MSM's bases", n as u64 * 96)?;
         self.check_binding("the MSM's sorted indices", w * n as u64 * 4)?;
+        self.check_binding("the MSM's bucket tables", (3 * w * nb + w) * 4)?;
         self.check_binding("the MSM's buckets", w * nb * XYZZ_BYTES)?;
+        self.check_binding("the MSM's chunk sums", w * ocap * XYZZ_BYTES)?;
         if n >= 1 << 31 {
             return Err(AccelError::invalid_input("MSM of 2^31 points or more"));
         }
@@ -116,72 +124,63 @@ impl Gpu {
         let partial_bytes = w * nt * XYZZ_BYTES;
         let out = self.scoped(|| {
             let none = wgpu::BufferUsages::empty();
-            let prm = self.params([
-                n as u32,
-                plan.c,
-                plan.windows,
-                plan.buckets,
-                plan.threads,
-                plan.buckets / plan.threads,
-                0,
-                0,
-            ]);
             let sc = self.upload("msm scalars", as_bytes(scalars), none);
-            let counts = self.buffer("msm counts", w * nb * 4, wgpu::BufferUsages::COPY_SRC);
-            let cursor = self.buffer("msm cursor", w * nb * 4, none);
+            let tables = self.buffer("msm tables", (3 * w * nb + w) * 4, none);
             let sorted = self.buffer("msm sorted", w * n as u64 * 4, none);
             let buckets = self.buffer("msm buckets", w * nb * XYZZ_BYTES, none);
+            let overflow = self.buffer("msm chunk sums", w * ocap * XYZZ_BYTES, none);
             let partials = self.buffer("msm partials", partial_bytes, wgpu::BufferUsages::COPY_SRC);
-            let bg = self.bind_group(
-                &k,
-                &[
-                    (0, &prm),
-                    (1, &sc),
-                    (2, bases),
-                    (3, &counts),
-                    (4, &cursor),
-                    (5, &sorted),
-                    (6, &buckets),
-                    (7, &partials),
-                ],
-            );
+            // One bind group per tree stride (the only parameter that changes).
+            let bind = |stride: u32| {
+                let prm = self.params([
+                    n as u32,
+                    plan.c,
+                    plan.windows,
+                    plan.buckets,
+                    plan.threads,
+                    plan.buckets / plan.threads,
+                    ocap as u32,
+                    stride,
+                ]);
+                self.bind_group(
+                    &k,
+                    &[
+                        (0, &prm),
+                        (1, &sc),
+                        (2, bases),
+                        (3, &tables),
+                        (4, &sorted),
+                        (5, &buckets),
+                        (6, &overflow),
+                        (7, &partials),
+                    ],
+                )
+            };
+            let main = bind(0);
+            // Strides 1, FAN, FAN², … below the most chunks a bucket can have;
+            // a window whose buckets are done skips the rest at once.
+            let trees: Vec<wgpu::BindGroup> = std::iter::successors(Some(1u32), |s| Some(s * FAN))
+                .take_while(|&s| (s as u64) < ocap)
+                .map(bind)
+                .collect();
+            let chunks = self.grid(w * (nb + ocap));
+            let mut steps = vec![
+                ("digits", &main, self.grid(n as u64)),
+                ("scan", &main, (plan.windows, 1)),
+                ("scatter", &main, self.grid(n as u64)),
+                ("chunk", &main, chunks),
+            ];
+            steps.extend(trees.iter().map(|bg| ("tree", bg, chunks)));
+            steps.push(("reduce", &main, ((w * nt).div_ceil(64) as u32, 1)));
             let mut enc = self.device.create_command_encoder(&Default::default());
-            let pass = |enc: &mut wgpu::CommandEncoder, steps: &[(&str, (u32, u32))]| {
+            {
                 let mut pass = enc.begin_compute_pass(&Default::default());
-                pass.set_bind_group(0, &bg, &[]);
-                for &(name, (x, y)) in steps {
+                for (name, bg, (x, y)) in steps {
                     pass.set_pipeline(&k.pipelines[name]);
+                    pass.set_bind_group(0, bg, &[]);
                     pass.dispatch_workgroups(x, y, 1);
                 }
-            };
-            pass(&mut enc, &[("digits", self.grid(n as u64))]);
-            if self.cpu {
-                // llvmpipe silently leaves loops after 65 535 iterations per
-                // invocation; one thread sums one bucket, so refuse larger ones.
-                let c = self.finish_and_read(enc, &counts, w * nb * 4)?;
-                let most = u64s(&c).flat_map(|v| [v as u32, (v >> 32) as u32]).max();
-                if most.unwrap_or(0) > LAVAPIPE_MAX_BUCKET {
-                    return Err(AccelError::new(
-                        ErrorCode::UNSUPPORTED,
-                        format!(
-                            "a bucket of {} points exceeds what a CPU adapter (lavapipe) \
-                             sums correctly ({LAVAPIPE_MAX_BUCKET}); use a smaller MSM or \
-                             the CPU backend",
-                            most.unwrap_or(0)
-                        ),
-                    ));
-                }
-                enc = self.device.create_command_encoder(&Default::default());
             }
-            pass(
-                &mut enc,
-                &[
-                    ("scan", (plan.windows, 1)),
-                    ("scatter", self.grid(n as u64)),
-                    ("bucket", self.grid(w * nb)),
-                    ("reduce", ((w * nt).div_ceil(64) as u32, 1)),
-                ],
-            );
             self.finish_and_read(enc, &partials, partial_bytes)
         })?;
         // Window sums, then Horner over windows from the top: acc·2^c + S_w.

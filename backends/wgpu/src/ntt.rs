@@ -3,6 +3,12 @@
 //! bit-reversed input runs Cooley–Tukey stages and ends natural, the other
 //! two orders add one permutation; coset shifts and 1/n are pointwise passes
 //! with factor tables kept on the device.
+//!
+//! The stages run in passes of up to `tile_log` stages, one dispatch each:
+//! a workgroup loads the elements those stages pair up into workgroup
+//! memory, runs the stages there and writes back once (`stages` in
+//! shaders/ntt.wgsl), so a 2^20 transform reads and writes memory twice
+//! instead of twenty times.
 
 use std::sync::Arc;
 
@@ -17,6 +23,40 @@ pub(crate) enum TableKey {
     Twiddles(u32, bool),
     Factors([u64; 4], [u64; 4], u32),
 }
+
+/// log2 of the NTT tile: the most Fr elements (32 B) the adapter's
+/// workgroup memory holds, rounded down to a power of two (WebGPU's default
+/// 16 KiB: 2^9; lavapipe's 32 KiB and the H200's 48 KiB: 2^10).
+pub(crate) fn tile_log(limits: &wgpu::Limits) -> u32 {
+    (limits.max_compute_workgroup_storage_size / 32)
+        .max(2)
+        .ilog2()
+}
+
+/// Threads per tile: one per butterfly, at most 256 (WebGPU's guaranteed
+/// workgroup size, and room for the field code's registers on GPUs).
+pub(crate) fn tile_threads(tile_log: u32) -> u32 {
+    (1u32 << (tile_log - 1)).min(256)
+}
+
+/// The passes of a 2^`log_n` transform as (lo, s): the stages of half-widths
+/// 2^lo … 2^(lo+s−1), in execution order; DIT runs the passes upward, DIF
+/// downward. Full tiles from bit 0 up: a short last pass keeps long
+/// contiguous runs, and every pass has lo ≥ w − s (w = min(tile_log, log_n)),
+/// which `stages` relies on.
+pub(crate) fn passes(log_n: u32, tile_log: u32, dit: bool) -> Vec<(u32, u32)> {
+    let mut v: Vec<(u32, u32)> = (0..log_n)
+        .step_by(tile_log as usize)
+        .map(|lo| (lo, tile_log.min(log_n - lo)))
+        .collect();
+    if !dit {
+        v.reverse();
+    }
+    v
+}
+
+/// One dispatch: kernel, table, parameters, workgroups (x, y).
+type Step = (&'static str, Arc<wgpu::Buffer>, [u32; 8], (u32, u32));
 
 fn powers(x: &Fr, c: &Fr, n: usize) -> Vec<Fr> {
     let mut out = Vec::with_capacity(n);
@@ -73,15 +113,15 @@ impl Gpu {
             let twiddles = self.table(TableKey::Twiddles(log_n, inverse));
             let n32 = n as u32;
             let mut enc = self.device.create_command_encoder(&Default::default());
-            // (kernel, table, parameters) per dispatch, in order.
-            let mut steps: Vec<(&str, Arc<wgpu::Buffer>, [u32; 8], u64)> = Vec::new();
+            let mut steps: Vec<Step> = Vec::new();
+            let pointwise = self.grid(n as u64);
             let scale = |x: &Fr, c: &Fr, rev: bool| {
                 let t = self.table(TableKey::Factors(x.limbs, c.limbs, log_n));
                 (
                     "scale",
                     t,
                     [n32, log_n, 0, 0, rev as u32, 0, 0, 0],
-                    n as u64,
+                    pointwise,
                 )
             };
             if let (false, Some(g)) = (inverse, coset) {
@@ -91,15 +131,17 @@ impl Gpu {
                 "bit_reverse",
                 twiddles.clone(),
                 [n32, log_n, 0, 0, 0, 0, 0, 0],
-                n as u64,
+                pointwise,
             );
             let plan = cfg.order.radix2();
             if plan.permute_first {
                 steps.push(permute);
             }
-            for half in plan.halves(log_n) {
-                let p = [n32, log_n, half, n32 / (2 * half), plan.dit as u32, 0, 0, 0];
-                steps.push(("stage", twiddles.clone(), p, n as u64 / 2));
+            // Each workgroup holds 2^w elements: one tile, or all of a smaller input.
+            let w = self.ntt_tile_log.min(log_n);
+            for (lo, s) in passes(log_n, self.ntt_tile_log, plan.dit) {
+                let p = [n32, log_n, lo, s, plan.dit as u32, w, 0, 0];
+                steps.push(("stages", twiddles.clone(), p, self.groups((n >> w) as u64)));
             }
             if inverse {
                 let n_inv = Fr::from_u64(n as u64).inverse().expect("n < r");
@@ -117,11 +159,10 @@ impl Gpu {
                 .collect();
             {
                 let mut pass = enc.begin_compute_pass(&Default::default());
-                for ((name, _, _, threads), bg) in steps.iter().zip(&groups) {
+                for ((name, _, _, (x, y)), bg) in steps.iter().zip(&groups) {
                     pass.set_pipeline(&k.pipelines[name]);
                     pass.set_bind_group(0, bg, &[]);
-                    let (x, y) = self.grid(*threads);
-                    pass.dispatch_workgroups(x, y, 1);
+                    pass.dispatch_workgroups(*x, *y, 1);
                 }
             }
             self.finish_and_read(enc, &data, bytes)
@@ -132,5 +173,72 @@ impl Gpu {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zkpipe_core::plugin::{NttDirection, NttOrder};
+    use zkpipe_core::reference::{self, bit_reverse_permute};
+    use zkpipe_core::sample;
+
+    #[test]
+    fn pass_plans() {
+        assert_eq!(passes(20, 10, true), [(0, 10), (10, 10)]);
+        assert_eq!(passes(14, 10, false), [(10, 4), (0, 10)]);
+        assert_eq!(passes(3, 10, true), [(0, 3)]);
+        assert_eq!(passes(7, 2, true), [(0, 2), (2, 2), (4, 2), (6, 1)]);
+        let limits = wgpu::Limits {
+            max_compute_workgroup_storage_size: 48 << 10,
+            ..Default::default()
+        };
+        assert_eq!(tile_log(&limits), 10);
+        assert_eq!(tile_log(&wgpu::Limits::default()), 9);
+        assert_eq!(tile_threads(10), 256);
+        assert_eq!(tile_threads(2), 2);
+    }
+
+    /// Tiles of 2, 4 and 8 elements on the first adapter: transforms up to
+    /// 2^7 then take up to seven passes, with short passes (several columns
+    /// per workgroup) and strided tiles, at sizes the quadratic reference
+    /// checks quickly. Passes with a note when there is no adapter.
+    #[test]
+    fn small_tiles() {
+        let (_instance, slots, notes) = crate::discover();
+        let Some(slot) = slots.first() else {
+            eprintln!("no wgpu adapter: {notes:?}");
+            return;
+        };
+        for tile_log in 1..=3 {
+            let mut gpu = Gpu::open(&slot.adapter, true).unwrap();
+            gpu.ntt_tile_log = tile_log;
+            for log in 1..=7u32 {
+                for order in NttOrder::ALL {
+                    for direction in [NttDirection::Forward, NttDirection::Inverse] {
+                        for coset in [None, Some(Fr::from_u64(7))] {
+                            let cfg = NttConfig {
+                                direction,
+                                order,
+                                coset: coset.into(),
+                                ..Default::default()
+                            };
+                            let input = sample::scalars(1 << log, log as u64);
+                            let mut natural = input.clone();
+                            if order.input_reversed() {
+                                bit_reverse_permute(&mut natural);
+                            }
+                            let mut want = reference::dft(&natural, direction, coset);
+                            if order.output_reversed() {
+                                bit_reverse_permute(&mut want);
+                            }
+                            let mut got = input;
+                            gpu.ntt(&mut got, &cfg).unwrap();
+                            assert_eq!(got, want, "tile 2^{tile_log} {cfg:?} 2^{log}");
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -68,18 +68,26 @@ fn prelude(int64: bool) -> String {
     format!("{mac}\n{}", field("Fr", &fr_modulus()))
 }
 
-/// The NTT module; `int64`: multiply through 64-bit integers (SHADER_INT64).
-pub(crate) fn ntt(int64: bool) -> String {
-    format!("{}\n{NTT}", prelude(int64))
+/// The NTT module; `int64`: multiply through 64-bit integers (SHADER_INT64);
+/// tiles of 2^`tile_log` elements in workgroup memory (see ntt.rs).
+pub(crate) fn ntt(int64: bool, tile_log: u32) -> String {
+    format!(
+        "{}\nconst TILE: u32 = {}u;\nconst TILE_WG: u32 = {}u;\n{NTT}",
+        prelude(int64),
+        1u32 << tile_log,
+        crate::ntt::tile_threads(tile_log)
+    )
 }
 
 /// The MSM module; `int64` as for [`ntt`].
 pub(crate) fn msm(int64: bool) -> String {
     format!(
-        "{}\n{}\nconst FP_ONE = Fp_t({});\n{MSM}",
+        "{}\n{}\nconst FP_ONE = Fp_t({});\nconst CHUNK: u32 = {}u;\nconst FAN: u32 = {}u;\n{MSM}",
         prelude(int64),
         field("Fp", &fp_modulus()),
-        wgsl_list(&u32_limbs(&fp_one().limbs))
+        wgsl_list(&u32_limbs(&fp_one().limbs)),
+        crate::msm::CHUNK,
+        crate::msm::FAN,
     )
 }
 
