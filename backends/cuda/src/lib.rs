@@ -267,6 +267,8 @@ struct Gpu {
     memory: u64,
     sms: u32,
     ntt_pass: CudaFunction,
+    /// Stages per NTT pass (`ZKPIPE_CUDA_NTT_TILE`, read once at start).
+    ntt_tile: u32,
     scale: CudaFunction,
     quotient_combine: CudaFunction,
     msm: msm::MsmKernels,
@@ -345,6 +347,11 @@ fn open_gpu(ordinal: usize) -> Result<(Gpu, String), String> {
         sms,
         stream: ctx.default_stream(),
         ntt_pass: f("ntt_pass")?,
+        ntt_tile: std::env::var("ZKPIPE_CUDA_NTT_TILE")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(NTT_TILE_LOG)
+            .clamp(1, NTT_TILE_MAX),
         scale: f("scale")?,
         quotient_combine: f("quotient_combine")?,
         msm: msm::MsmKernels::load(&module)?,
@@ -816,12 +823,7 @@ impl Gpu {
             // opposite decimation of the plan that permutes first.
             let plan = cfg.order.radix2();
             let (permute, dit) = (plan.permute_first, plan.dit ^ plan.permute_first);
-            let tile = std::env::var("ZKPIPE_CUDA_NTT_TILE")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(NTT_TILE_LOG)
-                .clamp(1, NTT_TILE_MAX);
-            let (passes, w) = ntt_passes(log_n, dit, tile);
+            let (passes, w) = ntt_passes(log_n, dit, self.ntt_tile);
             // A permuting pass writes elements other blocks have yet to read,
             // so it goes to a second buffer unless it is the only block.
             let mut scratch = if permute && w < log_n {

@@ -87,52 +87,73 @@ fn build_harness() -> Option<std::path::PathBuf> {
     }
 }
 
+type BinOp<'a, const N: usize> = &'a dyn Fn(&[u64; N], &[u64; N]) -> [u64; N];
+
+/// Harness input lines and blst's answers for `ops` over every pair of the
+/// six edge values of `v`, then over pairs of its random values.
+fn cases<const N: usize>(
+    v: &[[u64; N]],
+    ops: &[(&str, BinOp<N>)],
+    input: &mut String,
+    expected: &mut Vec<String>,
+) {
+    let edges = (0..6).flat_map(|i| (0..6).map(move |j| (i, j)));
+    for (i, j) in edges.chain((6..v.len()).map(|i| (i, v.len() + 5 - i))) {
+        let (a, b) = (&v[i], &v[j]);
+        for (op, f) in ops {
+            *input += &format!("{op} {} {}\n", hex(a), hex(b));
+            expected.push(format!("{op}({}, {}) = {}", hex(a), hex(b), hex(&f(a, b))));
+        }
+    }
+}
+
+type BlstFp = unsafe extern "C" fn(*mut blst::blst_fp, *const blst::blst_fp, *const blst::blst_fp);
+type BlstFr = unsafe extern "C" fn(*mut blst::blst_fr, *const blst::blst_fr, *const blst::blst_fr);
+
+fn fp_op(f: BlstFp) -> impl Fn(&[u64; 6], &[u64; 6]) -> [u64; 6] {
+    move |a, b| {
+        let mut r = blst::blst_fp::default();
+        // SAFETY: valid pointers to initialised values.
+        unsafe { f(&mut r, &blst::blst_fp { l: *a }, &blst::blst_fp { l: *b }) };
+        r.l
+    }
+}
+
+fn fr_op(f: BlstFr) -> impl Fn(&[u64; 4], &[u64; 4]) -> [u64; 4] {
+    move |a, b| {
+        let mut r = blst::blst_fr::default();
+        // SAFETY: valid pointers to initialised values.
+        unsafe { f(&mut r, &blst::blst_fr { l: *a }, &blst::blst_fr { l: *b }) };
+        r.l
+    }
+}
+
 #[test]
 fn kernel_field_code_matches_blst() {
     let Some(exe) = build_harness() else { return };
     let fp = values(FP_P, 300, 1);
     let fr = values(FR_P, 300, 2);
-    // Every edge value against every other, then random pairs.
-    let pairs = |n: usize| (0..n).flat_map(move |i| (0..n).map(move |j| (i, j)));
     let (mut input, mut expected) = (String::new(), Vec::new());
-    for (i, j) in pairs(6).chain((6..fp.len()).map(|i| (i, fp.len() + 5 - i))) {
-        let (a, b) = (blst::blst_fp { l: fp[i] }, blst::blst_fp { l: fp[j] });
-        for (op, f) in [
-            ("fp_mul", blst::blst_fp_mul as unsafe extern "C" fn(_, _, _)),
-            ("fp_add", blst::blst_fp_add),
-            ("fp_sub", blst::blst_fp_sub),
-        ] {
-            let mut r = blst::blst_fp::default();
-            // SAFETY: valid pointers to initialised values.
-            unsafe { f(&mut r, &a, &b) };
-            input += &format!("{op} {} {}\n", hex(&a.l), hex(&b.l));
-            expected.push(format!(
-                "{op}({}, {}) = {}",
-                hex(&a.l),
-                hex(&b.l),
-                hex(&r.l)
-            ));
-        }
-    }
-    for (i, j) in pairs(6).chain((6..fr.len()).map(|i| (i, fr.len() + 5 - i))) {
-        let (a, b) = (blst::blst_fr { l: fr[i] }, blst::blst_fr { l: fr[j] });
-        for (op, f) in [
-            ("fr_mul", blst::blst_fr_mul as unsafe extern "C" fn(_, _, _)),
-            ("fr_add", blst::blst_fr_add),
-            ("fr_sub", blst::blst_fr_sub),
-        ] {
-            let mut r = blst::blst_fr::default();
-            // SAFETY: valid pointers to initialised values.
-            unsafe { f(&mut r, &a, &b) };
-            input += &format!("{op} {} {}\n", hex(&a.l), hex(&b.l));
-            expected.push(format!(
-                "{op}({}, {}) = {}",
-                hex(&a.l),
-                hex(&b.l),
-                hex(&r.l)
-            ));
-        }
-    }
+    cases(
+        &fp,
+        &[
+            ("fp_mul", &fp_op(blst::blst_fp_mul)),
+            ("fp_add", &fp_op(blst::blst_fp_add)),
+            ("fp_sub", &fp_op(blst::blst_fp_sub)),
+        ],
+        &mut input,
+        &mut expected,
+    );
+    cases(
+        &fr,
+        &[
+            ("fr_mul", &fr_op(blst::blst_fr_mul)),
+            ("fr_add", &fr_op(blst::blst_fr_add)),
+            ("fr_sub", &fr_op(blst::blst_fr_sub)),
+        ],
+        &mut input,
+        &mut expected,
+    );
     let mut child = Command::new(&exe)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
