@@ -434,6 +434,30 @@ fn ntt_trials(t: &Target, out: &mut Vec<Trial>) {
             }
         }
     }
+    // Calls after larger ones: buffers a backend keeps between calls
+    // (staging, tables) are then longer than the data, and not a multiple
+    // of it after an odd-length base upload.
+    let resident = t.caps.supports(ops::RESIDENT_BASES);
+    out.push(
+        t.trial("ntt/roundtrip/after-larger-calls".into(), move |be| {
+            if resident {
+                let bases = vec![G1::points(1, 13)[0]; (3 << (max_log() + 3)) + 1];
+                fail_on(be.drop_bases(fail_on(be.upload_bases_g1(&bases, 0))?))?;
+            }
+            for log in [max_log() + 1, max_log() + 4, max_log() + 1] {
+                let input = sample::scalars(1 << log, 500 + log as u64);
+                let mut v = input.clone();
+                fail_on(be.ntt(&mut v, &NttConfig::default()))?;
+                let inv = NttConfig {
+                    direction: NttDirection::Inverse,
+                    ..Default::default()
+                };
+                fail_on(be.ntt(&mut v, &inv))?;
+                first_mismatch(&v, &input)?;
+            }
+            Ok(())
+        }),
+    );
     out.push(t.trial("ntt/zeros/2^10".into(), |be| {
         let mut v = vec![Fr::ZERO; 1 << 10];
         fail_on(be.ntt(

@@ -3,18 +3,18 @@
 #include "fr.cuh"
 
 // The radix-2 stages whose butterflies pair indices differing in one bit of
-// [lo, lo + s), s <= 10, run in shared memory: a block loads the
-// 2^w elements they touch (w >= s; when s < w, 2^(w-s) neighbouring columns
-// so that neighbouring threads read neighbouring elements), runs the stages
-// and stores once. Tile bits [0, low) are index bits [0, low), tile bits
-// [low, w) index bits [lo, lo + s); the block number fills index bits
-// [low, lo) and those from lo + s up (needs low = w - s <= lo).
+// [lo, lo + s) run in shared memory: a block loads a tile of 2^w elements,
+// runs the stages on it and stores once. Tile bits [0, low) are index bits
+// [0, low) (neighbouring columns, so that neighbouring threads touch
+// neighbouring elements), tile bits [low, w) index bits [lo, lo + w - low)
+// (the stage bits, then w - low - s bits of independent rows); the block
+// number fills index bits [low, lo) and those from lo + w - low up.
 // dit: stages upward, Cooley-Tukey (a + w·b, a − w·b); else downward,
-// Gentleman-Sande (a + b, (a − b)·w). Twiddle ω^(j·n/(2·half)), j = i0 mod half.
-__device__ __forceinline__ u32 tile_index(u32 q, u32 g, u32 low, u32 lo, u32 s) {
+// Gentleman-Sande (a + b, (a − b)·w), w = ω_(2·half)^(i0 mod half).
+__device__ __forceinline__ u32 tile_index(u32 q, u32 g, u32 low, u32 lo, u32 w) {
     u32 gap = lo - low;
     return (q & ((1u << low) - 1)) | ((g & ((1u << gap) - 1)) << low) | ((q >> low) << lo) |
-           ((g >> gap) << (lo + s));
+           ((g >> gap) << (lo + w - low));
 }
 
 // Shared memory holds the tile limb-major (limb k of element i at
@@ -27,25 +27,31 @@ __device__ __forceinline__ void tile_st(u64* t, u32 i, u32 size, const fr& v) {
     for (int k = 0; k < 4; k++) t[k * size + i] = v.l[k];
 }
 
+// Index of the factor of the butterfly at tile position i0 in stage gh in
+// the stage-major twiddle table (entry half + j holds ω_(2·half)^j).
+__device__ __forceinline__ u32 stage_twiddle(u32 i0, u32 g, u32 low, u32 lo, u32 w, u32 gh) {
+    return (1u << gh) + (tile_index(i0, g, low, lo, w) & ((1u << gh) - 1));
+}
+
 // Reads `src` and writes `dst` (at bit-reversed indices when `rev`: the
 // permutation, done by the last pass, which then must not be in place
-// unless it is the only block); 2^w elements of dynamic shared memory, 2^(w−1) threads
-// (one butterfly each per stage).
+// unless it is the only block); 2^w elements of dynamic shared memory,
+// 2^(w−1) threads (one butterfly each per stage).
 extern "C" __global__ void __launch_bounds__(512) ntt_pass(const fr* src, fr* dst, const fr* tw,
-                                                           u32 log_n, u32 lo, u32 s, u32 w, int dit,
-                                                           int rev) {
+                                                           u32 log_n, u32 lo, u32 s, u32 w, u32 low,
+                                                           int dit, int rev) {
     extern __shared__ u64 tile[];
-    u32 g = blockIdx.x, low = w - s, size = 1u << w, b = threadIdx.x;
+    u32 g = blockIdx.x, size = 1u << w, b = threadIdx.x;
     for (u32 q = b; q < size; q += blockDim.x) {
-        u32 i = tile_index(q, g, low, lo, s);
+        u32 i = tile_index(q, g, low, lo, w);
         tile_st(tile, q, size, src[i]);
     }
     __syncthreads();
     for (u32 k = 0; k < s; k++) {
-        u32 e = dit ? k : s - 1 - k, lh = low + e, gh = lo + e;
+        u32 e = dit ? k : s - 1 - k, lh = low + e;
         u32 i0 = ((b >> lh) << (lh + 1)) | (b & ((1u << lh) - 1)), i1 = i0 + (1u << lh);
-        u32 j = tile_index(i0, g, low, lo, s) & ((1u << gh) - 1);
-        fr t = tw[(size_t)j << (log_n - 1 - gh)], a = tile_ld(tile, i0, size), c = tile_ld(tile, i1, size);
+        fr t = tw[stage_twiddle(i0, g, low, lo, w, lo + e)];
+        fr a = tile_ld(tile, i0, size), c = tile_ld(tile, i1, size);
         if (dit) {
             fr x = fr_mul(c, t);
             tile_st(tile, i0, size, fr_add(a, x)); tile_st(tile, i1, size, fr_sub(a, x));
@@ -55,7 +61,7 @@ extern "C" __global__ void __launch_bounds__(512) ntt_pass(const fr* src, fr* ds
         __syncthreads();
     }
     for (u32 q = b; q < size; q += blockDim.x) {
-        u32 i = tile_index(q, g, low, lo, s);
+        u32 i = tile_index(q, g, low, lo, w);
         dst[rev ? __brev(i) >> (32 - log_n) : i] = tile_ld(tile, q, size);
     }
 }

@@ -185,7 +185,7 @@ pub fn cubin_for(arch: &str) -> Result<(Vec<u8>, String), String> {
     Ok((bin, note))
 }
 
-/// Device vectors kept per key (twiddles, scaling factors).
+/// Device vectors kept per key (scaling factors).
 type DeviceCache<K> = Mutex<HashMap<K, Arc<CudaSlice<u64>>>>;
 
 /// Per-step times on stderr when `ZKPIPE_CUDA_PROFILE` is set (it
@@ -228,34 +228,89 @@ impl<'a> Profile<'a> {
     }
 }
 
-/// Stages per shared-memory NTT pass: at most 10 (2^10 elements of 32 B and
-/// 512 threads per block); `ZKPIPE_CUDA_NTT_TILE` overrides the default.
+/// Elements per NTT block: at most 2^10 (32 B each, one thread per pair).
 const NTT_TILE_MAX: u32 = 10;
-/// Measured on the H200: passes of at most 8 stages (blocks of 128 threads)
-/// beat 9 and 10 at 2^20–2^26 by 4–15 %; smaller blocks hide latency better.
-const NTT_TILE_LOG: u32 = 8;
+/// Stages per pass, at most (`ZKPIPE_CUDA_NTT_STAGES` overrides it).
+/// Measured on the H200 (docs/benchmarks.md, v6): 2^24 in four passes of
+/// 6 stages beat three of 8 by 12 %, and 5, 6 and 7 are within noise at
+/// 2^18–2^26; blocks of 2^8 beat 2^9 and 2^10.
+const NTT_STAGES: u32 = 7;
+/// Elements per block (log2) a pass fills up to with columns and rows
+/// (`ZKPIPE_CUDA_NTT_BLOCK`): 2^8 elements, 128 threads.
+const NTT_BLOCK_LOG: u32 = 8;
+/// Neighbouring columns a pass above the lowest moves together (log2), so
+/// that its global reads and writes are runs of 2^c · 32 B rather than
+/// scattered 32-byte sectors (`ZKPIPE_CUDA_NTT_COLS`).
+const NTT_COLS_LOG: u32 = 2;
 
-/// The passes of a 2^`log_n` transform as (lo, s), each running the stages
-/// of half-widths 2^lo … 2^(lo+s−1), in execution order (DIT upward, DIF
-/// downward), and the tile width w (2^w elements per block). Stages are
-/// spread evenly over as few passes as the tile allows, longer passes on the
-/// low bits, so every pass has lo ≥ w − s as `ntt_pass` needs.
-fn ntt_passes(log_n: u32, dit: bool, tile_log: u32) -> (Vec<(u32, u32)>, u32) {
-    let count = log_n.div_ceil(tile_log).max(1);
+/// The shape of [`ntt_passes`]'s plans.
+#[derive(Clone, Copy, Debug)]
+struct NttShape {
+    stages: u32,
+    block: u32,
+    cols: u32,
+}
+
+impl NttShape {
+    fn from_env() -> NttShape {
+        NttShape {
+            stages: env_u32("ZKPIPE_CUDA_NTT_STAGES", NTT_STAGES).clamp(1, NTT_TILE_MAX),
+            block: env_u32("ZKPIPE_CUDA_NTT_BLOCK", NTT_BLOCK_LOG).clamp(1, NTT_TILE_MAX),
+            cols: env_u32("ZKPIPE_CUDA_NTT_COLS", NTT_COLS_LOG).min(NTT_TILE_MAX - 1),
+        }
+    }
+}
+
+fn env_u32(name: &str, default: u32) -> u32 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// One shared-memory pass: the stages of half-widths 2^lo … 2^(lo+s−1) over
+/// blocks of 2^w elements: 2^low neighbouring columns (low ≤ lo) and
+/// 2^(w−low−s) independent rows above the stage bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct NttPass {
+    lo: u32,
+    s: u32,
+    w: u32,
+    low: u32,
+}
+
+/// The passes of a 2^`log_n` transform in execution order (DIT upward, DIF
+/// downward). Stages are spread evenly over as few passes of at most
+/// `shape.stages` as cover them, longer passes on the low bits; each pass's
+/// block takes up to 2^cols columns, as far as lo allows, then rows up to
+/// 2^shape.block elements.
+fn ntt_passes(log_n: u32, dit: bool, shape: NttShape) -> Vec<NttPass> {
+    let count = log_n.div_ceil(shape.stages).max(1);
     let (short, longer) = (log_n / count, log_n % count);
     let mut lo = 0;
-    let mut passes: Vec<(u32, u32)> = (0..count)
+    let mut passes: Vec<NttPass> = (0..count)
         .map(|i| {
             let s = short + (i < longer) as u32;
             lo += s;
-            (lo - s, s)
+            let lo = lo - s;
+            let low = shape.cols.min(lo).min(NTT_TILE_MAX - s);
+            let rows = shape.block.saturating_sub(s + low).min(log_n - lo - s);
+            NttPass {
+                lo,
+                s,
+                w: s + low + rows,
+                low,
+            }
         })
         .collect();
     if !dit {
         passes.reverse();
     }
-    (passes, short + (longer > 0) as u32)
+    passes
 }
+
+/// A stage-major twiddle table and the largest log size it covers.
+type TwiddleTable = (u32, Arc<CudaSlice<u64>>);
 
 /// (x, c, log n) of a factor vector `c·x^i`.
 type FactorKey = ([u64; 4], [u64; 4], u32);
@@ -267,13 +322,15 @@ struct Gpu {
     memory: u64,
     sms: u32,
     ntt_pass: CudaFunction,
-    /// Stages per NTT pass (`ZKPIPE_CUDA_NTT_TILE`, read once at start).
-    ntt_tile: u32,
+    /// The NTT plans' shape (environment overrides, read once at start).
+    ntt_shape: NttShape,
     scale: CudaFunction,
     quotient_combine: CudaFunction,
     msm: msm::MsmKernels,
     /// Twiddles `[ω^0 .. ω^(n/2−1)]` per (log n, inverse), kept on the device.
-    twiddles: DeviceCache<(u32, bool)>,
+    /// Per direction (forward, inverse): the stage-major twiddle table and
+    /// the largest log size it covers.
+    twiddles: Mutex<[Option<TwiddleTable>; 2]>,
     /// Scaling factors `c·x^i` per (x, c, log n), kept on the device.
     factors: DeviceCache<FactorKey>,
     /// Page-locked host buffer that large copies go through (grown on demand).
@@ -347,15 +404,11 @@ fn open_gpu(ordinal: usize) -> Result<(Gpu, String), String> {
         sms,
         stream: ctx.default_stream(),
         ntt_pass: f("ntt_pass")?,
-        ntt_tile: std::env::var("ZKPIPE_CUDA_NTT_TILE")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(NTT_TILE_LOG)
-            .clamp(1, NTT_TILE_MAX),
+        ntt_shape: NttShape::from_env(),
         scale: f("scale")?,
         quotient_combine: f("quotient_combine")?,
         msm: msm::MsmKernels::load(&module)?,
-        twiddles: Mutex::new(HashMap::new()),
+        twiddles: Mutex::new([None, None]),
         factors: Mutex::new(HashMap::new()),
         staging: Mutex::new(None),
         busy: Mutex::new(()),
@@ -577,6 +630,9 @@ impl CudaBackend {
 
 /// Copies below this size skip the staging buffer.
 const STAGING_MIN_BYTES: usize = 1 << 20;
+/// Staged copies move in pieces of this many words (32 MiB), so the host
+/// copy of one piece overlaps the device transfer of another.
+const STAGING_PIECE_WORDS: usize = 1 << 22;
 
 /// `dst.copy_from_slice(src)` on several threads: one thread cannot keep up
 /// with a pinned transfer (~55 GB/s on the H200 machine).
@@ -618,15 +674,23 @@ impl Gpu {
         let mut st = self.staging(words.len())?;
         let buf = st.as_mut().expect("allocated");
         let host = buf.as_mut_slice().map_err(driver_err("staging"))?;
-        parallel_copy(&mut host[..words.len()], words);
-        // SAFETY: every element is written by the copy below before use.
+        // SAFETY: every element is written by the copies below before use.
         let mut dev = unsafe { self.stream.alloc::<u64>(words.len()) }
             .map_err(driver_err("allocating device memory"))?;
-        let src = buf.as_slice().map_err(driver_err("staging"))?;
-        self.stream
-            .memcpy_htod(&src[..words.len()], &mut dev)
-            .map_err(driver_err("copying to the device"))?;
-        // The staging buffer is reused by the next call: finish this copy first.
+        // Pipelined: the threads fill the next piece of the staging buffer
+        // while the copy engine moves the previous one (an asynchronous copy
+        // from page-locked memory returns at once).
+        let pieces = host[..words.len()]
+            .chunks_mut(STAGING_PIECE_WORDS)
+            .zip(words.chunks(STAGING_PIECE_WORDS));
+        for (k, (h, w)) in pieces.enumerate() {
+            parallel_copy(h, w);
+            let at = k * STAGING_PIECE_WORDS;
+            self.stream
+                .memcpy_htod(&*h, &mut dev.slice_mut(at..at + w.len()))
+                .map_err(driver_err("copying to the device"))?;
+        }
+        // The staging buffer is reused by the next call: finish the copies first.
         self.stream
             .synchronize()
             .map_err(driver_err("synchronising"))?;
@@ -647,34 +711,63 @@ impl Gpu {
         let mut st = self.staging(out.len())?;
         let buf = st.as_mut().expect("allocated");
         let host = buf.as_mut_slice().map_err(driver_err("staging"))?;
-        self.stream
-            .memcpy_dtoh(dev, &mut host[..out.len()])
-            .map_err(driver_err("copying from the device"))?;
-        self.stream
-            .synchronize()
-            .map_err(driver_err("synchronising"))?;
-        parallel_copy(out, &host[..out.len()]);
+        // Pipelined: every piece's copy is queued with an event after it, and
+        // the threads copy a piece out as soon as its event has passed.
+        let mut done = Vec::new();
+        for (k, h) in host[..out.len()]
+            .chunks_mut(STAGING_PIECE_WORDS)
+            .enumerate()
+        {
+            let at = k * STAGING_PIECE_WORDS;
+            self.stream
+                .memcpy_dtoh(&dev.slice(at..at + h.len()), h)
+                .map_err(driver_err("copying from the device"))?;
+            done.push(
+                self.stream
+                    .record_event(None)
+                    .map_err(driver_err("recording an event"))?,
+            );
+        }
+        // The staging buffer may be longer than `out`: pieces of its prefix.
+        let len = out.len();
+        let pieces = out
+            .chunks_mut(STAGING_PIECE_WORDS)
+            .zip(host[..len].chunks(STAGING_PIECE_WORDS));
+        for ((o, h), event) in pieces.zip(&done) {
+            event.synchronize().map_err(driver_err("synchronising"))?;
+            parallel_copy(o, h);
+        }
         Ok(())
     }
 
+    /// Twiddles for every stage of transforms up to 2^log_n, stage after
+    /// stage: entry 2^h + j is ω_(2^(h+1))^j (inverted for the inverse), so
+    /// a stage's factors are contiguous and one table serves all smaller
+    /// sizes. Rebuilt only when a larger transform comes.
     fn twiddles(&self, log_n: u32, inverse: bool) -> Result<Arc<CudaSlice<u64>>, AccelError> {
-        if let Some(t) = self.twiddles.lock().unwrap().get(&(log_n, inverse)) {
+        let mut cache = self.twiddles.lock().unwrap();
+        let slot = &mut cache[inverse as usize];
+        if let Some((_, t)) = slot.as_ref().filter(|(log, _)| *log >= log_n) {
             return Ok(t.clone());
         }
         let mut w = Fr::root_of_unity(log_n);
         if inverse {
             w = w.inverse().expect("nonzero");
         }
-        let host = powers(&w, &Fr::one(), (1usize << log_n) / 2);
+        let top = powers(&w, &Fr::one(), (1usize << log_n) / 2);
+        let mut host = vec![Fr::ZERO; 1 << log_n];
+        for h in 0..log_n {
+            let stride = 1 << (log_n - 1 - h);
+            for j in 0..1usize << h {
+                host[(1 << h) + j] = top[j * stride];
+            }
+        }
         let dev = Arc::new(
             self.stream
                 .clone_htod(limbs(&host))
                 .map_err(driver_err("uploading twiddles"))?,
         );
-        self.twiddles
-            .lock()
-            .unwrap()
-            .insert((log_n, inverse), dev.clone());
+        *slot = Some((log_n, dev.clone()));
         Ok(dev)
     }
 
@@ -823,10 +916,10 @@ impl Gpu {
             // opposite decimation of the plan that permutes first.
             let plan = cfg.order.radix2();
             let (permute, dit) = (plan.permute_first, plan.dit ^ plan.permute_first);
-            let (passes, w) = ntt_passes(log_n, dit, self.ntt_tile);
+            let passes = ntt_passes(log_n, dit, self.ntt_shape);
             // A permuting pass writes elements other blocks have yet to read,
             // so it goes to a second buffer unless it is the only block.
-            let mut scratch = if permute && w < log_n {
+            let mut scratch = if permute && passes.len() > 1 {
                 Some(
                     self.stream
                         .alloc_zeros::<u64>(4 * n)
@@ -836,7 +929,7 @@ impl Gpu {
                 None
             };
             let count = passes.len();
-            for (k, (lo, s)) in passes.into_iter().enumerate() {
+            for (k, NttPass { lo, s, w, low }) in passes.into_iter().enumerate() {
                 let last = k + 1 == count;
                 let (d, rev) = (dit as i32, (permute && last) as i32);
                 let (src, _sb) = buf.device_ptr_mut(&self.stream);
@@ -853,6 +946,7 @@ impl Gpu {
                     .arg(&lo)
                     .arg(&s)
                     .arg(&w)
+                    .arg(&low)
                     .arg(&d)
                     .arg(&rev);
                 let cfg = LaunchConfig {
@@ -862,10 +956,12 @@ impl Gpu {
                 };
                 // SAFETY: src and dst hold n elements; each block reads and
                 // writes its own 2^w indices < n (tile_index is a bijection
-                // for lo ≥ w − s, bit reversal too), and a permuting pass
-                // writes another buffer unless it is the only block; twiddle
-                // indices < n/2; 1 ≤ w ≤ 10: 2^(w−1) ≤ 512 threads, one
-                // butterfly each, and 32·2^w bytes of shared memory ≤ 32 KiB.
+                // for low ≤ lo and lo + w − low ≤ log_n, bit reversal too), and a permuting pass
+                // writes another buffer unless it is the only pass (then
+                // one block: w = s = log_n); twiddle indices < 2^log_n,
+                // the table's length at least;
+                // 1 ≤ w ≤ 10: 2^(w−1) ≤ 512 threads, one butterfly each, and
+                // 32·2^w bytes of shared memory ≤ 32 KiB.
                 unsafe { l.launch(cfg) }.map_err(driver_err("ntt_pass kernel"))?;
             }
             if let Some(t) = scratch.as_mut() {
@@ -997,30 +1093,47 @@ zkpipe_core::export_backend!(CudaBackend);
 
 #[cfg(test)]
 mod tests {
-    use super::{NTT_TILE_MAX, ntt_passes};
+    use super::{NTT_TILE_MAX, NttPass, NttShape, ntt_passes};
 
     #[test]
     fn ntt_passes_cover_every_stage_once() {
-        assert_eq!(ntt_passes(3, true, 10), (vec![(0, 3)], 3));
-        assert_eq!(ntt_passes(20, true, 10), (vec![(0, 10), (10, 10)], 10));
+        let p = |lo, s, w, low| NttPass { lo, s, w, low };
+        let shape = |stages, block, cols| NttShape {
+            stages,
+            block,
+            cols,
+        };
+        assert_eq!(ntt_passes(3, true, shape(6, 8, 2)), vec![p(0, 3, 3, 0)]);
         assert_eq!(
-            ntt_passes(24, false, 10),
-            (vec![(16, 8), (8, 8), (0, 8)], 8)
+            ntt_passes(20, true, shape(10, 8, 2)),
+            vec![p(0, 10, 10, 0), p(10, 10, 10, 0)]
         );
-        assert_eq!(ntt_passes(23, true, 10), (vec![(0, 8), (8, 8), (16, 7)], 8));
+        assert_eq!(
+            ntt_passes(24, false, shape(6, 8, 2)),
+            vec![p(18, 6, 8, 2), p(12, 6, 8, 2), p(6, 6, 8, 2), p(0, 6, 8, 0)]
+        );
+        assert_eq!(
+            ntt_passes(13, true, shape(5, 9, 1)),
+            vec![p(0, 5, 9, 0), p(5, 4, 9, 1), p(9, 4, 5, 1)]
+        );
         for log_n in 1..=28 {
-            let (passes, w) = ntt_passes(log_n, true, NTT_TILE_MAX);
-            assert!(w <= NTT_TILE_MAX && w <= log_n);
-            let mut next = 0;
-            for (lo, s) in passes {
-                assert_eq!(lo, next, "2^{log_n}: passes are consecutive");
-                assert!(
-                    s >= 1 && s <= w && lo >= w - s,
-                    "2^{log_n}: ({lo}, {s}) w={w}"
-                );
-                next = lo + s;
+            for (stages, block, cols) in [(10, 10, 0), (8, 8, 2), (6, 8, 2), (5, 9, 3), (1, 1, 9)] {
+                let mut next = 0;
+                for NttPass { lo, s, w, low } in ntt_passes(log_n, true, shape(stages, block, cols))
+                {
+                    assert_eq!(lo, next, "2^{log_n}: passes are consecutive");
+                    assert!(
+                        s >= 1 && s <= stages && w >= s + low && w <= NTT_TILE_MAX,
+                        "2^{log_n}: ({lo}, {s}, {w}, {low})"
+                    );
+                    assert!(
+                        low <= lo && lo + w - low <= log_n,
+                        "2^{log_n}: ({lo}, {s}, {w}, {low})"
+                    );
+                    next = lo + s;
+                }
+                assert_eq!(next, log_n);
             }
-            assert_eq!(next, log_n);
         }
     }
 }

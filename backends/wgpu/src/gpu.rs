@@ -251,13 +251,51 @@ impl Gpu {
     }
 
     /// A storage buffer holding `data`.
-    pub fn upload(&self, label: &str, data: &[u8], extra: wgpu::BufferUsages) -> wgpu::Buffer {
-        self.device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+    pub fn upload(
+        &self,
+        label: &str,
+        data: &[u8],
+        extra: wgpu::BufferUsages,
+    ) -> Result<wgpu::Buffer, AccelError> {
+        let usage = wgpu::BufferUsages::STORAGE | extra;
+        if data.len() < PARALLEL_COPY_MIN_BYTES {
+            let contents = data;
+            let desc = wgpu::util::BufferInitDescriptor {
                 label: Some(label),
-                contents: data,
-                usage: wgpu::BufferUsages::STORAGE | extra,
-            })
+                contents,
+                usage,
+            };
+            return Ok(self.device.create_buffer_init(&desc));
+        }
+        // Large inputs: filled by several threads through the mapping (one
+        // thread writing a 32 MiB mapping took ~10 ms on the H200 machine).
+        let buf = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: (data.len() as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT),
+            usage,
+            mapped_at_creation: true,
+        });
+        {
+            let mut view = buf
+                .slice(..)
+                .get_mapped_range_mut()
+                .map_err(|e| internal(format!("mapping {label}: {e}")))?;
+            let mut rest = view.slice(..data.len());
+            let threads = copy_threads(data.len());
+            std::thread::scope(|sc| {
+                for src in data.chunks(data.len().div_ceil(threads)) {
+                    let (head, tail) = rest.split_at(src.len());
+                    rest = tail;
+                    let piece = SendWriteOnly(head);
+                    sc.spawn(move || {
+                        let mut piece = piece; // the whole wrapper moves, not its field
+                        piece.0.copy_from_slice(src)
+                    });
+                }
+            });
+        }
+        buf.unmap();
+        Ok(buf)
     }
 
     /// A uniform buffer of eight u32 parameters.
@@ -299,35 +337,92 @@ impl Gpu {
         (gx as u32, groups.div_ceil(gx) as u32)
     }
 
+    /// Records `steps` (kernel, bind group, workgroups) into one compute
+    /// pass of a new encoder. With `ZKPIPE_WGPU_TRACE` each step is submitted
+    /// and waited for alone, and its time printed (the total grows a little).
+    ///
+    /// # Errors
+    /// Device loss while tracing.
+    pub fn dispatch(
+        &self,
+        k: &Kernels,
+        steps: &[(&'static str, &wgpu::BindGroup, (u32, u32))],
+    ) -> Result<wgpu::CommandEncoder, AccelError> {
+        let record = |enc: &mut wgpu::CommandEncoder, steps: &[_]| {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            for &(name, bg, (x, y)) in steps {
+                pass.set_pipeline(&k.pipelines[name]);
+                pass.set_bind_group(0, bg, &[]);
+                pass.dispatch_workgroups(x, y, 1);
+            }
+        };
+        let mut enc = self.device.create_command_encoder(&Default::default());
+        if std::env::var_os("ZKPIPE_WGPU_TRACE").is_none() {
+            record(&mut enc, steps);
+            return Ok(enc);
+        }
+        let mut times = Vec::new();
+        let mut t = std::time::Instant::now();
+        // The first submit also carries the uploads queued before.
+        for (i, step) in steps.iter().enumerate() {
+            record(&mut enc, std::slice::from_ref(step));
+            self.queue.submit([enc.finish()]);
+            self.wait()?;
+            let name = if i == 0 {
+                format!("uploads+{}", step.0)
+            } else {
+                step.0.to_string()
+            };
+            times.push(format!("{name} {:.3}", t.elapsed().as_secs_f64() * 1e3));
+            t = std::time::Instant::now();
+            enc = self.device.create_command_encoder(&Default::default());
+        }
+        eprintln!("wgpu steps: {} ms", times.join(", "));
+        Ok(enc)
+    }
+
+    /// Blocks until the queue is idle.
+    fn wait(&self) -> Result<(), AccelError> {
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map(|_| ())
+            .map_err(|e| AccelError::new(ErrorCode::DEVICE_UNAVAILABLE, format!("poll: {e}")))
+    }
+
     /// Submits `enc` after copying `src` into a mapped buffer, waits, returns the bytes.
     ///
     /// # Errors
     /// A failed map or device loss.
     pub fn finish_and_read(
         &self,
-        mut enc: wgpu::CommandEncoder,
+        enc: wgpu::CommandEncoder,
         src: &wgpu::Buffer,
         bytes: u64,
     ) -> Result<Vec<u8>, AccelError> {
+        let mut out = vec![0u8; bytes as usize];
+        self.finish_and_read_into(enc, src, &mut out)?;
+        Ok(out)
+    }
+
+    /// As [`Gpu::finish_and_read`], into `out` (`out.len()` bytes).
+    ///
+    /// # Errors
+    /// A failed map or device loss.
+    pub fn finish_and_read_into(
+        &self,
+        mut enc: wgpu::CommandEncoder,
+        src: &wgpu::Buffer,
+        out: &mut [u8],
+    ) -> Result<(), AccelError> {
+        let bytes = out.len() as u64;
         let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("readback"),
             size: bytes,
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        // ZKPIPE_WGPU_TRACE: wait for the kernels (and uploads) alone first,
-        // so the copy back is timed on its own.
+        // With ZKPIPE_WGPU_TRACE the kernels have run already (`dispatch`).
         let trace = std::env::var_os("ZKPIPE_WGPU_TRACE").is_some();
-        let t0 = std::time::Instant::now();
-        if trace {
-            self.queue.submit([enc.finish()]);
-            self.device
-                .poll(wgpu::PollType::wait_indefinitely())
-                .map_err(|e| {
-                    AccelError::new(ErrorCode::DEVICE_UNAVAILABLE, format!("poll: {e}"))
-                })?;
-            enc = self.device.create_command_encoder(&Default::default());
-        }
         let t1 = std::time::Instant::now();
         enc.copy_buffer_to_buffer(src, 0, &staging, 0, bytes);
         self.queue.submit([enc.finish()]);
@@ -336,26 +431,28 @@ impl Gpu {
         slice.map_async(wgpu::MapMode::Read, move |r| {
             let _ = tx.send(r);
         });
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| AccelError::new(ErrorCode::DEVICE_UNAVAILABLE, format!("poll: {e}")))?;
+        self.wait()?;
         rx.recv()
             .map_err(|_| internal("read-back callback never ran"))?
             .map_err(|e| internal(format!("mapping the result: {e}")))?;
-        let out = slice
-            .get_mapped_range()
-            .map_err(|e| internal(format!("mapped range: {e}")))?
-            .to_vec();
+        let t2 = std::time::Instant::now();
+        parallel_copy(
+            out,
+            &slice
+                .get_mapped_range()
+                .map_err(|e| internal(format!("mapped range: {e}")))?,
+        );
         staging.unmap();
         if trace {
+            let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
             eprintln!(
-                "wgpu: uploads + kernels {:.3} ms, read-back of {} KiB {:.3} ms",
-                (t1 - t0).as_secs_f64() * 1e3,
+                "wgpu: read-back of {} KiB: copy and map {:.3} ms, host copy {:.3} ms",
                 bytes >> 10,
-                t1.elapsed().as_secs_f64() * 1e3
+                ms(t2 - t1),
+                ms(t2.elapsed())
             );
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Runs `f` inside out-of-memory and validation error scopes; a captured
@@ -390,6 +487,13 @@ pub(crate) fn as_bytes<T: Copy>(v: &[T]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) }
 }
 
+/// As [`as_bytes`], writable: results are read straight into the seam's vectors.
+pub(crate) fn as_bytes_mut<T: Copy>(v: &mut [T]) -> &mut [u8] {
+    // SAFETY: as for `as_bytes`; every byte pattern is a valid value of the
+    // seam's u64-limb types, so writes cannot break an invariant of `T`.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut u8, std::mem::size_of_val(v)) }
+}
+
 /// Little-endian u64 limbs of little-endian bytes.
 pub(crate) fn u64s(b: &[u8]) -> impl Iterator<Item = u64> + '_ {
     b.chunks_exact(8)
@@ -398,3 +502,32 @@ pub(crate) fn u64s(b: &[u8]) -> impl Iterator<Item = u64> + '_ {
 
 #[cfg(not(target_endian = "little"))]
 compile_error!("the wgpu backend uploads blst's limbs as bytes: little-endian hosts only");
+
+/// Copies smaller than this stay on the calling thread.
+const PARALLEL_COPY_MIN_BYTES: usize = 1 << 20;
+
+/// `dst.copy_from_slice(src)` on several threads: mapped memory may be
+/// uncached or write-combined, which one core reads or fills far below the
+/// bus's speed (a 32 MiB read-back took ~22 ms on one thread on the H200
+/// machine, ~3 ms on 16).
+fn parallel_copy(dst: &mut [u8], src: &[u8]) {
+    let chunk = src.len().div_ceil(copy_threads(src.len()));
+    std::thread::scope(|sc| {
+        for (d, s) in dst.chunks_mut(chunk).zip(src.chunks(chunk)) {
+            sc.spawn(move || d.copy_from_slice(s));
+        }
+    });
+}
+
+/// A disjoint piece of a mapping, handed to one copying thread.
+struct SendWriteOnly<'a>(wgpu::WriteOnly<'a, [u8]>);
+// SAFETY: `WriteOnly<T>` is `Send` for every `T: Send`; `[u8]` misses it only
+// for not being `Sized`. Each piece covers its own bytes (split_at), and the
+// scope joins every thread before the mapping is dropped.
+unsafe impl Send for SendWriteOnly<'_> {}
+
+/// Threads for a copy of `bytes`: up to 16, at least 1 MiB each.
+fn copy_threads(bytes: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(4, |n| n.get().min(16));
+    cores.min(bytes / PARALLEL_COPY_MIN_BYTES).max(1)
+}

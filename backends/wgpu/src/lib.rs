@@ -13,7 +13,8 @@
 //!
 //! Backend settings (`BackendConfig::ext`): `int64` = `auto` (default) or
 //! `off` (force the u32-only multiply). `ZKPIPE_WGPU_TRACE=1` prints
-//! pipeline compile times and per-call kernel / read-back times to stderr.
+//! pipeline compile times, each kernel's time (submitted and waited for
+//! alone) and read-back times to stderr.
 //! G2 MSM is not implemented: it is
 //! declared unsupported, so the prover runs it on its CPU fallback.
 

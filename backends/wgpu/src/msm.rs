@@ -124,7 +124,7 @@ impl Gpu {
         let partial_bytes = w * nt * XYZZ_BYTES;
         let out = self.scoped(|| {
             let none = wgpu::BufferUsages::empty();
-            let sc = self.upload("msm scalars", as_bytes(scalars), none);
+            let sc = self.upload("msm scalars", as_bytes(scalars), none)?;
             let tables = self.buffer("msm tables", (3 * w * nb + w) * 4, none);
             let sorted = self.buffer("msm sorted", w * n as u64 * 4, none);
             let buckets = self.buffer("msm buckets", w * nb * XYZZ_BYTES, none);
@@ -172,18 +172,11 @@ impl Gpu {
             ];
             steps.extend(trees.iter().map(|bg| ("tree", bg, chunks)));
             steps.push(("reduce", &main, ((w * nt).div_ceil(64) as u32, 1)));
-            let mut enc = self.device.create_command_encoder(&Default::default());
-            {
-                let mut pass = enc.begin_compute_pass(&Default::default());
-                for (name, bg, (x, y)) in steps {
-                    pass.set_pipeline(&k.pipelines[name]);
-                    pass.set_bind_group(0, bg, &[]);
-                    pass.dispatch_workgroups(x, y, 1);
-                }
-            }
+            let enc = self.dispatch(&k, &steps)?;
             self.finish_and_read(enc, &partials, partial_bytes)
         })?;
         // Window sums, then Horner over windows from the top: acc·2^c + S_w.
+        let t = std::time::Instant::now();
         let mut acc = G1Projective::identity();
         for win in out.chunks_exact((nt * XYZZ_BYTES) as usize).rev() {
             for _ in 0..plan.c {
@@ -192,6 +185,13 @@ impl Gpu {
             for p in win.chunks_exact(XYZZ_BYTES as usize) {
                 acc = acc.add(&xyzz_to_jacobian(p));
             }
+        }
+        if std::env::var_os("ZKPIPE_WGPU_TRACE").is_some() {
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            eprintln!(
+                "wgpu: msm host sum of {} partials {ms:.3} ms",
+                out.len() / XYZZ_BYTES as usize
+            );
         }
         Ok(acc)
     }
@@ -205,7 +205,7 @@ impl Gpu {
         // A binding cannot be empty: an empty set gets one identity point.
         let pad = [G1Affine::identity()];
         let data = if bases.is_empty() { &pad[..] } else { bases };
-        self.scoped(|| Ok(self.upload("bases", as_bytes(data), wgpu::BufferUsages::empty())))
+        self.scoped(|| self.upload("bases", as_bytes(data), wgpu::BufferUsages::empty()))
     }
 }
 

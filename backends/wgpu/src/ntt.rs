@@ -15,7 +15,7 @@ use std::sync::Arc;
 use zkpipe_core::Fr;
 use zkpipe_core::plugin::{AccelError, NttConfig, NttDirection};
 
-use crate::gpu::{Gpu, as_bytes, u64s};
+use crate::gpu::{Gpu, as_bytes, as_bytes_mut};
 
 /// A device table: twiddles `(log n, inverse)` or factors `c·x^i` `(x, c, log n)`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -69,9 +69,9 @@ fn powers(x: &Fr, c: &Fr, n: usize) -> Vec<Fr> {
 }
 
 impl Gpu {
-    fn table(&self, key: TableKey) -> Arc<wgpu::Buffer> {
+    fn table(&self, key: TableKey) -> Result<Arc<wgpu::Buffer>, AccelError> {
         if let Some(t) = self.tables.lock().unwrap().get(&key) {
-            return t.clone();
+            return Ok(t.clone());
         }
         let host = match key {
             TableKey::Twiddles(log_n, inverse) => {
@@ -85,13 +85,14 @@ impl Gpu {
                 powers(&Fr { limbs: x }, &Fr { limbs: c }, 1 << log_n)
             }
         };
-        let buf = Arc::new(self.upload("ntt table", as_bytes(&host), wgpu::BufferUsages::empty()));
+        let buf =
+            Arc::new(self.upload("ntt table", as_bytes(&host), wgpu::BufferUsages::empty())?);
         let mut tables = self.tables.lock().unwrap();
         if tables.len() >= 16 {
             tables.clear(); // bound the device memory the cache holds
         }
         tables.insert(key, buf.clone());
-        buf
+        Ok(buf)
     }
 
     /// In-place NTT of `values` (length a power of two ≥ 2, checked by the caller).
@@ -104,28 +105,27 @@ impl Gpu {
         self.check_binding(&format!("an NTT of 2^{}", n.trailing_zeros()), bytes)?;
         let k = self.ntt_kernels()?;
         let _busy = self.busy.lock().unwrap();
-        let out = self.scoped(|| {
+        self.scoped(|| {
             let log_n = n.trailing_zeros();
             let inverse = cfg.direction == NttDirection::Inverse;
             let coset = cfg.coset.into_option();
             let (in_rev, out_rev) = (cfg.order.input_reversed(), cfg.order.output_reversed());
-            let data = self.upload("ntt data", as_bytes(values), wgpu::BufferUsages::COPY_SRC);
-            let twiddles = self.table(TableKey::Twiddles(log_n, inverse));
+            let data = self.upload("ntt data", as_bytes(values), wgpu::BufferUsages::COPY_SRC)?;
+            let twiddles = self.table(TableKey::Twiddles(log_n, inverse))?;
             let n32 = n as u32;
-            let mut enc = self.device.create_command_encoder(&Default::default());
             let mut steps: Vec<Step> = Vec::new();
             let pointwise = self.grid(n as u64);
             let scale = |x: &Fr, c: &Fr, rev: bool| {
-                let t = self.table(TableKey::Factors(x.limbs, c.limbs, log_n));
-                (
+                let t = self.table(TableKey::Factors(x.limbs, c.limbs, log_n))?;
+                Ok::<_, AccelError>((
                     "scale",
                     t,
                     [n32, log_n, 0, 0, rev as u32, 0, 0, 0],
                     pointwise,
-                )
+                ))
             };
             if let (false, Some(g)) = (inverse, coset) {
-                steps.push(scale(&g, &Fr::one(), in_rev));
+                steps.push(scale(&g, &Fr::one(), in_rev)?);
             }
             let permute = (
                 "bit_reverse",
@@ -148,7 +148,7 @@ impl Gpu {
                 let g_inv = coset
                     .map(|g| g.inverse().unwrap_or(Fr::ZERO))
                     .unwrap_or_else(Fr::one);
-                steps.push(scale(&g_inv, &n_inv, out_rev));
+                steps.push(scale(&g_inv, &n_inv, out_rev)?);
             }
             let groups: Vec<_> = steps
                 .iter()
@@ -157,21 +157,14 @@ impl Gpu {
                     self.bind_group(&k, &[(0, &data), (1, t), (2, &prm)])
                 })
                 .collect();
-            {
-                let mut pass = enc.begin_compute_pass(&Default::default());
-                for ((name, _, _, (x, y)), bg) in steps.iter().zip(&groups) {
-                    pass.set_pipeline(&k.pipelines[name]);
-                    pass.set_bind_group(0, bg, &[]);
-                    pass.dispatch_workgroups(*x, *y, 1);
-                }
-            }
-            self.finish_and_read(enc, &data, bytes)
+            let steps: Vec<_> = steps
+                .iter()
+                .zip(&groups)
+                .map(|((name, _, _, xy), bg)| (*name, bg, *xy))
+                .collect();
+            let enc = self.dispatch(&k, &steps)?;
+            self.finish_and_read_into(enc, &data, as_bytes_mut(values))
         })?;
-        for (v, l) in values.iter_mut().zip(out.chunks_exact(32)) {
-            for (d, s) in v.limbs.iter_mut().zip(u64s(l)) {
-                *d = s;
-            }
-        }
         Ok(())
     }
 }
