@@ -511,7 +511,11 @@ const PARALLEL_COPY_MIN_BYTES: usize = 1 << 20;
 /// bus's speed (a 32 MiB read-back took ~22 ms on one thread on the H200
 /// machine, ~3 ms on 16).
 fn parallel_copy(dst: &mut [u8], src: &[u8]) {
-    let chunk = src.len().div_ceil(copy_threads(src.len()));
+    let threads = copy_threads(src.len());
+    if threads == 1 {
+        return dst.copy_from_slice(src);
+    }
+    let chunk = src.len().div_ceil(threads);
     std::thread::scope(|sc| {
         for (d, s) in dst.chunks_mut(chunk).zip(src.chunks(chunk)) {
             sc.spawn(move || d.copy_from_slice(s));
