@@ -32,6 +32,12 @@ pub(crate) struct Gpu {
     pub tables: Mutex<HashMap<crate::ntt::TableKey, Arc<wgpu::Buffer>>>,
     /// One op at a time on this device.
     pub busy: Mutex<()>,
+    /// Host-visible buffers for large uploads and read-backs, kept and grown:
+    /// one made per call above the allocator's block size (128 MiB with
+    /// `MemoryHints::Performance`) is a dedicated allocation, made and freed
+    /// every time.
+    upload_staging: Mutex<Option<wgpu::Buffer>>,
+    readback: Mutex<Option<wgpu::Buffer>>,
     /// Errors wgpu reports outside an error scope (it would panic by default).
     uncaptured: Arc<Mutex<Option<String>>>,
 }
@@ -111,6 +117,8 @@ impl Gpu {
             msm: OnceLock::new(),
             tables: Mutex::new(HashMap::new()),
             busy: Mutex::new(()),
+            upload_staging: Mutex::new(None),
+            readback: Mutex::new(None),
             uncaptured,
         })
     }
@@ -267,17 +275,24 @@ impl Gpu {
             };
             return Ok(self.device.create_buffer_init(&desc));
         }
-        // Large inputs: filled by several threads through the mapping (one
-        // thread writing a 32 MiB mapping took ~10 ms on the H200 machine).
+        // Large inputs: written by several threads into the kept staging
+        // buffer's mapping (one thread writing a 32 MiB mapping took ~10 ms on
+        // the H200 machine), then copied on the device.
+        let size = (data.len() as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
         let buf = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),
-            size: (data.len() as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT),
-            usage,
-            mapped_at_creation: true,
+            size,
+            usage: usage | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
         });
+        let mut slot = self.upload_staging.lock().unwrap();
+        let usage = wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC;
+        let staging = self.host_buffer(&mut slot, "upload staging", size, usage);
+        let slice = staging.slice(..size);
+        // Waits for the previous upload's copy out of this buffer, if any.
+        self.map(&slice, wgpu::MapMode::Write)?;
         {
-            let mut view = buf
-                .slice(..)
+            let mut view = slice
                 .get_mapped_range_mut()
                 .map_err(|e| internal(format!("mapping {label}: {e}")))?;
             let mut rest = view.slice(..data.len());
@@ -294,8 +309,48 @@ impl Gpu {
                 }
             });
         }
-        buf.unmap();
+        staging.unmap();
+        let mut enc = self.device.create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(staging, 0, &buf, 0, size);
+        self.queue.submit([enc.finish()]);
         Ok(buf)
+    }
+
+    /// The buffer in `slot`, replaced by a larger one when it holds fewer
+    /// than `size` bytes.
+    fn host_buffer<'a>(
+        &self,
+        slot: &'a mut Option<wgpu::Buffer>,
+        label: &str,
+        size: u64,
+        usage: wgpu::BufferUsages,
+    ) -> &'a wgpu::Buffer {
+        if slot.as_ref().is_none_or(|b| b.size() < size) {
+            *slot = None; // free the old one first
+            *slot = Some(self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage,
+                mapped_at_creation: false,
+            }));
+        }
+        slot.as_ref().expect("set above")
+    }
+
+    /// Maps `slice` and waits until it is mapped (after the work submitted
+    /// so far that uses its buffer).
+    ///
+    /// # Errors
+    /// A failed map or device loss.
+    fn map(&self, slice: &wgpu::BufferSlice<'_>, mode: wgpu::MapMode) -> Result<(), AccelError> {
+        let (tx, rx) = mpsc::channel();
+        slice.map_async(mode, move |r| {
+            let _ = tx.send(r);
+        });
+        self.wait()?;
+        rx.recv()
+            .map_err(|_| internal("map callback never ran"))?
+            .map_err(|e| internal(format!("mapping a host buffer: {e}")))
     }
 
     /// A uniform buffer of eight u32 parameters.
@@ -415,26 +470,19 @@ impl Gpu {
         out: &mut [u8],
     ) -> Result<(), AccelError> {
         let bytes = out.len() as u64;
-        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("readback"),
-            size: bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        if bytes == 0 {
+            return Ok(());
+        }
+        let mut slot = self.readback.lock().unwrap();
+        let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
+        let staging = self.host_buffer(&mut slot, "read-back", bytes, usage);
         // With ZKPIPE_WGPU_TRACE the kernels have run already (`dispatch`).
         let trace = std::env::var_os("ZKPIPE_WGPU_TRACE").is_some();
         let t1 = std::time::Instant::now();
-        enc.copy_buffer_to_buffer(src, 0, &staging, 0, bytes);
+        enc.copy_buffer_to_buffer(src, 0, staging, 0, bytes);
         self.queue.submit([enc.finish()]);
-        let slice = staging.slice(..);
-        let (tx, rx) = mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-        self.wait()?;
-        rx.recv()
-            .map_err(|_| internal("read-back callback never ran"))?
-            .map_err(|e| internal(format!("mapping the result: {e}")))?;
+        let slice = staging.slice(..bytes);
+        self.map(&slice, wgpu::MapMode::Read)?;
         let t2 = std::time::Instant::now();
         parallel_copy(
             out,
