@@ -493,14 +493,60 @@ fn limbs_mut(v: &mut [Fr]) -> &mut [u64] {
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut u64, v.len() * 4) }
 }
 
+/// `c·x^i` for i < n.
 fn powers(x: &Fr, c: &Fr, n: usize) -> Vec<Fr> {
-    let mut out = Vec::with_capacity(n);
-    let mut acc = *c;
-    for _ in 0..n {
-        out.push(acc);
-        acc = acc.mul(x);
-    }
+    let mut out = vec![Fr::ZERO; n];
+    fill_powers(&mut out, x, c);
     out
+}
+
+/// `out[i] = c·x^i`, in pieces on several threads (each piece starts from
+/// one exponentiation): a 2^27-entry table took seconds on one thread.
+fn fill_powers(out: &mut [Fr], x: &Fr, c: &Fr) {
+    let threads = std::thread::available_parallelism().map_or(4, |n| n.get().min(16));
+    let piece = out.len().div_ceil(threads).max(1 << 14);
+    std::thread::scope(|sc| {
+        for (k, chunk) in out.chunks_mut(piece).enumerate() {
+            sc.spawn(move || {
+                let mut acc = c.mul(&x.pow(&[(k * piece) as u64]));
+                for v in chunk {
+                    *v = acc;
+                    acc = acc.mul(x);
+                }
+            });
+        }
+    });
+}
+
+/// The stage-major twiddle table for transforms up to 2^log_n: entry
+/// 2^h + j is ω_(2^(h+1))^j (ω inverted for the inverse); entry 0 is unused.
+/// The top stage is the powers of ω_(2^log_n); every lower stage takes
+/// every 2^(log_n−1−h)-th of them.
+fn stage_twiddles(log_n: u32, inverse: bool) -> Vec<Fr> {
+    let n = 1usize << log_n;
+    let mut w = Fr::root_of_unity(log_n);
+    if inverse {
+        w = w.inverse().expect("roots of unity are nonzero");
+    }
+    let mut table = vec![Fr::ZERO; n];
+    let (lower, top) = table.split_at_mut(n / 2);
+    fill_powers(top, &w, &Fr::one());
+    let top = &*top;
+    std::thread::scope(|sc| {
+        // Entry 0 is unused; stage h then occupies [2^h, 2^(h+1)).
+        let mut rest = &mut lower[1.min(n / 2)..];
+        for h in 0..log_n.saturating_sub(1) {
+            let (stage, tail) = std::mem::take(&mut rest).split_at_mut(1 << h);
+            rest = tail;
+            let stride = log_n - 1 - h;
+            sc.spawn(move || {
+                for (j, v) in stage.iter_mut().enumerate() {
+                    *v = top[j << stride];
+                }
+            });
+        }
+    });
+    table
 }
 
 fn grid(count: usize) -> LaunchConfig {
@@ -750,18 +796,7 @@ impl Gpu {
         if let Some((_, t)) = slot.as_ref().filter(|(log, _)| *log >= log_n) {
             return Ok(t.clone());
         }
-        let mut w = Fr::root_of_unity(log_n);
-        if inverse {
-            w = w.inverse().expect("nonzero");
-        }
-        let top = powers(&w, &Fr::one(), (1usize << log_n) / 2);
-        let mut host = vec![Fr::ZERO; 1 << log_n];
-        for h in 0..log_n {
-            let stride = 1 << (log_n - 1 - h);
-            for j in 0..1usize << h {
-                host[(1 << h) + j] = top[j * stride];
-            }
-        }
+        let host = stage_twiddles(log_n, inverse);
         let dev = Arc::new(
             self.stream
                 .clone_htod(limbs(&host))
@@ -1093,7 +1128,46 @@ zkpipe_core::export_backend!(CudaBackend);
 
 #[cfg(test)]
 mod tests {
-    use super::{NTT_TILE_MAX, NttPass, NttShape, ntt_passes};
+    use super::{NTT_TILE_MAX, NttPass, NttShape, ntt_passes, powers, stage_twiddles};
+    use zkpipe_core::Fr;
+
+    #[test]
+    fn powers_match_a_serial_loop() {
+        let (x, c) = (Fr::from_u64(5).inverse().unwrap(), Fr::from_u64(3));
+        for n in [0, 1, 5, (1 << 14) + 1, 100_003] {
+            let got = powers(&x, &c, n);
+            let mut acc = c;
+            for (i, v) in got.iter().enumerate() {
+                assert_eq!(*v, acc, "n = {n}, i = {i}");
+                acc = acc.mul(&x);
+            }
+            assert_eq!(got.len(), n);
+        }
+    }
+
+    #[test]
+    fn stage_twiddles_hold_each_stages_roots() {
+        for log_n in 1..=12 {
+            for inverse in [false, true] {
+                let t = stage_twiddles(log_n, inverse);
+                assert_eq!(t.len(), 1 << log_n);
+                for h in 0..log_n {
+                    let mut w = Fr::root_of_unity(h + 1);
+                    if inverse {
+                        w = w.inverse().unwrap();
+                    }
+                    for j in 0..1usize << h {
+                        let want = w.pow(&[j as u64]);
+                        assert_eq!(
+                            t[(1 << h) + j],
+                            want,
+                            "2^{log_n} inverse={inverse} h={h} j={j}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn ntt_passes_cover_every_stage_once() {
