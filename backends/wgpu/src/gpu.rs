@@ -295,19 +295,7 @@ impl Gpu {
             let mut view = slice
                 .get_mapped_range_mut()
                 .map_err(|e| internal(format!("mapping {label}: {e}")))?;
-            let mut rest = view.slice(..data.len());
-            let threads = copy_threads(data.len());
-            std::thread::scope(|sc| {
-                for src in data.chunks(data.len().div_ceil(threads)) {
-                    let (head, tail) = rest.split_at(src.len());
-                    rest = tail;
-                    let piece = SendWriteOnly(head);
-                    sc.spawn(move || {
-                        let mut piece = piece; // the whole wrapper moves, not its field
-                        piece.0.copy_from_slice(src)
-                    });
-                }
-            });
+            parallel_copy(view.slice(..data.len()), data);
         }
         staging.unmap();
         let mut enc = self.device.create_command_encoder(&Default::default());
@@ -485,7 +473,7 @@ impl Gpu {
         self.map(&slice, wgpu::MapMode::Read)?;
         let t2 = std::time::Instant::now();
         parallel_copy(
-            out,
+            wgpu::WriteOnly::from(out),
             &slice
                 .get_mapped_range()
                 .map_err(|e| internal(format!("mapped range: {e}")))?,
@@ -558,24 +546,29 @@ const PARALLEL_COPY_MIN_BYTES: usize = 1 << 20;
 /// uncached or write-combined, which one core reads or fills far below the
 /// bus's speed (a 32 MiB read-back took ~22 ms on one thread on the H200
 /// machine, ~3 ms on 16).
-fn parallel_copy(dst: &mut [u8], src: &[u8]) {
+fn parallel_copy(mut dst: wgpu::WriteOnly<'_, [u8]>, src: &[u8]) {
     let threads = copy_threads(src.len());
     if threads == 1 {
         return dst.copy_from_slice(src);
     }
-    let chunk = src.len().div_ceil(threads);
     std::thread::scope(|sc| {
-        for (d, s) in dst.chunks_mut(chunk).zip(src.chunks(chunk)) {
-            sc.spawn(move || d.copy_from_slice(s));
+        for s in src.chunks(src.len().div_ceil(threads)) {
+            let (head, tail) = dst.split_at(s.len());
+            dst = tail;
+            let piece = SendWriteOnly(head);
+            sc.spawn(move || {
+                let mut piece = piece; // the whole wrapper moves, not its field
+                piece.0.copy_from_slice(s)
+            });
         }
     });
 }
 
-/// A disjoint piece of a mapping, handed to one copying thread.
+/// A disjoint piece of the destination, handed to one copying thread.
 struct SendWriteOnly<'a>(wgpu::WriteOnly<'a, [u8]>);
 // SAFETY: `WriteOnly<T>` is `Send` for every `T: Send`; `[u8]` misses it only
 // for not being `Sized`. Each piece covers its own bytes (split_at), and the
-// scope joins every thread before the mapping is dropped.
+// scope joins every thread before the destination is released.
 unsafe impl Send for SendWriteOnly<'_> {}
 
 /// Threads for a copy of `bytes`: up to 16, at least 1 MiB each.
