@@ -15,7 +15,7 @@ use zkpipe::plugin::{
     BackendConfig, Capabilities, ErrorCode, MsmConfig, NttConfig, NttDirection, NttOrder,
     QuotientConfig, ops,
 };
-use zkpipe::reference::{self, bit_reverse_permute};
+use zkpipe::reference;
 use zkpipe::{Backend, Error, Fr, G1Affine, G1Projective, G2Affine, G2Projective, sample};
 
 fn max_log() -> u32 {
@@ -334,19 +334,6 @@ fn order_name(o: NttOrder) -> &'static str {
     }
 }
 
-/// The reference answer for one NTT configuration on `input` (in the config's input order).
-fn reference_ntt(input: &[Fr], cfg: &NttConfig) -> Vec<Fr> {
-    let mut natural = input.to_vec();
-    if cfg.order.input_reversed() {
-        bit_reverse_permute(&mut natural);
-    }
-    let mut out = reference::dft(&natural, cfg.direction, cfg.coset.into_option());
-    if cfg.order.output_reversed() {
-        bit_reverse_permute(&mut out);
-    }
-    out
-}
-
 fn first_mismatch(got: &[Fr], want: &[Fr]) -> Result<(), Failed> {
     match got.iter().zip(want).position(|(a, b)| a != b) {
         None => Ok(()),
@@ -388,7 +375,7 @@ fn ntt_trials(t: &Target, out: &mut Vec<Trial>) {
                         format!("ntt/{dir}/{}{cs}/2^{log}", order_name(order)),
                         move |be| {
                             let input = sample::scalars(1 << log, 300 + log as u64);
-                            let want = reference_ntt(&input, &cfg);
+                            let want = reference::ntt(&input, &cfg);
                             let mut got = input;
                             fail_on(be.ntt(&mut got, &cfg))?;
                             first_mismatch(&got, &want)

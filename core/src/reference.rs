@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use crate::plugin::NttDirection;
+use crate::plugin::{NttConfig, NttDirection};
 use crate::types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 macro_rules! naive_msm {
@@ -81,6 +81,23 @@ pub fn dft(values: &[Fr], direction: NttDirection, coset: Option<Fr>) -> Vec<Fr>
                 .collect()
         }
     }
+}
+
+/// The reference answer for one NTT configuration: [`dft`] with the
+/// config's input and output orders applied (`input` in its input order).
+///
+/// # Panics
+/// As [`dft`].
+pub fn ntt(input: &[Fr], cfg: &NttConfig) -> Vec<Fr> {
+    let mut natural = input.to_vec();
+    if cfg.order.input_reversed() {
+        bit_reverse_permute(&mut natural);
+    }
+    let mut out = dft(&natural, cfg.direction, cfg.coset.into_option());
+    if cfg.order.output_reversed() {
+        bit_reverse_permute(&mut out);
+    }
+    out
 }
 
 /// Groth16's quotient, naively (the fused op's oracle): `a, b, c` are
