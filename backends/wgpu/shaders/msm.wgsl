@@ -9,8 +9,10 @@
 // → chunk (a bucket is cut into chunks of CHUNK points, one thread sums one
 // chunk, so many equal scalars do not serialise on one thread) → tree (one
 // pass per stride 1, FAN, FAN², …: chunk sums added FAN at a time, until
-// chunk 0 holds the bucket) → reduce (Σ (b+1)·bucket_b over a range of
-// buckets per thread); the host adds the partials and the windows.
+// chunk 0 holds the bucket) → reduce (Σ (b+1)·bucket_b over a short range of
+// buckets per thread) → fold (partials added FAN at a time, between
+// `partials` and `overflow`, until a few per window are left); the host adds
+// those and the windows.
 // shader.rs prepends CHUNK and FAN. Every loop of a thread stays short
 // (lavapipe leaves loops after 65 535 iterations, see field.rs).
 //
@@ -96,6 +98,7 @@ fn add(p: Xyzz, q: Xyzz) -> Xyzz {
 fn ld_ov_fp(o: u32) -> Fp_t { return Fp_t(overflow[o], overflow[o + 1u], overflow[o + 2u], overflow[o + 3u], overflow[o + 4u], overflow[o + 5u], overflow[o + 6u], overflow[o + 7u], overflow[o + 8u], overflow[o + 9u], overflow[o + 10u], overflow[o + 11u]); }
 fn ld_fp(o: u32) -> Fp_t { return Fp_t(buckets[o], buckets[o + 1u], buckets[o + 2u], buckets[o + 3u], buckets[o + 4u], buckets[o + 5u], buckets[o + 6u], buckets[o + 7u], buckets[o + 8u], buckets[o + 9u], buckets[o + 10u], buckets[o + 11u]); }
 fn ld_base(o: u32) -> Fp_t { return Fp_t(bases[o], bases[o + 1u], bases[o + 2u], bases[o + 3u], bases[o + 4u], bases[o + 5u], bases[o + 6u], bases[o + 7u], bases[o + 8u], bases[o + 9u], bases[o + 10u], bases[o + 11u]); }
+fn ld_pa_fp(o: u32) -> Fp_t { return Fp_t(partials[o], partials[o + 1u], partials[o + 2u], partials[o + 3u], partials[o + 4u], partials[o + 5u], partials[o + 6u], partials[o + 7u], partials[o + 8u], partials[o + 9u], partials[o + 10u], partials[o + 11u]); }
 fn ld_bucket(i: u32) -> Xyzz { let o = 48u * i; return Xyzz(ld_fp(o), ld_fp(o + 12u), ld_fp(o + 24u), ld_fp(o + 36u)); }
 fn st_bucket(i: u32, p: Xyzz) {
   let o = 48u * i;
@@ -305,4 +308,26 @@ fn reduce(@builtin(global_invocation_id) g: vec3<u32>) {
     if (j < prm.span && !odd) { run = r; } else if (j >= prm.span && odd) { q = r; } else { acc = r; }
   }
   st_partial(id, acc);
+}
+
+// Fold pass: prm.stride = m | dir << 31 with m partials per window in
+// `partials` (dir 0) or `overflow` (dir 1); thread w·m' + g, m' = ⌈m/FAN⌉,
+// adds partials g·FAN … g·FAN + FAN − 1 of window w into slot w·m' + g of
+// the other buffer.
+@compute @workgroup_size(64)
+fn fold(@builtin(global_invocation_id) g: vec3<u32>) {
+  let m = prm.stride & 0x7fffffffu; let from_overflow = (prm.stride >> 31u) != 0u;
+  let m2 = (m + FAN - 1u) / FAN;
+  let id = g.x;
+  if (id >= prm.nwin * m2) { return; }
+  let w = id / m2; let lo = (id % m2) * FAN;
+  var acc = identity();
+  for (var j = lo; j < min(lo + FAN, m); j++) {
+    let o = 48u * (w * m + j);
+    var p: Xyzz;
+    if (from_overflow) { p = Xyzz(ld_ov_fp(o), ld_ov_fp(o + 12u), ld_ov_fp(o + 24u), ld_ov_fp(o + 36u)); }
+    else { p = Xyzz(ld_pa_fp(o), ld_pa_fp(o + 12u), ld_pa_fp(o + 24u), ld_pa_fp(o + 36u)); }
+    acc = add(acc, p);
+  }
+  if (from_overflow) { st_partial(id, acc); } else { st_overflow(id, acc); }
 }

@@ -221,7 +221,9 @@ impl Gpu {
                     "msm",
                     shader::msm(self.int64),
                     &layout,
-                    &["digits", "scan", "scatter", "chunk", "tree", "reduce"],
+                    &[
+                        "digits", "scan", "scatter", "chunk", "tree", "reduce", "fold",
+                    ],
                 )
             })
             .clone()

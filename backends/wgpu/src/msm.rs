@@ -13,8 +13,16 @@ use crate::gpu::{Gpu, as_bytes, u64s};
 /// spread over many threads, and every thread's loop stays far below
 /// lavapipe's 65 535 iterations.
 pub(crate) const CHUNK: u32 = 32;
-/// Chunk sums one thread adds per tree pass.
+/// Chunk sums one thread adds per tree pass, and partials per fold pass.
 pub(crate) const FAN: u32 = 8;
+/// Buckets one reduce thread weighs. Its adds are one dependent chain of
+/// about 2·span + 2·(c − 1) (the last part multiplies by the range's start),
+/// and the GPU runs few such threads at a time: 64 left the H200 mostly idle
+/// (2^20: 8 192 threads of ~158 adds, 8.9 ms).
+const REDUCE_SPAN: u32 = 8;
+/// Fold passes run until at most this many partials per window are left
+/// for the host.
+const HOST_PARTIALS: u32 = 64;
 
 /// Bytes of one XYZZ point on the device.
 const XYZZ_BYTES: u64 = 192;
@@ -48,7 +56,7 @@ impl Plan {
         // unless 255 is a multiple of c.
         let windows = 255u32.div_ceil(c) + u32::from(255 % c == 0);
         let buckets = 1u32 << (c - 1);
-        let span = buckets.min(64);
+        let span = buckets.min(REDUCE_SPAN);
         Plan {
             c,
             windows,
@@ -111,25 +119,38 @@ impl Gpu {
         );
         // Overflow chunk slots per window: Σ_b (⌈count_b/CHUNK⌉ − 1) < n/CHUNK.
         let ocap = (n as u64).div_ceil(CHUNK as u64);
+        // Fold passes: partials per window before each (m | direction << 31).
+        let mut folds = Vec::new();
+        let mut m = plan.threads;
+        while m > HOST_PARTIALS {
+            folds.push(m | (folds.len() as u32 % 2) << 31);
+            m = m.div_ceil(FAN);
+        }
+        let host_partials = m as u64;
+        // The first fold writes into `overflow`.
+        let oslots = ocap.max(nt.div_ceil(FAN as u64));
         self.check_binding("the MSM's bases", n as u64 * 96)?;
         self.check_binding("the MSM's sorted indices", w * n as u64 * 4)?;
         self.check_binding("the MSM's bucket tables", (3 * w * nb + w) * 4)?;
         self.check_binding("the MSM's buckets", w * nb * XYZZ_BYTES)?;
-        self.check_binding("the MSM's chunk sums", w * ocap * XYZZ_BYTES)?;
+        self.check_binding("the MSM's chunk sums", w * oslots * XYZZ_BYTES)?;
         if n >= 1 << 31 {
             return Err(AccelError::invalid_input("MSM of 2^31 points or more"));
         }
         let k = self.msm_kernels()?;
         let _busy = self.busy.lock().unwrap();
-        let partial_bytes = w * nt * XYZZ_BYTES;
+        let partial_bytes = w * host_partials * XYZZ_BYTES;
+        // After an odd number of folds the partials are in `overflow`.
+        let in_overflow = folds.len() % 2 == 1;
         let out = self.scoped(|| {
             let none = wgpu::BufferUsages::empty();
             let sc = self.upload("msm scalars", as_bytes(scalars), none)?;
             let tables = self.buffer("msm tables", (3 * w * nb + w) * 4, none);
             let sorted = self.buffer("msm sorted", w * n as u64 * 4, none);
             let buckets = self.buffer("msm buckets", w * nb * XYZZ_BYTES, none);
-            let overflow = self.buffer("msm chunk sums", w * ocap * XYZZ_BYTES, none);
-            let partials = self.buffer("msm partials", partial_bytes, wgpu::BufferUsages::COPY_SRC);
+            let src = wgpu::BufferUsages::COPY_SRC;
+            let overflow = self.buffer("msm chunk sums", w * oslots * XYZZ_BYTES, src);
+            let partials = self.buffer("msm partials", w * nt * XYZZ_BYTES, src);
             // One bind group per tree stride (the only parameter that changes).
             let bind = |stride: u32| {
                 let prm = self.params([
@@ -172,8 +193,17 @@ impl Gpu {
             ];
             steps.extend(trees.iter().map(|bg| ("tree", bg, chunks)));
             steps.push(("reduce", &main, ((w * nt).div_ceil(64) as u32, 1)));
+            let fold_groups: Vec<(wgpu::BindGroup, u32)> = folds
+                .iter()
+                .map(|&f| {
+                    let m = (f & 0x7fff_ffff) as u64;
+                    (bind(f), (w * m.div_ceil(FAN as u64)).div_ceil(64) as u32)
+                })
+                .collect();
+            steps.extend(fold_groups.iter().map(|(bg, x)| ("fold", bg, (*x, 1))));
             let enc = self.dispatch(&k, &steps)?;
-            self.finish_and_read(enc, &partials, partial_bytes)
+            let result = if in_overflow { &overflow } else { &partials };
+            self.finish_and_read(enc, result, partial_bytes)
         })?;
         // Window sums (one thread per window: 8 192 partials at 2^20 took
         // ~10 ms on one core), then Horner from the top: acc·2^c + S_w.
@@ -184,8 +214,8 @@ impl Gpu {
                     acc.add(&xyzz_to_jacobian(p))
                 })
         };
-        let windows = out.chunks_exact((nt * XYZZ_BYTES) as usize);
-        let sums: Vec<G1Projective> = if nt < 64 {
+        let windows = out.chunks_exact((host_partials * XYZZ_BYTES) as usize);
+        let sums: Vec<G1Projective> = if host_partials < 64 {
             windows.map(window_sum).collect() // a thread would cost more
         } else {
             std::thread::scope(|sc| {

@@ -101,3 +101,27 @@ fn one_huge_bucket() {
         .fold(G1Projective::identity(), |acc, p| acc.add_affine(p));
     assert_eq!(got.to_affine(), want.to_affine());
 }
+
+/// Window widths whose reduce leaves 16, 512 and 1 024 partials per window:
+/// none, one and two fold passes (partials ending in either buffer), on
+/// seeded random points with an identity base and zero scalars mixed in.
+#[test]
+fn fold_passes() {
+    let Some(be) = backend("auto") else { return };
+    let n = 300;
+    let mut bases = sample::g1_points(n, 5);
+    let mut scalars = sample::scalars(n, 6);
+    bases[7] = G1Affine::identity();
+    scalars[11] = Fr::ZERO;
+    let want = reference::msm_g1(&bases, &scalars).to_affine();
+    for window_bits in [8, 13, 14] {
+        let cfg = MsmConfig {
+            window_bits,
+            ..Default::default()
+        };
+        let got = be
+            .msm_g1(BasesRef::Host((&bases[..]).into()), &scalars, &cfg)
+            .unwrap();
+        assert_eq!(got.to_affine(), want, "window_bits={window_bits}");
+    }
+}
