@@ -38,6 +38,10 @@ pub(crate) struct Gpu {
     /// every time.
     upload_staging: Mutex<Option<wgpu::Buffer>>,
     readback: Mutex<Option<wgpu::Buffer>>,
+    /// Device buffers an op needs only while it runs, per label, kept and
+    /// grown for the same reason (an MSM's sorted indices and bucket sums
+    /// are 100 MiB and more from 2^20 points); dropped after any error.
+    scratch: Mutex<HashMap<&'static str, wgpu::Buffer>>,
     /// Errors wgpu reports outside an error scope (it would panic by default).
     uncaptured: Arc<Mutex<Option<String>>>,
 }
@@ -119,6 +123,7 @@ impl Gpu {
             busy: Mutex::new(()),
             upload_staging: Mutex::new(None),
             readback: Mutex::new(None),
+            scratch: Mutex::new(HashMap::new()),
             uncaptured,
         })
     }
@@ -260,6 +265,26 @@ impl Gpu {
         })
     }
 
+    /// A storage buffer of at least `bytes` bytes that only this call uses
+    /// (callers hold `busy`), kept for the next call under `label`. Its
+    /// contents are left over from earlier calls.
+    pub fn scratch(
+        &self,
+        label: &'static str,
+        bytes: u64,
+        extra: wgpu::BufferUsages,
+    ) -> wgpu::Buffer {
+        let mut kept = self.scratch.lock().unwrap();
+        let usage = wgpu::BufferUsages::STORAGE | extra;
+        match kept.get(label) {
+            Some(b) if b.size() >= bytes && b.usage().contains(usage) => return b.clone(),
+            _ => kept.remove(label), // free the old one first
+        };
+        let b = self.buffer(label, bytes, extra);
+        kept.insert(label, b.clone());
+        b
+    }
+
     /// A storage buffer holding `data`.
     pub fn upload(
         &self,
@@ -277,9 +302,6 @@ impl Gpu {
             };
             return Ok(self.device.create_buffer_init(&desc));
         }
-        // Large inputs: written by several threads into the kept staging
-        // buffer's mapping (one thread writing a 32 MiB mapping took ~10 ms on
-        // the H200 machine), then copied on the device.
         let size = (data.len() as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
         let buf = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),
@@ -287,6 +309,24 @@ impl Gpu {
             usage: usage | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
+        self.write(&buf, data)?;
+        Ok(buf)
+    }
+
+    /// Queues a copy of `data` (a multiple of 4 bytes) to the start of `dst`
+    /// (`COPY_DST`), ahead of the work submitted after it.
+    ///
+    /// # Errors
+    /// A failed map or device loss.
+    pub fn write(&self, dst: &wgpu::Buffer, data: &[u8]) -> Result<(), AccelError> {
+        if data.len() < PARALLEL_COPY_MIN_BYTES {
+            self.queue.write_buffer(dst, 0, data);
+            return Ok(());
+        }
+        // Large inputs: written by several threads into the kept staging
+        // buffer's mapping (one thread writing a 32 MiB mapping took ~10 ms on
+        // the H200 machine), then copied on the device.
+        let size = (data.len() as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
         let mut slot = self.upload_staging.lock().unwrap();
         let usage = wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC;
         let staging = self.host_buffer(&mut slot, "upload staging", size, usage);
@@ -296,14 +336,14 @@ impl Gpu {
         {
             let mut view = slice
                 .get_mapped_range_mut()
-                .map_err(|e| internal(format!("mapping {label}: {e}")))?;
+                .map_err(|e| internal(format!("mapping an upload: {e}")))?;
             parallel_copy(view.slice(..data.len()), data);
         }
         staging.unmap();
         let mut enc = self.device.create_command_encoder(&Default::default());
-        enc.copy_buffer_to_buffer(staging, 0, &buf, 0, size);
+        enc.copy_buffer_to_buffer(staging, 0, dst, 0, size);
         self.queue.submit([enc.finish()]);
-        Ok(buf)
+        Ok(())
     }
 
     /// The buffer in `slot`, replaced by a larger one when it holds fewer
@@ -505,6 +545,10 @@ impl Gpu {
         let r = f();
         let v = pollster::block_on(val.pop());
         let o = pollster::block_on(oom.pop());
+        if o.is_some() || v.is_some() || r.is_err() {
+            // A kept buffer may be the one that failed; free them all.
+            self.scratch.lock().unwrap().clear();
+        }
         if let Some(e) = o {
             return Err(AccelError::new(ErrorCode::OUT_OF_MEMORY, e.to_string()));
         }

@@ -143,14 +143,20 @@ impl Gpu {
         // After an odd number of folds the partials are in `overflow`.
         let in_overflow = folds.len() % 2 == 1;
         let out = self.scoped(|| {
-            let none = wgpu::BufferUsages::empty();
-            let sc = self.upload("msm scalars", as_bytes(scalars), none)?;
-            let tables = self.buffer("msm tables", (3 * w * nb + w) * 4, none);
-            let sorted = self.buffer("msm sorted", w * n as u64 * 4, none);
-            let buckets = self.buffer("msm buckets", w * nb * XYZZ_BYTES, none);
-            let src = wgpu::BufferUsages::COPY_SRC;
-            let overflow = self.buffer("msm chunk sums", w * oslots * XYZZ_BYTES, src);
-            let partials = self.buffer("msm partials", w * nt * XYZZ_BYTES, src);
+            use wgpu::BufferUsages as U;
+            let sc = self.scratch("msm scalars", n as u64 * 32, U::COPY_DST);
+            self.write(&sc, as_bytes(scalars))?;
+            // Bucket sizes are counted up from zero; nothing else is read
+            // before it is written.
+            let table_bytes = (3 * w * nb + w) * 4;
+            let tables = self.scratch("msm tables", table_bytes, U::COPY_DST);
+            let mut enc = self.device.create_command_encoder(&Default::default());
+            enc.clear_buffer(&tables, 0, Some(table_bytes));
+            self.queue.submit([enc.finish()]);
+            let sorted = self.scratch("msm sorted", w * n as u64 * 4, U::empty());
+            let buckets = self.scratch("msm buckets", w * nb * XYZZ_BYTES, U::empty());
+            let overflow = self.scratch("msm chunk sums", w * oslots * XYZZ_BYTES, U::COPY_SRC);
+            let partials = self.scratch("msm partials", w * nt * XYZZ_BYTES, U::COPY_SRC);
             // One bind group per tree stride (the only parameter that changes).
             let bind = |stride: u32| {
                 let prm = self.params([
