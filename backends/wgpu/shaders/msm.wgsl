@@ -9,10 +9,10 @@
 // → chunk (a bucket is cut into chunks of CHUNK points, one thread sums one
 // chunk, so many equal scalars do not serialise on one thread) → tree (one
 // pass per stride 1, FAN, FAN², …: chunk sums added FAN at a time, until
-// chunk 0 holds the bucket) → reduce (Σ (b+1)·bucket_b over a short range of
-// buckets per thread) → fold (partials added FAN at a time, between
-// `partials` and `overflow`, until a few per window are left); the host adds
-// those and the windows.
+// chunk 0 holds the bucket) → reduce (weighted and plain sums of a short
+// range of buckets per thread) → fold (FAN neighbouring ranges merged into
+// one, between `partials` and `overflow`, until a few per window are left);
+// the host merges those and adds the windows.
 // shader.rs prepends CHUNK and FAN. Every loop of a thread stays short
 // (lavapipe leaves loops after 65 535 iterations, see field.rs).
 //
@@ -282,52 +282,69 @@ fn tree(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw
   st_chunk(id, r, acc);
 }
 
-// Thread w·nt + t: Σ_{b ∈ [lo, lo + span)} (b + 1)·bucket_b of window w, lo = t·span.
-// One `add` call site (compilers inline every call, and lavapipe's compile
-// time grows with each copy): steps 2j, 2j + 1 do run += bucket, acc += run
-// over the buckets from the top, so acc = Σ (b − lo + 1)·bucket_b; then
-// double-and-add adds lo·run (acc += q for each set bit k of lo, q += q).
+// Buckets are weighed in groups: a group of width W starting at bucket L is
+// the pair (A, R) = (Σ (b − L + 1)·bucket_b, Σ bucket_b), and eight
+// neighbouring groups g_0 … g_7 make one of width 8·W:
+//   A = Σ A_i + W·Σ i·R_i,  R = Σ R_i.
+// Pair p of a level sits in slots 2p (A) and 2p + 1 (R) of its buffer.
+// Every kernel has one `add` call site (compilers inline every call, and
+// lavapipe's compile time grows with each copy): its steps pick operands.
+
+// Thread w·nt + t: the pair of buckets [t·span, t·span + span) of window w,
+// into `partials`: from the top, R += bucket_b, then A += R.
 @compute @workgroup_size(64)
 fn reduce(@builtin(global_invocation_id) g: vec3<u32>) {
   let id = g.x;
   if (id >= prm.nwin * prm.nt) { return; }
   let w = id / prm.nt; let lo = (id % prm.nt) * prm.span;
-  let steps = 2u * (prm.span + 32u - countLeadingZeros(lo));
-  var run = identity(); var acc = identity(); var q = identity();
-  for (var i = 0u; i < steps; i++) {
-    let j = i / 2u; let odd = (i & 1u) == 1u;
+  var run = identity(); var acc = identity();
+  for (var i = 0u; i < 2u * prm.span; i++) {
+    let odd = (i & 1u) == 1u;
     var x = acc; var y = run;
-    if (j < prm.span) {
-      if (!odd) { x = run; y = ld_bucket(w * prm.nb + lo + prm.span - 1u - j); }
-    } else {
-      let k = j - prm.span;
-      if (k == 0u && !odd) { q = run; }
-      if (odd) { x = q; y = q; } else if (((lo >> k) & 1u) != 0u) { y = q; } else { y = identity(); }
-    }
+    if (!odd) { x = run; y = ld_bucket(w * prm.nb + lo + prm.span - 1u - i / 2u); }
     let r = add(x, y);
-    if (j < prm.span && !odd) { run = r; } else if (j >= prm.span && odd) { q = r; } else { acc = r; }
+    if (odd) { acc = r; } else { run = r; }
   }
-  st_partial(id, acc);
+  st_partial(2u * id, acc); st_partial(2u * id + 1u, run);
 }
 
-// Fold pass: prm.stride = m | dir << 31 with m partials per window in
-// `partials` (dir 0) or `overflow` (dir 1); thread w·m' + g, m' = ⌈m/FAN⌉,
-// adds partials g·FAN … g·FAN + FAN − 1 of window w into slot w·m' + g of
-// the other buffer.
+fn ld_pair(from_overflow: bool, p: u32) -> Xyzz {
+  let o = 48u * p;
+  if (from_overflow) { return Xyzz(ld_ov_fp(o), ld_ov_fp(o + 12u), ld_ov_fp(o + 24u), ld_ov_fp(o + 36u)); }
+  return Xyzz(ld_pa_fp(o), ld_pa_fp(o + 12u), ld_pa_fp(o + 24u), ld_pa_fp(o + 36u));
+}
+
+// Merge pass: prm.stride = m | log2(W) << 24 | dir << 31, m groups of width
+// W per window in `partials` (dir 0) or `overflow` (dir 1); thread
+// w·m' + g, m' = ⌈m/FAN⌉, merges groups g·FAN … of window w into pair
+// w·m' + g of the other buffer. Steps: R_i for i from the top down to 1
+// (R += R_i, S += R: S = Σ i·R_i), R += R_0, log2(W) doublings of S, then
+// S += A_i for every i.
 @compute @workgroup_size(64)
 fn fold(@builtin(global_invocation_id) g: vec3<u32>) {
-  let m = prm.stride & 0x7fffffffu; let from_overflow = (prm.stride >> 31u) != 0u;
+  let m = prm.stride & 0xffffffu; let wlog = (prm.stride >> 24u) & 0x7fu;
+  let from_overflow = (prm.stride >> 31u) != 0u;
   let m2 = (m + FAN - 1u) / FAN;
   let id = g.x;
   if (id >= prm.nwin * m2) { return; }
-  let w = id / m2; let lo = (id % m2) * FAN;
-  var acc = identity();
-  for (var j = lo; j < min(lo + FAN, m); j++) {
-    let o = 48u * (w * m + j);
-    var p: Xyzz;
-    if (from_overflow) { p = Xyzz(ld_ov_fp(o), ld_ov_fp(o + 12u), ld_ov_fp(o + 24u), ld_ov_fp(o + 36u)); }
-    else { p = Xyzz(ld_pa_fp(o), ld_pa_fp(o + 12u), ld_pa_fp(o + 24u), ld_pa_fp(o + 36u)); }
-    acc = add(acc, p);
+  let base = (id / m2) * m + (id % m2) * FAN; // first input pair
+  let k = min(FAN, m - (id % m2) * FAN);      // groups in this merge
+  let tops = 2u * (k - 1u);
+  let steps = tops + 1u + wlog + k;
+  var run = identity(); var acc = identity();
+  for (var i = 0u; i < steps; i++) {
+    let to_run = (i < tops && (i & 1u) == 0u) || i == tops;
+    var slot = 0xffffffffu; // the pair slot this step loads, if any
+    if (i < tops && (i & 1u) == 0u) { slot = 2u * (base + k - 1u - i / 2u) + 1u; }
+    if (i == tops) { slot = 2u * base + 1u; }
+    if (i >= tops + 1u + wlog) { slot = 2u * (base + i - tops - 1u - wlog); }
+    var x = acc; var y = acc;
+    if (i < tops) { y = run; }
+    if (to_run) { x = run; }
+    if (slot != 0xffffffffu) { y = ld_pair(from_overflow, slot); }
+    let r = add(x, y);
+    if (to_run) { run = r; } else { acc = r; }
   }
-  if (from_overflow) { st_partial(id, acc); } else { st_overflow(id, acc); }
+  if (from_overflow) { st_partial(2u * id, acc); st_partial(2u * id + 1u, run); }
+  else { st_overflow(2u * id, acc); st_overflow(2u * id + 1u, run); }
 }

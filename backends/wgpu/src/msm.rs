@@ -15,14 +15,14 @@ use crate::gpu::{Gpu, as_bytes, u64s};
 pub(crate) const CHUNK: u32 = 32;
 /// Chunk sums one thread adds per tree pass, and partials per fold pass.
 pub(crate) const FAN: u32 = 8;
-/// Buckets one reduce thread weighs. Its adds are one dependent chain of
-/// about 2·span + 2·(c − 1) (the last part multiplies by the range's start),
-/// and the GPU runs few such threads at a time: 64 left the H200 mostly idle
-/// (2^20: 8 192 threads of ~158 adds, 8.9 ms).
+/// Buckets one reduce thread weighs (a power of two): 2·span dependent
+/// additions. A thread per 64 buckets that also multiplied its sum by the
+/// range's start (~2·(c − 1) more) left the H200 mostly idle (2^20: 8 192
+/// threads of ~158 additions, 8.9 ms).
 const REDUCE_SPAN: u32 = 8;
-/// Fold passes run until at most this many partials per window are left
-/// for the host.
-const HOST_PARTIALS: u32 = 64;
+/// Merge passes run until at most this many groups per window are left for
+/// the host.
+const HOST_GROUPS: u32 = 64;
 
 /// Bytes of one XYZZ point on the device.
 const XYZZ_BYTES: u64 = 192;
@@ -119,16 +119,18 @@ impl Gpu {
         );
         // Overflow chunk slots per window: Σ_b (⌈count_b/CHUNK⌉ − 1) < n/CHUNK.
         let ocap = (n as u64).div_ceil(CHUNK as u64);
-        // Fold passes: partials per window before each (m | direction << 31).
+        // Merge passes (shaders/msm.wgsl): groups per window and their
+        // width before each, as m | log2(width) << 24 | direction << 31.
         let mut folds = Vec::new();
-        let mut m = plan.threads;
-        while m > HOST_PARTIALS {
-            folds.push(m | (folds.len() as u32 % 2) << 31);
+        let (mut m, mut wlog) = (plan.threads, (plan.buckets / plan.threads).ilog2());
+        while m > HOST_GROUPS {
+            folds.push(m | wlog << 24 | (folds.len() as u32 % 2) << 31);
             m = m.div_ceil(FAN);
+            wlog += FAN.ilog2();
         }
-        let host_partials = m as u64;
-        // The first fold writes into `overflow`.
-        let oslots = ocap.max(nt.div_ceil(FAN as u64));
+        let host_groups = m as u64;
+        // Pairs (A, R) of a level: the first merge writes into `overflow`.
+        let oslots = ocap.max(2 * nt.div_ceil(FAN as u64));
         self.check_binding("the MSM's bases", n as u64 * 96)?;
         self.check_binding("the MSM's sorted indices", w * n as u64 * 4)?;
         self.check_binding("the MSM's bucket tables", (3 * w * nb + w) * 4)?;
@@ -139,8 +141,8 @@ impl Gpu {
         }
         let k = self.msm_kernels()?;
         let _busy = self.busy.lock().unwrap();
-        let partial_bytes = w * host_partials * XYZZ_BYTES;
-        // After an odd number of folds the partials are in `overflow`.
+        let partial_bytes = 2 * w * host_groups * XYZZ_BYTES;
+        // After an odd number of merges the groups are in `overflow`.
         let in_overflow = folds.len() % 2 == 1;
         let out = self.scoped(|| {
             use wgpu::BufferUsages as U;
@@ -156,7 +158,7 @@ impl Gpu {
             let sorted = self.scratch("msm sorted", w * n as u64 * 4, U::empty());
             let buckets = self.scratch("msm buckets", w * nb * XYZZ_BYTES, U::empty());
             let overflow = self.scratch("msm chunk sums", w * oslots * XYZZ_BYTES, U::COPY_SRC);
-            let partials = self.scratch("msm partials", w * nt * XYZZ_BYTES, U::COPY_SRC);
+            let partials = self.scratch("msm partials", 2 * w * nt * XYZZ_BYTES, U::COPY_SRC);
             // One bind group per tree stride (the only parameter that changes).
             let bind = |stride: u32| {
                 let prm = self.params([
@@ -202,7 +204,7 @@ impl Gpu {
             let fold_groups: Vec<(wgpu::BindGroup, u32)> = folds
                 .iter()
                 .map(|&f| {
-                    let m = (f & 0x7fff_ffff) as u64;
+                    let m = (f & 0xff_ffff) as u64;
                     (bind(f), (w * m.div_ceil(FAN as u64)).div_ceil(64) as u32)
                 })
                 .collect();
@@ -211,17 +213,30 @@ impl Gpu {
             let result = if in_overflow { &overflow } else { &partials };
             self.finish_and_read(enc, result, partial_bytes)
         })?;
-        // Window sums (one thread per window: 8 192 partials at 2^20 took
-        // ~10 ms on one core), then Horner from the top: acc·2^c + S_w.
+        // Window sums from the groups (A_i, R_i) of width 2^wlog, as a merge
+        // pass would: Σ A_i + 2^wlog·Σ i·R_i (one thread per window), then
+        // Horner from the top: acc·2^c + S_w.
         let t = std::time::Instant::now();
         let window_sum = |win: &[u8]| {
-            win.chunks_exact(XYZZ_BYTES as usize)
-                .fold(G1Projective::identity(), |acc, p| {
-                    acc.add(&xyzz_to_jacobian(p))
+            let pairs: Vec<(G1Projective, G1Projective)> = win
+                .chunks_exact(2 * XYZZ_BYTES as usize)
+                .map(|p| {
+                    let (a, r) = p.split_at(XYZZ_BYTES as usize);
+                    (xyzz_to_jacobian(a), xyzz_to_jacobian(r))
                 })
+                .collect();
+            let (mut run, mut weighted) = (G1Projective::identity(), G1Projective::identity());
+            for (_, r) in pairs.iter().skip(1).rev() {
+                run = run.add(r);
+                weighted = weighted.add(&run);
+            }
+            for _ in 0..wlog {
+                weighted = weighted.double();
+            }
+            pairs.iter().fold(weighted, |acc, (a, _)| acc.add(a))
         };
-        let windows = out.chunks_exact((host_partials * XYZZ_BYTES) as usize);
-        let sums: Vec<G1Projective> = if host_partials < 64 {
+        let windows = out.chunks_exact((2 * host_groups * XYZZ_BYTES) as usize);
+        let sums: Vec<G1Projective> = if host_groups < 16 {
             windows.map(window_sum).collect() // a thread would cost more
         } else {
             std::thread::scope(|sc| {
@@ -244,8 +259,8 @@ impl Gpu {
         if std::env::var_os("ZKPIPE_WGPU_TRACE").is_some() {
             let ms = t.elapsed().as_secs_f64() * 1e3;
             eprintln!(
-                "wgpu: msm host sum of {} partials {ms:.3} ms",
-                out.len() / XYZZ_BYTES as usize
+                "wgpu: msm host sum of {} groups {ms:.3} ms",
+                out.len() / (2 * XYZZ_BYTES) as usize
             );
         }
         Ok(acc)
