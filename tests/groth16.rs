@@ -237,3 +237,66 @@ fn ops_a_backend_lacks_run_on_the_fallback() {
         .unwrap();
     assert_eq!(proof.to_bytes(), expected.to_bytes());
 }
+
+/// A backend with MSM in G1 and NTTs of at most 2^3 points (the CPU plugin
+/// behind it): a larger domain's NTTs must go to the fallback.
+struct SmallNtt(Arc<zkpipe::Backend>);
+
+impl zkpipe::plugin::AcceleratorImpl for SmallNtt {
+    fn info(&self) -> zkpipe::plugin::BackendInfo {
+        zkpipe::plugin::BackendInfo {
+            name: "small-ntt".into(),
+            version: "0".into(),
+            devices: Default::default(),
+            notes: Default::default(),
+        }
+    }
+    fn capabilities(&self) -> zkpipe::plugin::Capabilities {
+        use zkpipe::plugin::{OpSupport, ops};
+        let op = |op: &str, max_log_size| OpSupport {
+            op: op.into(),
+            max_log_size,
+        };
+        zkpipe::plugin::Capabilities {
+            ops: vec![op(ops::NTT, 3), op(ops::MSM_G1, 30)].into(),
+        }
+    }
+    fn msm_g1(
+        &self,
+        bases: zkpipe::plugin::BasesRef<'_, zkpipe::G1Affine>,
+        scalars: &[Fr],
+        config: &zkpipe::plugin::MsmConfig,
+    ) -> Result<zkpipe::G1Projective, zkpipe::plugin::AccelError> {
+        self.0.msm_g1(bases, scalars, config).map_err(|e| match e {
+            Error::Backend { source, .. } => source,
+            e => zkpipe::plugin::AccelError::invalid_input(e.to_string()),
+        })
+    }
+}
+
+#[test]
+fn ntts_past_the_backend_size_limit_run_on_the_fallback() {
+    let small = Arc::new(zkpipe::Backend::new(
+        "small-ntt",
+        zkpipe::plugin::into_accelerator(SmallNtt(cpu())),
+    ));
+    let (r1cs, w) = R1cs::record(BenchCircuit::new("squaring-chain", "16", 1).unwrap()).unwrap();
+    let params = Arc::new(groth16::setup(&r1cs, 1));
+    let r1cs = Arc::new(r1cs);
+    let e = Prover::new(small.clone(), params.clone(), r1cs.clone())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("does not support ntt at 2^5"), "{e}");
+
+    let prover = Prover::with_fallback(small, Some(cpu()), params.clone(), r1cs.clone()).unwrap();
+    assert_eq!(
+        prover.routing().map(|(_, b)| b),
+        ["cpu", "small-ntt", "cpu"]
+    );
+    let (proof, _) = prover.prove(&w, Fr::from_u64(2), Fr::from_u64(3)).unwrap();
+    let (expected, _) = Prover::new(cpu(), params, r1cs)
+        .unwrap()
+        .prove(&w, Fr::from_u64(2), Fr::from_u64(3))
+        .unwrap();
+    assert_eq!(proof.to_bytes(), expected.to_bytes());
+}

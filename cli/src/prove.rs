@@ -471,8 +471,8 @@ fn whole_proof(
     Ok((!differing.is_empty()).then(|| format!("proof points {} differ", differing.join(", "))))
 }
 
-/// A prover on `backend`; ops it declares unsupported run on the CPU
-/// backend instead, and a note says so.
+/// A prover on `backend`; ops it declares unsupported, or NTTs past its
+/// size limit, run on the CPU backend instead, and a note says so.
 ///
 /// # Errors
 /// As [`Prover::with_fallback`]; loading the CPU backend.
@@ -482,24 +482,28 @@ pub fn prover_for(
     params: std::sync::Arc<Parameters>,
     r1cs: std::sync::Arc<R1cs>,
 ) -> Result<Prover, Error> {
-    use zkpipe_core::plugin::ops;
-    let caps = backend.capabilities();
-    let missing: Vec<&str> = [ops::NTT, ops::MSM_G1, ops::MSM_G2]
-        .into_iter()
-        .filter(|op| !caps.supports(op))
-        .collect();
-    let fallback = if missing.is_empty() || backend.name() == "cpu" {
+    let fallback = if backend.name() == "cpu" {
         None
     } else {
-        eprintln!(
-            "note: backend `{}` does not support {}: the cpu backend runs them",
-            backend.name(),
-            missing.join(", ")
-        );
         Some(std::sync::Arc::new(args.registry().create(
             "cpu",
             &zkpipe_core::plugin::BackendConfig::default(),
         )?))
     };
-    Prover::with_fallback(backend, fallback, params, r1cs)
+    let prover = Prover::with_fallback(backend.clone(), fallback, params, r1cs)?;
+    let moved: Vec<&str> = prover
+        .routing()
+        .into_iter()
+        .filter(|(_, on)| *on != backend.name())
+        .map(|(op, _)| op)
+        .collect();
+    if !moved.is_empty() {
+        eprintln!(
+            "note: backend `{}` does not run {} (unsupported, or past its size limit): \
+             the cpu backend runs them",
+            backend.name(),
+            moved.join(", ")
+        );
+    }
+    Ok(prover)
 }

@@ -237,6 +237,13 @@ impl Capabilities {
     pub fn supports(&self, op: &str) -> bool {
         self.ops.iter().any(|o| o.op.as_str() == op)
     }
+
+    /// Whether `op` is supported for inputs of 2^`log_size` elements.
+    pub fn supports_size(&self, op: &str, log_size: u32) -> bool {
+        self.ops
+            .iter()
+            .any(|o| o.op.as_str() == op && o.max_log_size >= log_size)
+    }
 }
 
 // ------------------------------------------------------------------ op inputs

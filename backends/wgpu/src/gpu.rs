@@ -26,6 +26,9 @@ pub(crate) struct Gpu {
     pub int64: bool,
     /// log2 of the NTT's workgroup-memory tile (elements), from the adapter's limit.
     pub ntt_tile_log: u32,
+    /// Bytes one storage binding may hold: the adapter's limit, or less when
+    /// the `max_binding_mib` setting asks (tests use it to force splits).
+    pub max_binding: u64,
     ntt: OnceLock<Result<Arc<Kernels>, String>>,
     msm: OnceLock<Result<Arc<Kernels>, String>>,
     /// Device tables (twiddles, scaling factors) per key, kept across calls.
@@ -85,11 +88,16 @@ fn uniform(binding: u32) -> wgpu::BindGroupLayoutEntry {
 }
 
 impl Gpu {
-    /// Opens `adapter` with its own limits; SHADER_INT64 when offered and `want_int64`.
+    /// Opens `adapter` with its own limits; SHADER_INT64 when offered and
+    /// `want_int64`; bindings of at most `binding_cap` bytes when given.
     ///
     /// # Errors
     /// Why the device could not be created.
-    pub fn open(adapter: &wgpu::Adapter, want_int64: bool) -> Result<Gpu, String> {
+    pub fn open(
+        adapter: &wgpu::Adapter,
+        want_int64: bool,
+        binding_cap: Option<u64>,
+    ) -> Result<Gpu, String> {
         let int64 = want_int64 && adapter.features().contains(wgpu::Features::SHADER_INT64);
         let limits = adapter.limits();
         let features = if int64 {
@@ -116,6 +124,10 @@ impl Gpu {
             queue,
             int64,
             ntt_tile_log: crate::ntt::tile_log(&limits),
+            max_binding: limits
+                .max_storage_buffer_binding_size
+                .min(limits.max_buffer_size)
+                .min(binding_cap.unwrap_or(u64::MAX)),
             limits,
             ntt: OnceLock::new(),
             msm: OnceLock::new(),
@@ -240,10 +252,7 @@ impl Gpu {
     /// # Errors
     /// `INVALID_INPUT` naming the limit.
     pub fn check_binding(&self, what: &str, bytes: u64) -> Result<(), AccelError> {
-        let max = self
-            .limits
-            .max_storage_buffer_binding_size
-            .min(self.limits.max_buffer_size);
+        let max = self.max_binding;
         if bytes > max {
             return Err(AccelError::invalid_input(format!(
                 "{what} needs a {} MiB buffer; this adapter binds at most {} MiB \
@@ -394,12 +403,16 @@ impl Gpu {
             })
     }
 
-    pub fn bind_group(&self, k: &Kernels, buffers: &[(u32, &wgpu::Buffer)]) -> wgpu::BindGroup {
+    pub fn bind_group(
+        &self,
+        k: &Kernels,
+        buffers: &[(u32, wgpu::BindingResource<'_>)],
+    ) -> wgpu::BindGroup {
         let entries: Vec<wgpu::BindGroupEntry> = buffers
             .iter()
-            .map(|&(binding, b)| wgpu::BindGroupEntry {
-                binding,
-                resource: b.as_entire_binding(),
+            .map(|(binding, resource)| wgpu::BindGroupEntry {
+                binding: *binding,
+                resource: resource.clone(),
             })
             .collect();
         self.device.create_bind_group(&wgpu::BindGroupDescriptor {

@@ -12,7 +12,10 @@
 //! offers `SHADER_INT64`.
 //!
 //! Backend settings (`BackendConfig::ext`): `int64` = `auto` (default) or
-//! `off` (force the u32-only multiply). `ZKPIPE_WGPU_TRACE=1` prints
+//! `off` (force the u32-only multiply); `max_binding_mib` = N caps one
+//! storage binding below the adapter's limit (to exercise the splitting that
+//! adapters with small limits need, e.g. lavapipe's 128 MiB: an MSM runs in
+//! pieces of points that fit, resident bases in several buffers). `ZKPIPE_WGPU_TRACE=1` prints
 //! pipeline compile times, each kernel's time (submitted and waited for
 //! alone) and read-back times to stderr.
 //! G2 MSM is not implemented: it is
@@ -47,8 +50,7 @@ struct Slot {
 /// Bases resident on a device.
 struct Resident {
     device: u32,
-    buffer: Arc<wgpu::Buffer>,
-    len: usize,
+    bases: Arc<msm::DeviceBases>,
 }
 
 /// The wgpu backend.
@@ -57,6 +59,7 @@ pub struct WgpuBackend {
     slots: Vec<Slot>,
     notes: String,
     want_int64: bool,
+    binding_cap: Option<u64>,
     resident: Mutex<HashMap<u64, Resident>>,
     next_handle: AtomicU64,
 }
@@ -153,13 +156,24 @@ impl BackendPlugin for WgpuBackend {
             return Err(AccelError::invalid_input("threads must be at least 1"));
         }
         for kv in config.ext.iter() {
-            if kv.key.as_str() != "int64" {
+            if !["int64", "max_binding_mib"].contains(&kv.key.as_str()) {
                 return Err(AccelError::invalid_input(format!(
-                    "unknown wgpu backend setting `{}` (known: int64)",
+                    "unknown wgpu backend setting `{}` (known: int64, max_binding_mib)",
                     kv.key
                 )));
             }
         }
+        let binding_cap = match ext_get(&config.ext, "max_binding_mib") {
+            None => None,
+            Some(v) => match v.parse::<u64>() {
+                Ok(mib) if mib > 0 => Some(mib << 20),
+                _ => {
+                    return Err(AccelError::invalid_input(format!(
+                        "max_binding_mib = `{v}`: expected a whole number of MiB, at least 1"
+                    )));
+                }
+            },
+        };
         let want_int64 = match ext_get(&config.ext, "int64") {
             None | Some("auto") | Some("on") => true,
             Some("off") => false,
@@ -180,6 +194,7 @@ impl BackendPlugin for WgpuBackend {
             slots,
             notes: notes.join("; "),
             want_int64,
+            binding_cap,
             resident: Mutex::new(HashMap::new()),
             next_handle: AtomicU64::new(1),
         })
@@ -205,7 +220,7 @@ impl WgpuBackend {
         slot.gpu
             .get_or_init(|| {
                 catch_unwind(AssertUnwindSafe(|| {
-                    Gpu::open(&slot.adapter, self.want_int64)
+                    Gpu::open(&slot.adapter, self.want_int64, self.binding_cap)
                 }))
                 .unwrap_or_else(|_| Err("opening the device panicked".into()))
                 .map(Arc::new)
@@ -219,12 +234,16 @@ impl WgpuBackend {
             })
     }
 
-    fn resident(&self, h: BasesHandle, n: usize) -> Result<(u32, Arc<wgpu::Buffer>), AccelError> {
+    fn resident(
+        &self,
+        h: BasesHandle,
+        n: usize,
+    ) -> Result<(u32, Arc<msm::DeviceBases>), AccelError> {
         match self.resident.lock().unwrap().get(&h.0) {
-            Some(r) if r.len >= n => Ok((r.device, r.buffer.clone())),
+            Some(r) if r.bases.len >= n => Ok((r.device, r.bases.clone())),
             Some(r) => Err(AccelError::invalid_input(format!(
                 "bases handle {} holds {} points, fewer than the {n} scalars",
-                h.0, r.len
+                h.0, r.bases.len
             ))),
             None => Err(AccelError::invalid_input(format!(
                 "unknown bases handle {}",
@@ -240,6 +259,7 @@ impl WgpuBackend {
             .map(|s| {
                 let l = s.adapter.limits();
                 let max = l.max_storage_buffer_binding_size.min(l.max_buffer_size);
+                let max = max.min(self.binding_cap.unwrap_or(u64::MAX));
                 (max / bytes_per_element).max(1).ilog2()
             })
             .min()
@@ -281,7 +301,8 @@ impl AcceleratorImpl for WgpuBackend {
             op: name.into(),
             max_log_size,
         };
-        let msm = self.max_log(96).min(30);
+        // Larger MSMs run in pieces (bases in several buffers): memory is the limit.
+        let msm = 30;
         Capabilities {
             ops: vec![
                 op(ops::MSM_G1, msm),
@@ -322,16 +343,12 @@ impl AcceleratorImpl for WgpuBackend {
     }
 
     fn upload_bases_g1(&self, bases: &[G1Affine], device: u32) -> Result<BasesHandle, AccelError> {
-        let buffer = Arc::new(self.gpu(device)?.upload_bases(bases)?);
+        let bases = Arc::new(self.gpu(device)?.upload_bases(bases)?);
         let id = self.next_handle.fetch_add(1, Ordering::Relaxed);
-        self.resident.lock().unwrap().insert(
-            id,
-            Resident {
-                device,
-                buffer,
-                len: bases.len(),
-            },
-        );
+        self.resident
+            .lock()
+            .unwrap()
+            .insert(id, Resident { device, bases });
         Ok(BasesHandle(id))
     }
 

@@ -94,30 +94,115 @@ fn xyzz_to_jacobian(b: &[u8]) -> G1Projective {
     }
 }
 
+/// Bases on one device, in buffers of at most one storage binding each
+/// (lengths in points, every buffer but the last full).
+pub(crate) struct DeviceBases {
+    pub pieces: Vec<(wgpu::Buffer, usize)>,
+    pub len: usize,
+}
+
+/// Overflow chunk slots per window for `n` points: Σ_b (⌈count_b/CHUNK⌉ − 1)
+/// < n/CHUNK; at least the pairs of the first merge pass, which reuses them.
+fn overflow_slots(n: u64, plan: &Plan) -> u64 {
+    let ocap = n.div_ceil(CHUNK as u64);
+    ocap.max(2 * (plan.threads as u64).div_ceil(FAN as u64))
+}
+
 impl Gpu {
-    /// `Σ scalars[i]·bases[i]` over the first `scalars.len()` points of `bases`
-    /// (a device buffer of blst affine points).
+    /// Points a bases binding may start at: offsets are multiples of the
+    /// adapter's storage offset alignment.
+    fn point_align(&self) -> usize {
+        let a = self.limits.min_storage_buffer_offset_alignment.max(1) as usize;
+        let (mut x, mut y) = (a, 96);
+        while y != 0 {
+            (x, y) = (y, x % y);
+        }
+        a / x // lcm(a, 96) / 96
+    }
+
+    /// Checks that every buffer of an MSM of `n` points fits one binding.
     ///
     /// # Errors
-    /// `INVALID_INPUT` when a buffer would exceed the adapter's binding
-    /// limit; device errors.
+    /// `INVALID_INPUT` naming the first buffer that does not.
+    fn check_msm_bindings(&self, n: u64, window_bits: u32) -> Result<(), AccelError> {
+        let plan = Plan::new(n as usize, window_bits);
+        let (w, nb, nt) = (
+            plan.windows as u64,
+            plan.buckets as u64,
+            plan.threads as u64,
+        );
+        self.check_binding("the MSM's bases", n * 96)?;
+        self.check_binding("the MSM's sorted indices", w * n * 4)?;
+        self.check_binding("the MSM's bucket tables", (3 * w * nb + w) * 4)?;
+        self.check_binding("the MSM's buckets", w * nb * XYZZ_BYTES)?;
+        self.check_binding("the MSM's partials", 2 * w * nt * XYZZ_BYTES)?;
+        self.check_binding(
+            "the MSM's chunk sums",
+            w * overflow_slots(n, &plan) * XYZZ_BYTES,
+        )
+    }
+
+    /// `Σ scalars[i]·bases[i]` over the first `scalars.len()` points of
+    /// `bases`. Runs in pieces of as many points as fit the binding limit
+    /// (halved until they do), added on the host.
+    ///
+    /// # Errors
+    /// `INVALID_INPUT` when even a piece of a few points does not fit (a
+    /// window too wide for the limit); device errors.
     pub(crate) fn msm_g1(
         &self,
-        bases: &wgpu::Buffer,
+        bases: &DeviceBases,
         scalars: &[zkpipe_core::Fr],
         window_bits: u32,
     ) -> Result<G1Projective, AccelError> {
         let n = scalars.len();
-        if n == 0 {
-            return Ok(G1Projective::identity());
+        if n >= 1 << 31 {
+            return Err(AccelError::invalid_input("MSM of 2^31 points or more"));
         }
+        let align = self.point_align();
+        let mut piece = n;
+        while let Err(e) = self.check_msm_bindings(piece as u64, window_bits) {
+            if piece <= align {
+                return Err(e);
+            }
+            piece = (piece / 2 / align).max(1) * align;
+        }
+        let mut sum = G1Projective::identity();
+        let mut first = 0; // of the current buffer
+        for (buffer, len) in &bases.pieces {
+            let end = (first + len).min(n);
+            for lo in (first..end).step_by(piece.max(1)) {
+                let hi = (lo + piece).min(end);
+                let binding = wgpu::BufferBinding {
+                    buffer,
+                    offset: (lo - first) as u64 * 96,
+                    size: wgpu::BufferSize::new((hi - lo) as u64 * 96),
+                };
+                sum = sum.add(&self.msm_piece(binding, &scalars[lo..hi], window_bits)?);
+            }
+            first += len;
+            if first >= n {
+                break;
+            }
+        }
+        Ok(sum)
+    }
+
+    /// One piece of [`Gpu::msm_g1`]: `bases` binds exactly `scalars.len()`
+    /// points, and every buffer fits a binding.
+    fn msm_piece(
+        &self,
+        bases: wgpu::BufferBinding<'_>,
+        scalars: &[zkpipe_core::Fr],
+        window_bits: u32,
+    ) -> Result<G1Projective, AccelError> {
+        let n = scalars.len();
         let plan = Plan::new(n, window_bits);
         let (w, nb, nt) = (
             plan.windows as u64,
             plan.buckets as u64,
             plan.threads as u64,
         );
-        // Overflow chunk slots per window: Σ_b (⌈count_b/CHUNK⌉ − 1) < n/CHUNK.
         let ocap = (n as u64).div_ceil(CHUNK as u64);
         // Merge passes (shaders/msm.wgsl): groups per window and their
         // width before each, as m | log2(width) << 24 | direction << 31.
@@ -129,16 +214,7 @@ impl Gpu {
             wlog += FAN.ilog2();
         }
         let host_groups = m as u64;
-        // Pairs (A, R) of a level: the first merge writes into `overflow`.
-        let oslots = ocap.max(2 * nt.div_ceil(FAN as u64));
-        self.check_binding("the MSM's bases", n as u64 * 96)?;
-        self.check_binding("the MSM's sorted indices", w * n as u64 * 4)?;
-        self.check_binding("the MSM's bucket tables", (3 * w * nb + w) * 4)?;
-        self.check_binding("the MSM's buckets", w * nb * XYZZ_BYTES)?;
-        self.check_binding("the MSM's chunk sums", w * oslots * XYZZ_BYTES)?;
-        if n >= 1 << 31 {
-            return Err(AccelError::invalid_input("MSM of 2^31 points or more"));
-        }
+        let oslots = overflow_slots(n as u64, &plan);
         let k = self.msm_kernels()?;
         let _busy = self.busy.lock().unwrap();
         let partial_bytes = 2 * w * host_groups * XYZZ_BYTES;
@@ -174,14 +250,14 @@ impl Gpu {
                 self.bind_group(
                     &k,
                     &[
-                        (0, &prm),
-                        (1, &sc),
-                        (2, bases),
-                        (3, &tables),
-                        (4, &sorted),
-                        (5, &buckets),
-                        (6, &overflow),
-                        (7, &partials),
+                        (0, prm.as_entire_binding()),
+                        (1, sc.as_entire_binding()),
+                        (2, wgpu::BindingResource::Buffer(bases.clone())),
+                        (3, tables.as_entire_binding()),
+                        (4, sorted.as_entire_binding()),
+                        (5, buckets.as_entire_binding()),
+                        (6, overflow.as_entire_binding()),
+                        (7, partials.as_entire_binding()),
                     ],
                 )
             };
@@ -266,16 +342,27 @@ impl Gpu {
         Ok(acc)
     }
 
-    /// Copies bases to a device buffer.
+    /// Copies bases to the device, in buffers of one binding each.
     ///
     /// # Errors
-    /// `INVALID_INPUT` past the binding limit; `OUT_OF_MEMORY`.
-    pub(crate) fn upload_bases(&self, bases: &[G1Affine]) -> Result<wgpu::Buffer, AccelError> {
-        self.check_binding("the bases", bases.len() as u64 * 96)?;
-        // A binding cannot be empty: an empty set gets one identity point.
-        let pad = [G1Affine::identity()];
-        let data = if bases.is_empty() { &pad[..] } else { bases };
-        self.scoped(|| self.upload("bases", as_bytes(data), wgpu::BufferUsages::empty()))
+    /// `OUT_OF_MEMORY`; device errors.
+    pub(crate) fn upload_bases(&self, bases: &[G1Affine]) -> Result<DeviceBases, AccelError> {
+        // Whole multiples of the offset alignment, so that MSM pieces start
+        // on bindable offsets.
+        let align = self.point_align();
+        let per_buffer = ((self.max_binding / 96) as usize / align * align).max(align);
+        let pieces = bases
+            .chunks(per_buffer)
+            .map(|c| {
+                let buf =
+                    self.scoped(|| self.upload("bases", as_bytes(c), wgpu::BufferUsages::empty()))?;
+                Ok((buf, c.len()))
+            })
+            .collect::<Result<_, AccelError>>()?;
+        Ok(DeviceBases {
+            pieces,
+            len: bases.len(),
+        })
     }
 }
 

@@ -154,7 +154,14 @@ impl Gpu {
                 .iter()
                 .map(|(_, t, p, _)| {
                     let prm = self.params(*p);
-                    self.bind_group(&k, &[(0, &data), (1, t), (2, &prm)])
+                    self.bind_group(
+                        &k,
+                        &[
+                            (0, data.as_entire_binding()),
+                            (1, t.as_entire_binding()),
+                            (2, prm.as_entire_binding()),
+                        ],
+                    )
                 })
                 .collect();
             let steps: Vec<_> = steps
@@ -204,7 +211,7 @@ mod tests {
             return;
         };
         for tile_log in 1..=3 {
-            let mut gpu = Gpu::open(&slot.adapter, true).unwrap();
+            let mut gpu = Gpu::open(&slot.adapter, true, None).unwrap();
             gpu.ntt_tile_log = tile_log;
             for log in 1..=7u32 {
                 for order in NttOrder::ALL {

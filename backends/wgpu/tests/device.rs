@@ -12,12 +12,19 @@ use zkpipe_core::reference;
 use zkpipe_core::{Fr, G1Affine, G1Projective, plugin::BackendPlugin, sample};
 
 fn backend(int64: &str) -> Option<WgpuBackend> {
+    backend_with(&[("int64", int64)])
+}
+
+fn backend_with(settings: &[(&str, &str)]) -> Option<WgpuBackend> {
+    let ext: Vec<KeyValue> = settings
+        .iter()
+        .map(|(k, v)| KeyValue {
+            key: (*k).into(),
+            value: (*v).into(),
+        })
+        .collect();
     let cfg = BackendConfig {
-        ext: vec![KeyValue {
-            key: "int64".into(),
-            value: int64.into(),
-        }]
-        .into(),
+        ext: ext.into(),
         ..Default::default()
     };
     let b = WgpuBackend::create(&cfg).unwrap();
@@ -125,4 +132,36 @@ fn fold_passes() {
             .unwrap();
         assert_eq!(got.to_affine(), want, "window_bits={window_bits}");
     }
+}
+
+/// Bindings capped at 1 MiB (lavapipe allows 128): 12 000 bases go to two
+/// buffers and the MSM runs in pieces of under 1 500 points, from host
+/// bases and from resident ones (fewer scalars than bases), on seeded random
+/// data with an identity base and a zero scalar.
+#[test]
+fn split_bindings() {
+    let Some(be) = backend_with(&[("max_binding_mib", "1")]) else {
+        return;
+    };
+    let n = 12_000;
+    let mut bases = sample::g1_points(n, 21);
+    let mut scalars = sample::scalars(n, 22);
+    bases[10_921] = G1Affine::identity();
+    scalars[3] = Fr::ZERO;
+    let cfg = MsmConfig::default();
+    let got = be
+        .msm_g1(BasesRef::Host((&bases[..]).into()), &scalars, &cfg)
+        .unwrap();
+    assert_eq!(
+        got.to_affine(),
+        reference::msm_g1(&bases, &scalars).to_affine()
+    );
+    let h = be.upload_bases_g1(&bases, 0).unwrap();
+    let m = 11_003;
+    let got = be
+        .msm_g1(BasesRef::Resident(h), &scalars[..m], &cfg)
+        .unwrap();
+    let want = reference::msm_g1(&bases[..m], &scalars[..m]);
+    assert_eq!(got.to_affine(), want.to_affine());
+    be.drop_bases(h).unwrap();
 }

@@ -144,7 +144,8 @@ impl Prover {
 
     /// Like [`Prover::new`], running each op the backend declares
     /// unsupported on `fallback` instead (e.g. the CPU backend under a GPU
-    /// backend that has no G2 MSM yet). See [`Prover::routing`].
+    /// backend that has no G2 MSM yet; the NTTs too when the domain is
+    /// larger than the backend's NTT limit). See [`Prover::routing`].
     ///
     /// # Errors
     /// As [`Prover::new`]; [`Error::InvalidInput`] when an op is unsupported
@@ -157,15 +158,22 @@ impl Prover {
     ) -> Result<Self, Error> {
         params.check_shape(&r1cs)?;
         let log_n = super::domain_log_size(r1cs.num_constraints(), r1cs.num_inputs);
+        // NTTs run on the whole domain, so their size limit decides too.
         let pick = |op: &str| -> Result<Arc<Backend>, Error> {
-            if backend.capabilities().supports(op) {
+            let log = if op == ops::NTT { log_n } else { 0 };
+            if backend.capabilities().supports_size(op, log) {
                 return Ok(backend.clone());
             }
             match &fallback {
-                Some(f) if f.capabilities().supports(op) => Ok(f.clone()),
+                Some(f) if f.capabilities().supports_size(op, log) => Ok(f.clone()),
                 _ => Err(Error::InvalidInput(format!(
-                    "backend `{}` does not support {op} and no fallback backend does",
-                    backend.name()
+                    "backend `{}` does not support {op}{} and no fallback backend does",
+                    backend.name(),
+                    if log > 0 {
+                        format!(" at 2^{log}")
+                    } else {
+                        String::new()
+                    }
                 ))),
             }
         };
@@ -206,7 +214,7 @@ impl Prover {
             }
         }
         Ok(Prover {
-            fused_quotient: ntt.capabilities().supports(ops::QUOTIENT),
+            fused_quotient: ntt.capabilities().supports_size(ops::QUOTIENT, log_n),
             ntt,
             g1,
             g2,
