@@ -10,7 +10,7 @@
 // chunk, so many equal scalars do not serialise on one thread) → tree (one
 // pass per stride 1, FAN, FAN², …: chunk sums added FAN at a time, until
 // chunk 0 holds the bucket) → reduce (weighted and plain sums of a short
-// range of buckets per thread) → fold (FAN neighbouring ranges merged into
+// range of buckets per thread) → merge (FAN neighbouring ranges merged into
 // one, between `partials` and `overflow`, until a few per window are left);
 // the host merges those and adds the windows.
 // shader.rs prepends CHUNK and FAN. Every loop of a thread stays short
@@ -321,7 +321,7 @@ fn ld_pair(from_overflow: bool, p: u32) -> Xyzz {
 // (R += R_i, S += R: S = Σ i·R_i), R += R_0, log2(W) doublings of S, then
 // S += A_i for every i.
 @compute @workgroup_size(64)
-fn fold(@builtin(global_invocation_id) g: vec3<u32>) {
+fn merge(@builtin(global_invocation_id) g: vec3<u32>) {
   let m = prm.stride & 0xffffffu; let wlog = (prm.stride >> 24u) & 0x7fu;
   let from_overflow = (prm.stride >> 31u) != 0u;
   let m2 = (m + FAN - 1u) / FAN;

@@ -239,7 +239,7 @@ impl Gpu {
                     shader::msm(self.int64),
                     &layout,
                     &[
-                        "digits", "scan", "scatter", "chunk", "tree", "reduce", "fold",
+                        "digits", "scan", "scatter", "chunk", "tree", "reduce", "merge",
                     ],
                 )
             })

@@ -1,7 +1,9 @@
 //! G1 MSM on the device (shaders/msm.wgsl): the device sorts points into
 //! signed-digit buckets, sums the buckets in chunks and the chunk sums in a
-//! tree, and reduces the buckets to a few partial sums per window; the host
-//! adds those with blst and combines the windows.
+//! tree, weighs the buckets in short ranges and merges neighbouring ranges
+//! until a few per window are left; the host finishes those with blst and
+//! combines the windows. MSMs larger than the adapter's binding limit run in
+//! pieces.
 
 use blst::{blst_fp, blst_fp_mul, blst_fp_sqr};
 use zkpipe_core::plugin::AccelError;
@@ -13,7 +15,7 @@ use crate::gpu::{Gpu, as_bytes, u64s};
 /// spread over many threads, and every thread's loop stays far below
 /// lavapipe's 65 535 iterations.
 pub(crate) const CHUNK: u32 = 32;
-/// Chunk sums one thread adds per tree pass, and partials per fold pass.
+/// Chunk sums one thread adds per tree pass, and ranges per merge pass.
 pub(crate) const FAN: u32 = 8;
 /// Buckets one reduce thread weighs (a power of two): 2·span dependent
 /// additions. A thread per 64 buckets that also multiplied its sum by the
@@ -206,10 +208,10 @@ impl Gpu {
         let ocap = (n as u64).div_ceil(CHUNK as u64);
         // Merge passes (shaders/msm.wgsl): groups per window and their
         // width before each, as m | log2(width) << 24 | direction << 31.
-        let mut folds = Vec::new();
+        let mut merges = Vec::new();
         let (mut m, mut wlog) = (plan.threads, (plan.buckets / plan.threads).ilog2());
         while m > HOST_GROUPS {
-            folds.push(m | wlog << 24 | (folds.len() as u32 % 2) << 31);
+            merges.push(m | wlog << 24 | (merges.len() as u32 % 2) << 31);
             m = m.div_ceil(FAN);
             wlog += FAN.ilog2();
         }
@@ -219,7 +221,7 @@ impl Gpu {
         let _busy = self.busy.lock().unwrap();
         let partial_bytes = 2 * w * host_groups * XYZZ_BYTES;
         // After an odd number of merges the groups are in `overflow`.
-        let in_overflow = folds.len() % 2 == 1;
+        let in_overflow = merges.len() % 2 == 1;
         let out = self.scoped(|| {
             use wgpu::BufferUsages as U;
             let sc = self.scratch("msm scalars", n as u64 * 32, U::COPY_DST);
@@ -277,14 +279,14 @@ impl Gpu {
             ];
             steps.extend(trees.iter().map(|bg| ("tree", bg, chunks)));
             steps.push(("reduce", &main, ((w * nt).div_ceil(64) as u32, 1)));
-            let fold_groups: Vec<(wgpu::BindGroup, u32)> = folds
+            let merge_steps: Vec<(wgpu::BindGroup, u32)> = merges
                 .iter()
                 .map(|&f| {
                     let m = (f & 0xff_ffff) as u64;
                     (bind(f), (w * m.div_ceil(FAN as u64)).div_ceil(64) as u32)
                 })
                 .collect();
-            steps.extend(fold_groups.iter().map(|(bg, x)| ("fold", bg, (*x, 1))));
+            steps.extend(merge_steps.iter().map(|(bg, x)| ("merge", bg, (*x, 1))));
             let enc = self.dispatch(&k, &steps)?;
             let result = if in_overflow { &overflow } else { &partials };
             self.finish_and_read(enc, result, partial_bytes)

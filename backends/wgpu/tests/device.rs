@@ -109,12 +109,12 @@ fn one_huge_bucket() {
     assert_eq!(got.to_affine(), want.to_affine());
 }
 
-/// Window widths whose reduce leaves 1 024, 512 and 16 partials per window:
-/// two, one and no fold passes (partials ending in either buffer), on
+/// Window widths whose reduce leaves 1 024, 512 and 16 ranges per window:
+/// two, one and no merge passes (results ending in either buffer), on
 /// seeded random points with an identity base and zero scalars mixed in.
 /// Widest first, so the later calls run in the first one's kept buffers.
 #[test]
-fn fold_passes() {
+fn merge_passes() {
     let Some(be) = backend("auto") else { return };
     let n = 300;
     let mut bases = sample::g1_points(n, 5);
