@@ -169,6 +169,8 @@ impl Gpu {
             }
             piece = (piece / 2 / align).max(1) * align;
         }
+        // Every piece, a shorter last one too, runs the window checked above.
+        let window_bits = Plan::new(piece, window_bits).c;
         let mut sum = G1Projective::identity();
         let mut first = 0; // of the current buffer
         for (buffer, len) in &bases.pieces {
@@ -218,7 +220,7 @@ impl Gpu {
         let host_groups = m as u64;
         let oslots = overflow_slots(n as u64, &plan);
         let k = self.msm_kernels()?;
-        let _busy = self.busy.lock().unwrap();
+        let busy = self.busy.lock().unwrap();
         let partial_bytes = 2 * w * host_groups * XYZZ_BYTES;
         // After an odd number of merges the groups are in `overflow`.
         let in_overflow = merges.len() % 2 == 1;
@@ -291,6 +293,7 @@ impl Gpu {
             let result = if in_overflow { &overflow } else { &partials };
             self.finish_and_read(enc, result, partial_bytes)
         })?;
+        drop(busy); // the rest is host work
         // Window sums from the groups (A_i, R_i) of width 2^wlog, as a merge
         // pass would: Σ A_i + 2^wlog·Σ i·R_i (one thread per window), then
         // Horner from the top: acc·2^c + S_w.

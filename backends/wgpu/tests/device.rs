@@ -135,7 +135,7 @@ fn merge_passes() {
 }
 
 /// Bindings capped at 1 MiB (lavapipe allows 128): 12 000 bases go to two
-/// buffers and the MSM runs in pieces of under 1 500 points, from host
+/// buffers and the MSM runs in pieces of at most 1 500 points, from host
 /// bases and from resident ones (fewer scalars than bases), on seeded random
 /// data with an identity base and a zero scalar.
 #[test]
