@@ -220,18 +220,25 @@ fn ops_a_backend_lacks_run_on_the_fallback() {
             .unwrap(),
     );
 
+    proves_through_the_fallback(bare, "does not support ntt", ["cpu", "cpu", "cpu"]);
+}
+
+/// On a 2^5 domain (squaring-chain 16): `backend` alone is refused with
+/// `error`; with the CPU fallback the ops are routed as `routing` (NTT, MSM
+/// G1, MSM G2) and the proof's bytes equal the CPU backend's.
+fn proves_through_the_fallback(backend: Arc<zkpipe::Backend>, error: &str, routing: [&str; 3]) {
     let (r1cs, w) = R1cs::record(BenchCircuit::new("squaring-chain", "16", 1).unwrap()).unwrap();
     let params = Arc::new(groth16::setup(&r1cs, 1));
     let r1cs = Arc::new(r1cs);
-    let e = Prover::new(bare.clone(), params.clone(), r1cs.clone())
+    let e = Prover::new(backend.clone(), params.clone(), r1cs.clone())
         .unwrap_err()
         .to_string();
-    assert!(e.contains("does not support ntt"), "{e}");
+    assert!(e.contains(error), "{e}");
 
-    let prover = Prover::with_fallback(bare, Some(cpu()), params.clone(), r1cs.clone()).unwrap();
-    assert_eq!(prover.routing().map(|(_, b)| b), ["cpu", "cpu", "cpu"]);
+    let prover = Prover::with_fallback(backend, Some(cpu()), params.clone(), r1cs.clone()).unwrap();
+    assert_eq!(prover.routing().map(|(_, b)| b), routing);
     let (proof, _) = prover.prove(&w, Fr::from_u64(2), Fr::from_u64(3)).unwrap();
-    let (expected, _) = Prover::new(cpu(), params.clone(), r1cs)
+    let (expected, _) = Prover::new(cpu(), params, r1cs)
         .unwrap()
         .prove(&w, Fr::from_u64(2), Fr::from_u64(3))
         .unwrap();
@@ -280,23 +287,9 @@ fn ntts_past_the_backend_size_limit_run_on_the_fallback() {
         "small-ntt",
         zkpipe::plugin::into_accelerator(SmallNtt(cpu())),
     ));
-    let (r1cs, w) = R1cs::record(BenchCircuit::new("squaring-chain", "16", 1).unwrap()).unwrap();
-    let params = Arc::new(groth16::setup(&r1cs, 1));
-    let r1cs = Arc::new(r1cs);
-    let e = Prover::new(small.clone(), params.clone(), r1cs.clone())
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("does not support ntt at 2^5"), "{e}");
-
-    let prover = Prover::with_fallback(small, Some(cpu()), params.clone(), r1cs.clone()).unwrap();
-    assert_eq!(
-        prover.routing().map(|(_, b)| b),
-        ["cpu", "small-ntt", "cpu"]
+    proves_through_the_fallback(
+        small,
+        "does not support ntt at 2^5",
+        ["cpu", "small-ntt", "cpu"],
     );
-    let (proof, _) = prover.prove(&w, Fr::from_u64(2), Fr::from_u64(3)).unwrap();
-    let (expected, _) = Prover::new(cpu(), params, r1cs)
-        .unwrap()
-        .prove(&w, Fr::from_u64(2), Fr::from_u64(3))
-        .unwrap();
-    assert_eq!(proof.to_bytes(), expected.to_bytes());
 }

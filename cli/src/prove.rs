@@ -482,14 +482,7 @@ pub fn prover_for(
     params: std::sync::Arc<Parameters>,
     r1cs: std::sync::Arc<R1cs>,
 ) -> Result<Prover, Error> {
-    use zkpipe_core::plugin::ops;
-    // The NTTs run on the whole domain, so their size limit counts too.
-    let caps = backend.capabilities();
-    let log_n = zkpipe_core::groth16::domain_log_size(r1cs.num_constraints(), r1cs.num_inputs);
-    let complete = caps.supports_size(ops::NTT, log_n)
-        && caps.supports(ops::MSM_G1)
-        && caps.supports(ops::MSM_G2);
-    let fallback = if complete || backend.name() == "cpu" {
+    let fallback = if !Prover::needs_fallback(&backend, &r1cs) || backend.name() == "cpu" {
         None
     } else {
         Some(std::sync::Arc::new(args.registry().create(

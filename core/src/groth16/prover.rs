@@ -122,6 +122,13 @@ pub struct Prover {
     queries: [Query; 5], // a, b_g1, b_g2, l, h
 }
 
+/// Whether `backend` can run `op` for a proof over a 2^`log_n` domain: the
+/// NTTs run on the whole domain, so their size limit counts too.
+fn runs(backend: &Backend, op: &str, log_n: u32) -> bool {
+    let log = if op == ops::NTT { log_n } else { 0 };
+    backend.capabilities().supports_size(op, log)
+}
+
 const A: usize = 0;
 const B1: usize = 1;
 const B2: usize = 2;
@@ -142,6 +149,15 @@ impl Prover {
         Self::with_fallback(backend, None, params, r1cs)
     }
 
+    /// Whether a prover of `r1cs` on `backend` needs a fallback backend: an
+    /// op it does not declare, or NTTs past its size limit.
+    pub fn needs_fallback(backend: &Backend, r1cs: &R1cs) -> bool {
+        let log_n = super::domain_log_size(r1cs.num_constraints(), r1cs.num_inputs);
+        [ops::NTT, ops::MSM_G1, ops::MSM_G2]
+            .iter()
+            .any(|op| !runs(backend, op, log_n))
+    }
+
     /// Like [`Prover::new`], running each op the backend declares
     /// unsupported on `fallback` instead (e.g. the CPU backend under a GPU
     /// backend that has no G2 MSM yet; the NTTs too when the domain is
@@ -158,19 +174,17 @@ impl Prover {
     ) -> Result<Self, Error> {
         params.check_shape(&r1cs)?;
         let log_n = super::domain_log_size(r1cs.num_constraints(), r1cs.num_inputs);
-        // NTTs run on the whole domain, so their size limit decides too.
         let pick = |op: &str| -> Result<Arc<Backend>, Error> {
-            let log = if op == ops::NTT { log_n } else { 0 };
-            if backend.capabilities().supports_size(op, log) {
+            if runs(&backend, op, log_n) {
                 return Ok(backend.clone());
             }
             match &fallback {
-                Some(f) if f.capabilities().supports_size(op, log) => Ok(f.clone()),
+                Some(f) if runs(f, op, log_n) => Ok(f.clone()),
                 _ => Err(Error::InvalidInput(format!(
                     "backend `{}` does not support {op}{} and no fallback backend does",
                     backend.name(),
-                    if log > 0 {
-                        format!(" at 2^{log}")
+                    if op == ops::NTT {
+                        format!(" at 2^{log_n}")
                     } else {
                         String::new()
                     }
