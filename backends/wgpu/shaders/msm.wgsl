@@ -1,8 +1,9 @@
-// G1 Pippenger MSM (needs the Fr and Fp field code of field.rs, and FP_ONE,
-// Montgomery 1 in Fp). Signed c-bit windows: a digit d ∈ [−2^(c−1), 2^(c−1)]
-// adds ±P to bucket |d| − 1 of its window. Buckets are XYZZ points
-// (x = X/ZZ, y = Y/ZZZ; ZZ = 0 is the identity). Bases are blst affine
-// points, 24 u32 limbs, all-zero for the identity.
+// G1 Pippenger MSM (needs the Fr code and the narrow-limb Fp code of
+// field.rs, FP_ONE, Montgomery 1 in Fp, and XYZZ_W = 4·Fp_NL). Signed c-bit
+// windows: a digit d ∈ [−2^(c−1), 2^(c−1)] adds ±P to bucket |d| − 1 of its
+// window. Buckets are XYZZ points (x = X/ZZ, y = Y/ZZZ; ZZ ≡ 0 is the
+// identity). Bases are affine points in the device's Fp form (bases.wgsl),
+// 2·Fp_NL words, all-zero for the identity.
 //
 // Passes: digits (scalars out of Montgomery form, bucket sizes) → scan
 // (bucket offsets, chunk offsets) → scatter (point indices sorted by bucket)
@@ -94,31 +95,29 @@ fn add(p: Xyzz, q: Xyzz) -> Xyzz {
   return Xyzz(x3, y3, Fp_mul(Fp_mul(p.zz, q.zz), pp), Fp_mul(Fp_mul(p.zzz, q.zzz), ppp));
 }
 
-// Loads are written out: see field.rs on lavapipe's loop limit.
-fn ld_ov_fp(o: u32) -> Fp_t { return Fp_t(overflow[o], overflow[o + 1u], overflow[o + 2u], overflow[o + 3u], overflow[o + 4u], overflow[o + 5u], overflow[o + 6u], overflow[o + 7u], overflow[o + 8u], overflow[o + 9u], overflow[o + 10u], overflow[o + 11u]); }
-fn ld_fp(o: u32) -> Fp_t { return Fp_t(buckets[o], buckets[o + 1u], buckets[o + 2u], buckets[o + 3u], buckets[o + 4u], buckets[o + 5u], buckets[o + 6u], buckets[o + 7u], buckets[o + 8u], buckets[o + 9u], buckets[o + 10u], buckets[o + 11u]); }
-fn ld_base(o: u32) -> Fp_t { return Fp_t(bases[o], bases[o + 1u], bases[o + 2u], bases[o + 3u], bases[o + 4u], bases[o + 5u], bases[o + 6u], bases[o + 7u], bases[o + 8u], bases[o + 9u], bases[o + 10u], bases[o + 11u]); }
-fn ld_pa_fp(o: u32) -> Fp_t { return Fp_t(partials[o], partials[o + 1u], partials[o + 2u], partials[o + 3u], partials[o + 4u], partials[o + 5u], partials[o + 6u], partials[o + 7u], partials[o + 8u], partials[o + 9u], partials[o + 10u], partials[o + 11u]); }
-fn ld_bucket(i: u32) -> Xyzz { let o = 48u * i; return Xyzz(ld_fp(o), ld_fp(o + 12u), ld_fp(o + 24u), ld_fp(o + 36u)); }
+// ld_fp, ld_ov_fp, ld_pa_fp, ld_base (Fp loads from buckets, overflow,
+// partials, bases) are written out by shader.rs: see field.rs on lavapipe's
+// loop limit.
+fn ld_bucket(i: u32) -> Xyzz { let o = XYZZ_W * i; return Xyzz(ld_fp(o), ld_fp(o + Fp_NL), ld_fp(o + 2u * Fp_NL), ld_fp(o + 3u * Fp_NL)); }
 fn st_bucket(i: u32, p: Xyzz) {
-  let o = 48u * i;
-  for (var k = 0u; k < 12u; k++) {
-    buckets[o + k] = p.x[k]; buckets[o + 12u + k] = p.y[k];
-    buckets[o + 24u + k] = p.zz[k]; buckets[o + 36u + k] = p.zzz[k];
+  let o = XYZZ_W * i;
+  for (var k = 0u; k < Fp_NL; k++) {
+    buckets[o + k] = p.x[k]; buckets[o + Fp_NL + k] = p.y[k];
+    buckets[o + 2u * Fp_NL + k] = p.zz[k]; buckets[o + 3u * Fp_NL + k] = p.zzz[k];
   }
 }
 fn st_overflow(i: u32, p: Xyzz) {
-  let o = 48u * i;
-  for (var k = 0u; k < 12u; k++) {
-    overflow[o + k] = p.x[k]; overflow[o + 12u + k] = p.y[k];
-    overflow[o + 24u + k] = p.zz[k]; overflow[o + 36u + k] = p.zzz[k];
+  let o = XYZZ_W * i;
+  for (var k = 0u; k < Fp_NL; k++) {
+    overflow[o + k] = p.x[k]; overflow[o + Fp_NL + k] = p.y[k];
+    overflow[o + 2u * Fp_NL + k] = p.zz[k]; overflow[o + 3u * Fp_NL + k] = p.zzz[k];
   }
 }
 fn st_partial(i: u32, p: Xyzz) {
-  let o = 48u * i;
-  for (var k = 0u; k < 12u; k++) {
-    partials[o + k] = p.x[k]; partials[o + 12u + k] = p.y[k];
-    partials[o + 24u + k] = p.zz[k]; partials[o + 36u + k] = p.zzz[k];
+  let o = XYZZ_W * i;
+  for (var k = 0u; k < Fp_NL; k++) {
+    partials[o + k] = p.x[k]; partials[o + Fp_NL + k] = p.y[k];
+    partials[o + 2u * Fp_NL + k] = p.zz[k]; partials[o + 3u * Fp_NL + k] = p.zzz[k];
   }
 }
 
@@ -233,8 +232,8 @@ fn chunk_at(u: u32) -> vec2<u32> {
 
 fn ld_chunk(id: u32, r: u32) -> Xyzz {
   if (r == 0u) { return ld_bucket(id); }
-  let o = 48u * ((id / prm.nb) * prm.ocap + ofirst(id) + r - 1u);
-  return Xyzz(ld_ov_fp(o), ld_ov_fp(o + 12u), ld_ov_fp(o + 24u), ld_ov_fp(o + 36u));
+  let o = XYZZ_W * ((id / prm.nb) * prm.ocap + ofirst(id) + r - 1u);
+  return Xyzz(ld_ov_fp(o), ld_ov_fp(o + Fp_NL), ld_ov_fp(o + 2u * Fp_NL), ld_ov_fp(o + 3u * Fp_NL));
 }
 
 fn st_chunk(id: u32, r: u32, p: Xyzz) {
@@ -255,8 +254,8 @@ fn chunk(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) n
   let start = end - size + r * CHUNK;
   var acc = identity();
   for (var k = start; k < min(start + CHUNK, end); k++) {
-    let e = sorted[k]; let o = 24u * (e & 0x7fffffffu);
-    let x = ld_base(o); var y = ld_base(o + 12u);
+    let e = sorted[k]; let o = 2u * Fp_NL * (e & 0x7fffffffu);
+    let x = ld_base(o); var y = ld_base(o + Fp_NL);
     if (Fp_is_zero(x) && Fp_is_zero(y)) { continue; }
     if ((e & 0x80000000u) != 0u) { y = Fp_neg(y); }
     acc = add_affine(acc, x, y);
@@ -309,9 +308,9 @@ fn reduce(@builtin(global_invocation_id) g: vec3<u32>) {
 }
 
 fn ld_pair(from_overflow: bool, p: u32) -> Xyzz {
-  let o = 48u * p;
-  if (from_overflow) { return Xyzz(ld_ov_fp(o), ld_ov_fp(o + 12u), ld_ov_fp(o + 24u), ld_ov_fp(o + 36u)); }
-  return Xyzz(ld_pa_fp(o), ld_pa_fp(o + 12u), ld_pa_fp(o + 24u), ld_pa_fp(o + 36u));
+  let o = XYZZ_W * p;
+  if (from_overflow) { return Xyzz(ld_ov_fp(o), ld_ov_fp(o + Fp_NL), ld_ov_fp(o + 2u * Fp_NL), ld_ov_fp(o + 3u * Fp_NL)); }
+  return Xyzz(ld_pa_fp(o), ld_pa_fp(o + Fp_NL), ld_pa_fp(o + 2u * Fp_NL), ld_pa_fp(o + 3u * Fp_NL));
 }
 
 // Merge pass: prm.stride = m | log2(W) << 24 | dir << 31, m groups of width

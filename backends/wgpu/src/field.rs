@@ -1,4 +1,6 @@
-//! WGSL Montgomery arithmetic for one prime field, generated fully unrolled.
+//! WGSL Montgomery arithmetic for one prime field, generated fully unrolled:
+//! on 32-bit words ([`wgsl`], Fr) or on narrow limbs ([`narrow_wgsl`], the
+//! MSM's Fp).
 //!
 //! Why generated and not a `.wgsl` loop: lavapipe (llvmpipe) caps the loop
 //! iterations of one invocation at 65 535 over *all* loops that its compiler
@@ -6,7 +8,7 @@
 //! field code keeps per-point loops to the one over the points, and GPUs get
 //! registers instead of indexed arrays.
 //!
-//! Elements are `array<u32, NL>`, little-endian: blst's u64 limbs split in
+//! [`wgsl`]: elements are `array<u32, NL>`, little-endian: blst's u64 limbs split in
 //! two, with R = 2^(32·NL), so values are bit-identical with blst's. Needs
 //! M < R/4 (true for Fr and Fp of BLS12-381), so sums need no carry out.
 //! Uses `mac(t, a, b, c) -> vec2<u32>` (t + a·b + c as low, high words).
@@ -152,6 +154,175 @@ pub(crate) fn wgsl(p: &str, m: &[u32]) -> String {
         list(&|i| format!("t{i}"))
     )
     .unwrap();
+    writeln!(w, "fn {p}_sqr(a: {t}) -> {t} {{ return {p}_mul(a, a); }}").unwrap();
+    s
+}
+
+/// Limbs of `bits` bits (little-endian) of the integer with u32 words `w`;
+/// `nl` limbs, the top one holding what is left.
+pub(crate) fn narrow_limbs(w: &[u32], bits: u32, nl: usize) -> Vec<u32> {
+    let bit = |i: usize| w.get(i / 32).is_some_and(|v| v >> (i % 32) & 1 == 1);
+    (0..nl)
+        .map(|k| {
+            (0..bits as usize)
+                .filter(|&j| bit(k * bits as usize + j))
+                .fold(0u32, |acc, j| acc | 1 << j)
+        })
+        .collect()
+}
+
+/// Limbs of `bits` bits for the modulus with u32 words `m`: enough for
+/// R > 4M (two spare bits above M's top bit).
+pub(crate) fn narrow_len(m: &[u32], bits: u32) -> usize {
+    let top = m.iter().rposition(|&v| v != 0).expect("a nonzero modulus");
+    (32 * top + 34 - m[top].leading_zeros() as usize).div_ceil(bits as usize)
+}
+
+/// `F_from_words(w: array<u32, n>) -> F_t`: the integer with u32 words `w`
+/// (below 2^(bits·nl)) in limbs of `bits` bits.
+pub(crate) fn narrow_from_words(p: &str, n: usize, bits: u32, nl: usize) -> String {
+    let mut s = format!(
+        "fn {p}_from_words(w: array<u32, {n}>) -> {p}_t {{
+  var r: {p}_t;
+"
+    );
+    let mask = lit((1u32 << bits) - 1);
+    for k in 0..nl {
+        let (j, sh) = (k * bits as usize / 32, k * bits as usize % 32);
+        let mut v = format!("(w[{j}] >> {sh}u)");
+        if sh + bits as usize > 32 && j + 1 < n {
+            v = format!("{v} | (w[{}] << {}u)", j + 1, 32 - sh);
+        }
+        writeln!(s, "  r[{k}] = ({v}) & {mask};").unwrap();
+    }
+    s + "  return r;
+}
+"
+}
+
+/// Field code on narrow limbs for the MSM's Fp: `nl` limbs of `bits` bits,
+/// products summed column by column in a `u64` accumulator (`wide`, 28-bit
+/// limbs) or a `u32` one (13-bit limbs), carries taken once per column. A
+/// 32-bit CIOS step costs a widening multiply and two 64-bit additions per
+/// product; here a product is one multiply-add into the accumulator.
+///
+/// Montgomery form with R = 2^(bits·nl), values lazily reduced to [0, 2M):
+/// with 4M < R a product of two such values is < 2M again, so `mul` never
+/// subtracts; `add` and `sub` keep the range with one conditional ±2M, and
+/// `is_zero` accepts 0 and M. Emits `F_t`, `F_is_zero`, `F_add`, `F_sub`,
+/// `F_neg`, `F_mul`, `F_sqr` and the constant `F_NL`.
+pub(crate) fn narrow_wgsl(p: &str, m: &[u32], bits: u32, wide: bool) -> String {
+    let nl = narrow_len(m, bits);
+    let t = format!("{p}_t");
+    let mk = narrow_limbs(m, bits, nl);
+    let m2: Vec<u32> = {
+        let mut w = m.to_vec();
+        let mut c = 0u32;
+        for v in &mut w {
+            let n = *v >> 31;
+            *v = *v << 1 | c;
+            c = n;
+        }
+        w.push(c);
+        narrow_limbs(&w, bits, nl)
+    };
+    let mask = lit((1u32 << bits) - 1);
+    let inv = lit(minv(m[0]) & ((1u32 << bits) - 1));
+    let (acc_t, cast) = if wide { ("u64", "u64") } else { ("u32", "") };
+    let list = |f: &dyn Fn(usize) -> String| (0..nl).map(f).collect::<Vec<_>>().join(", ");
+    let mut s = String::new();
+    let w = &mut s;
+    writeln!(
+        w,
+        "alias {t} = array<u32, {nl}>;\nconst {p}_NL: u32 = {nl}u;"
+    )
+    .unwrap();
+
+    let zero = list(&|i| format!("a[{i}]")).replace(", ", " | ");
+    let is_m = list(&|i| format!("(a[{i}] ^ {})", lit(mk[i]))).replace(", ", " | ");
+    writeln!(
+        w,
+        "fn {p}_is_zero(a: {t}) -> bool {{ return ({zero}) == 0u || ({is_m}) == 0u; }}"
+    )
+    .unwrap();
+
+    // Limb differences are > −2^(bits+1): bit 31 is the borrow.
+    let carry = |i: usize| match i {
+        0 => String::new(),
+        _ => format!(" + (x >> {bits}u)"),
+    };
+    let borrow = |i: usize| if i == 0 { "" } else { " - (x >> 31u)" };
+    writeln!(
+        w,
+        "fn {p}_add(a: {t}, b: {t}) -> {t} {{\n  var x = 0u; var s: {t}; var d: {t};"
+    )
+    .unwrap();
+    for i in 0..nl {
+        writeln!(w, "  x = a[{i}] + b[{i}]{}; s[{i}] = x & {mask};", carry(i)).unwrap();
+    }
+    for (i, m2i) in m2.iter().enumerate() {
+        let (m2i, b) = (lit(*m2i), borrow(i));
+        writeln!(w, "  x = s[{i}] - {m2i}{b}; d[{i}] = x & {mask};").unwrap();
+    }
+    writeln!(
+        w,
+        "  if ((x >> 31u) != 0u) {{ return s; }}\n  return d;\n}}"
+    )
+    .unwrap();
+
+    writeln!(
+        w,
+        "fn {p}_sub(a: {t}, b: {t}) -> {t} {{\n  var x = 0u; var d: {t};"
+    )
+    .unwrap();
+    for i in 0..nl {
+        writeln!(
+            w,
+            "  x = a[{i}] - b[{i}]{}; d[{i}] = x & {mask};",
+            borrow(i)
+        )
+        .unwrap();
+    }
+    writeln!(w, "  if ((x >> 31u) == 0u) {{ return d; }}").unwrap();
+    // Borrowed: d is a − b + R; adding 2M and dropping the carry out of the
+    // top limb gives a − b + 2M.
+    for (i, m2i) in m2.iter().enumerate() {
+        let (m2i, c) = (lit(*m2i), carry(i));
+        writeln!(w, "  x = d[{i}] + {m2i}{c}; d[{i}] = x & {mask};").unwrap();
+    }
+    writeln!(w, "  return d;\n}}").unwrap();
+    writeln!(
+        w,
+        "fn {p}_neg(a: {t}) -> {t} {{ return {p}_sub({t}(), a); }}"
+    )
+    .unwrap();
+
+    // Product scanning: column k sums a_i·b_(k−i) and q_i·M_(k−i); below
+    // column nl it then picks q_k to clear its low limb. The column sums
+    // stay below 2·nl·2^(2·bits) + carry, which the accumulator holds.
+    let prod = |x: String, y: String| format!("{cast}({x}) * {cast}({y})");
+    writeln!(w, "fn {p}_mul(a: {t}, b: {t}) -> {t} {{\n  var acc: {acc_t} = {acc_t}(0); var q: {t}; var r: {t};").unwrap();
+    for k in 0..2 * nl - 1 {
+        let lo = k.saturating_sub(nl - 1);
+        let mut terms = Vec::new();
+        for i in lo..=k.min(nl - 1) {
+            terms.push(prod(format!("a[{i}]"), format!("b[{}]", k - i)));
+            if i < k {
+                terms.push(prod(format!("q[{i}]"), lit(mk[k - i])));
+            }
+        }
+        for tm in terms {
+            writeln!(w, "  acc += {tm};").unwrap();
+        }
+        if k < nl {
+            writeln!(w, "  q[{k}] = (u32(acc) * {inv}) & {mask};").unwrap();
+            writeln!(w, "  acc += {};", prod(format!("q[{k}]"), lit(mk[0]))).unwrap();
+        } else {
+            writeln!(w, "  r[{}] = u32(acc) & {mask};", k - nl).unwrap();
+        }
+        writeln!(w, "  acc = acc >> {bits}u;").unwrap();
+    }
+    writeln!(w, "  r[{}] = u32(acc);\n  return r;\n}}", nl - 1).unwrap();
     writeln!(w, "fn {p}_sqr(a: {t}) -> {t} {{ return {p}_mul(a, a); }}").unwrap();
     s
 }

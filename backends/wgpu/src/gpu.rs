@@ -24,6 +24,8 @@ pub(crate) struct Gpu {
     pub limits: wgpu::Limits,
     /// Whether the shaders multiply through 64-bit integers.
     pub int64: bool,
+    /// The MSM's Fp form (follows `int64`).
+    pub fp: crate::shader::FpLayout,
     /// log2 of the NTT's workgroup-memory tile (elements), from the adapter's limit.
     pub ntt_tile_log: u32,
     /// Bytes one storage binding may hold: the adapter's limit, or less when
@@ -31,6 +33,7 @@ pub(crate) struct Gpu {
     pub max_binding: u64,
     ntt: OnceLock<Result<Arc<Kernels>, String>>,
     msm: OnceLock<Result<Arc<Kernels>, String>>,
+    bases: OnceLock<Result<Arc<Kernels>, String>>,
     /// Device tables (twiddles, scaling factors) per key, kept across calls.
     pub tables: Mutex<HashMap<crate::ntt::TableKey, Arc<wgpu::Buffer>>>,
     /// One op at a time on this device.
@@ -123,6 +126,7 @@ impl Gpu {
             device,
             queue,
             int64,
+            fp: crate::shader::FpLayout::new(int64),
             ntt_tile_log: crate::ntt::tile_log(&limits),
             max_binding: limits
                 .max_storage_buffer_binding_size
@@ -131,6 +135,7 @@ impl Gpu {
             limits,
             ntt: OnceLock::new(),
             msm: OnceLock::new(),
+            bases: OnceLock::new(),
             tables: Mutex::new(HashMap::new()),
             busy: Mutex::new(()),
             upload_staging: Mutex::new(None),
@@ -241,6 +246,24 @@ impl Gpu {
                     &[
                         "digits", "scan", "scatter", "chunk", "tree", "reduce", "merge",
                     ],
+                )
+            })
+            .clone()
+            .map_err(internal)
+    }
+
+    /// The pipeline converting bases to the MSM's Fp form, compiled at first use.
+    ///
+    /// # Errors
+    /// The shader compiler's message.
+    pub fn bases_kernels(&self) -> Result<Arc<Kernels>, AccelError> {
+        self.bases
+            .get_or_init(|| {
+                self.build(
+                    "msm bases",
+                    shader::bases(self.int64),
+                    &[uniform(0), storage(1, true), storage(2, false)],
+                    &["convert"],
                 )
             })
             .clone()
@@ -587,12 +610,6 @@ pub(crate) fn as_bytes_mut<T: Copy>(v: &mut [T]) -> &mut [u8] {
     // SAFETY: as for `as_bytes`; every byte pattern is a valid value of the
     // seam's u64-limb types, so writes cannot break an invariant of `T`.
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut u8, std::mem::size_of_val(v)) }
-}
-
-/// Little-endian u64 limbs of little-endian bytes.
-pub(crate) fn u64s(b: &[u8]) -> impl Iterator<Item = u64> + '_ {
-    b.chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
 }
 
 #[cfg(not(target_endian = "little"))]

@@ -7,9 +7,11 @@
 //! device is opened and its shaders compiled at first use. With no adapter
 //! the plugin reports zero devices and why.
 //!
-//! Field arithmetic is Montgomery on u32 limbs (bit-identical with blst's
-//! u64 limbs); multiplications go through 64-bit integers when the adapter
-//! offers `SHADER_INT64`.
+//! Fr (NTT, scalars) is Montgomery on u32 limbs, bit-identical with blst's
+//! u64 limbs. The MSM's Fp is Montgomery on narrow limbs with one carry per
+//! product column (field::narrow_wgsl): 28-bit limbs summed in 64-bit
+//! integers when the adapter offers `SHADER_INT64`, else 13-bit limbs summed
+//! in u32; bases are converted to that form at upload.
 //!
 //! Backend settings (`BackendConfig::ext`): `int64` = `auto` (default) or
 //! `off` (force the u32-only multiply); `max_binding_mib` = N caps one

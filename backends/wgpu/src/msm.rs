@@ -9,7 +9,8 @@ use blst::{blst_fp, blst_fp_mul, blst_fp_sqr};
 use zkpipe_core::plugin::AccelError;
 use zkpipe_core::{Fp, G1Affine, G1Projective};
 
-use crate::gpu::{Gpu, as_bytes, u64s};
+use crate::gpu::{Gpu, as_bytes};
+use crate::shader::FpLayout;
 
 /// Points of a bucket one thread sums: a bucket of many equal scalars is
 /// spread over many threads, and every thread's loop stays far below
@@ -25,9 +26,6 @@ const REDUCE_SPAN: u32 = 8;
 /// Merge passes run until at most this many groups per window are left for
 /// the host.
 const HOST_GROUPS: u32 = 64;
-
-/// Bytes of one XYZZ point on the device.
-const XYZZ_BYTES: u64 = 192;
 
 /// Window size, window count, buckets per window, reduce threads per window.
 #[derive(Clone, Copy, Debug)]
@@ -68,16 +66,14 @@ impl Plan {
     }
 }
 
-/// XYZZ (device limbs) → blst Jacobian: Z' = ZZZ, X' = X·ZZ², Y' = Y·ZZZ².
-fn xyzz_to_jacobian(b: &[u8]) -> G1Projective {
-    let fp = |i: usize| {
-        let mut l = [0u64; 6];
-        for (d, s) in l.iter_mut().zip(u64s(&b[48 * i..48 * (i + 1)])) {
-            *d = s;
-        }
-        blst_fp { l }
-    };
-    let (x, y, zz, zzz) = (fp(0), fp(1), fp(2), fp(3));
+/// XYZZ (device form) → blst Jacobian: Z' = ZZZ, X' = X·ZZ², Y' = Y·ZZZ².
+fn xyzz_to_jacobian(b: &[u8], fp: &FpLayout) -> G1Projective {
+    let words: Vec<u32> = b
+        .chunks_exact(4)
+        .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
+        .collect();
+    let c = |i: usize| fp.to_blst(&words[i * fp.limbs..(i + 1) * fp.limbs]);
+    let (x, y, zz, zzz) = (c(0), c(1), c(2), c(3));
     if zz.l == [0; 6] {
         return G1Projective::identity();
     }
@@ -111,15 +107,26 @@ fn overflow_slots(n: u64, plan: &Plan) -> u64 {
 }
 
 impl Gpu {
+    /// Bytes of one XYZZ point on the device.
+    fn xyzz_bytes(&self) -> u64 {
+        4 * self.fp.bytes()
+    }
+
+    /// Bytes of one affine base on the device.
+    fn base_bytes(&self) -> u64 {
+        2 * self.fp.bytes()
+    }
+
     /// Points a bases binding may start at: offsets are multiples of the
     /// adapter's storage offset alignment.
     fn point_align(&self) -> usize {
         let a = self.limits.min_storage_buffer_offset_alignment.max(1) as usize;
-        let (mut x, mut y) = (a, 96);
+        let b = self.base_bytes() as usize;
+        let (mut x, mut y) = (a, b);
         while y != 0 {
             (x, y) = (y, x % y);
         }
-        a / x // lcm(a, 96) / 96
+        a / x // lcm(a, b) / b
     }
 
     /// Checks that every buffer of an MSM of `n` points fits one binding.
@@ -133,14 +140,15 @@ impl Gpu {
             plan.buckets as u64,
             plan.threads as u64,
         );
-        self.check_binding("the MSM's bases", n * 96)?;
+        let xyzz_bytes = self.xyzz_bytes();
+        self.check_binding("the MSM's bases", n * self.base_bytes())?;
         self.check_binding("the MSM's sorted indices", w * n * 4)?;
         self.check_binding("the MSM's bucket tables", (3 * w * nb + w) * 4)?;
-        self.check_binding("the MSM's buckets", w * nb * XYZZ_BYTES)?;
-        self.check_binding("the MSM's partials", 2 * w * nt * XYZZ_BYTES)?;
+        self.check_binding("the MSM's buckets", w * nb * xyzz_bytes)?;
+        self.check_binding("the MSM's partials", 2 * w * nt * xyzz_bytes)?;
         self.check_binding(
             "the MSM's chunk sums",
-            w * overflow_slots(n, &plan) * XYZZ_BYTES,
+            w * overflow_slots(n, &plan) * xyzz_bytes,
         )
     }
 
@@ -179,8 +187,8 @@ impl Gpu {
                 let hi = (lo + piece).min(end);
                 let binding = wgpu::BufferBinding {
                     buffer,
-                    offset: (lo - first) as u64 * 96,
-                    size: wgpu::BufferSize::new((hi - lo) as u64 * 96),
+                    offset: (lo - first) as u64 * self.base_bytes(),
+                    size: wgpu::BufferSize::new((hi - lo) as u64 * self.base_bytes()),
                 };
                 sum = sum.add(&self.msm_piece(binding, &scalars[lo..hi], window_bits)?);
             }
@@ -218,10 +226,11 @@ impl Gpu {
             wlog += FAN.ilog2();
         }
         let host_groups = m as u64;
+        let xyzz_bytes = self.xyzz_bytes();
         let oslots = overflow_slots(n as u64, &plan);
         let k = self.msm_kernels()?;
         let busy = self.busy.lock().unwrap();
-        let partial_bytes = 2 * w * host_groups * XYZZ_BYTES;
+        let partial_bytes = 2 * w * host_groups * xyzz_bytes;
         // After an odd number of merges the groups are in `overflow`.
         let in_overflow = merges.len() % 2 == 1;
         let out = self.scoped(|| {
@@ -236,9 +245,9 @@ impl Gpu {
             enc.clear_buffer(&tables, 0, Some(table_bytes));
             self.queue.submit([enc.finish()]);
             let sorted = self.scratch("msm sorted", w * n as u64 * 4, U::empty());
-            let buckets = self.scratch("msm buckets", w * nb * XYZZ_BYTES, U::empty());
-            let overflow = self.scratch("msm chunk sums", w * oslots * XYZZ_BYTES, U::COPY_SRC);
-            let partials = self.scratch("msm partials", 2 * w * nt * XYZZ_BYTES, U::COPY_SRC);
+            let buckets = self.scratch("msm buckets", w * nb * xyzz_bytes, U::empty());
+            let overflow = self.scratch("msm chunk sums", w * oslots * xyzz_bytes, U::COPY_SRC);
+            let partials = self.scratch("msm partials", 2 * w * nt * xyzz_bytes, U::COPY_SRC);
             // One bind group per tree stride (the only parameter that changes).
             let bind = |stride: u32| {
                 let prm = self.params([
@@ -300,10 +309,10 @@ impl Gpu {
         let t = std::time::Instant::now();
         let window_sum = |win: &[u8]| {
             let pairs: Vec<(G1Projective, G1Projective)> = win
-                .chunks_exact(2 * XYZZ_BYTES as usize)
+                .chunks_exact(2 * xyzz_bytes as usize)
                 .map(|p| {
-                    let (a, r) = p.split_at(XYZZ_BYTES as usize);
-                    (xyzz_to_jacobian(a), xyzz_to_jacobian(r))
+                    let (a, r) = p.split_at(xyzz_bytes as usize);
+                    (xyzz_to_jacobian(a, &self.fp), xyzz_to_jacobian(r, &self.fp))
                 })
                 .collect();
             let (mut run, mut weighted) = (G1Projective::identity(), G1Projective::identity());
@@ -316,7 +325,7 @@ impl Gpu {
             }
             pairs.iter().fold(weighted, |acc, (a, _)| acc.add(a))
         };
-        let windows = out.chunks_exact((2 * host_groups * XYZZ_BYTES) as usize);
+        let windows = out.chunks_exact((2 * host_groups * xyzz_bytes) as usize);
         let sums: Vec<G1Projective> = if host_groups < 16 {
             windows.map(window_sum).collect() // a thread would cost more
         } else {
@@ -341,26 +350,51 @@ impl Gpu {
             let ms = t.elapsed().as_secs_f64() * 1e3;
             eprintln!(
                 "wgpu: msm host sum of {} groups {ms:.3} ms",
-                out.len() / (2 * XYZZ_BYTES) as usize
+                out.len() / (2 * xyzz_bytes) as usize
             );
         }
         Ok(acc)
     }
 
-    /// Copies bases to the device, in buffers of one binding each.
+    /// Copies bases to the device in the MSM's Fp form (shaders/bases.wgsl),
+    /// in buffers of one binding each.
     ///
     /// # Errors
     /// `OUT_OF_MEMORY`; device errors.
     pub(crate) fn upload_bases(&self, bases: &[G1Affine]) -> Result<DeviceBases, AccelError> {
         // Whole multiples of the offset alignment, so that MSM pieces start
-        // on bindable offsets.
+        // on bindable offsets. The blst form (96 bytes) is the smaller one.
         let align = self.point_align();
-        let per_buffer = ((self.max_binding / 96) as usize / align * align).max(align);
+        let per_buffer =
+            ((self.max_binding / self.base_bytes()) as usize / align * align).max(align);
+        let k = self.bases_kernels()?;
         let pieces = bases
             .chunks(per_buffer)
             .map(|c| {
-                let buf =
-                    self.scoped(|| self.upload("bases", as_bytes(c), wgpu::BufferUsages::empty()))?;
+                let buf = self.scoped(|| {
+                    let raw = self.upload(
+                        "bases (blst form)",
+                        as_bytes(c),
+                        wgpu::BufferUsages::empty(),
+                    )?;
+                    let out = self.buffer(
+                        "bases",
+                        c.len() as u64 * self.base_bytes(),
+                        wgpu::BufferUsages::empty(),
+                    );
+                    let prm = self.params([c.len() as u32, 0, 0, 0, 0, 0, 0, 0]);
+                    let bg = self.bind_group(
+                        &k,
+                        &[
+                            (0, prm.as_entire_binding()),
+                            (1, raw.as_entire_binding()),
+                            (2, out.as_entire_binding()),
+                        ],
+                    );
+                    let enc = self.dispatch(&k, &[("convert", &bg, self.grid(c.len() as u64))])?;
+                    self.queue.submit([enc.finish()]);
+                    Ok(out)
+                })?;
                 Ok((buf, c.len()))
             })
             .collect::<Result<_, AccelError>>()?;

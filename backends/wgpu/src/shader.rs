@@ -1,12 +1,14 @@
 //! WGSL assembly: the multiply-accumulate variant (u32 emulation or 64-bit
 //! integers), the generated field code for Fr and Fp, then the op shaders.
 
+use blst::blst_fp;
 use zkpipe_core::{Fp, Fr};
 
 const MAC_U32: &str = include_str!("../shaders/mac_u32.wgsl");
 const MAC_U64: &str = include_str!("../shaders/mac_u64.wgsl");
 const NTT: &str = include_str!("../shaders/ntt.wgsl");
 const MSM: &str = include_str!("../shaders/msm.wgsl");
+const BASES: &str = include_str!("../shaders/bases.wgsl");
 
 /// Little-endian u32 limbs of little-endian u64 limbs.
 pub(crate) fn u32_limbs(l: &[u64]) -> Vec<u32> {
@@ -79,16 +81,140 @@ pub(crate) fn ntt(int64: bool, tile_log: u32) -> String {
     )
 }
 
+/// How the MSM's shaders hold an Fp element (field::narrow_wgsl): limbs of
+/// 28 bits summed in 64-bit integers, or of 13 bits in u32 ones, Montgomery
+/// form with R = 2^(bits·limbs), values in [0, 2p).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FpLayout {
+    pub bits: u32,
+    pub limbs: usize,
+    /// 2^(384 − log2 R) in blst's form: blst's limbs of a device value,
+    /// reduced below p, times this are that value in blst's form.
+    to_blst: blst_fp,
+}
+
+impl FpLayout {
+    pub fn new(int64: bool) -> FpLayout {
+        let bits = if int64 { 28 } else { 13 };
+        let limbs = crate::field::narrow_len(&u32_limbs(&fp_modulus()), bits);
+        let mut to_blst = blst_fp::default();
+        // SAFETY: valid pointers to blst values.
+        unsafe {
+            blst::blst_fp_inverse(
+                &mut to_blst,
+                &fp_from_u64(1 << (bits as usize * limbs - 384)),
+            )
+        };
+        FpLayout {
+            bits,
+            limbs,
+            to_blst,
+        }
+    }
+
+    /// Bytes of one element on the device.
+    pub fn bytes(&self) -> u64 {
+        4 * self.limbs as u64
+    }
+
+    /// The device's limbs of the element whose blst form is `e`·2^(log2 R − 384)
+    /// (blst's limbs of e are e's integer times 2^384).
+    fn limbs_of_scaled(&self, e: u64) -> Vec<u32> {
+        let e = e << (self.bits as usize * self.limbs - 384);
+        crate::field::narrow_limbs(&u32_limbs(&fp_from_u64(e).l), self.bits, self.limbs)
+    }
+
+    /// A device element (limbs below 2^bits, value < 2p) in blst's form.
+    pub fn to_blst(self, limbs: &[u32]) -> blst_fp {
+        let mut w = [0u64; 7];
+        let (mut acc, mut have, mut i) = (0u128, 0u32, 0usize);
+        for &l in limbs {
+            acc |= (l as u128) << have;
+            have += self.bits;
+            if have >= 64 {
+                w[i] = acc as u64;
+                (acc, have, i) = (acc >> 64, have - 64, i + 1);
+            }
+        }
+        w[i] = acc as u64;
+        let p = fp_modulus();
+        let below_p = (0..6)
+            .rev()
+            .find(|&k| w[k] != p[k])
+            .is_some_and(|k| w[k] < p[k]);
+        if !below_p {
+            let mut borrow = 0u64;
+            for k in 0..6 {
+                let (d, b1) = w[k].overflowing_sub(p[k]);
+                let (d, b2) = d.overflowing_sub(borrow);
+                (w[k], borrow) = (d, u64::from(b1 | b2));
+            }
+        }
+        let raw = blst_fp {
+            l: w[..6].try_into().unwrap(),
+        };
+        let mut out = blst_fp::default();
+        // SAFETY: valid pointers to field elements below p.
+        unsafe { blst::blst_fp_mul(&mut out, &raw, &self.to_blst) };
+        out
+    }
+}
+
+fn fp_from_u64(v: u64) -> blst_fp {
+    let mut e = blst_fp::default();
+    // SAFETY: blst reads six limbs.
+    unsafe { blst::blst_fp_from_uint64(&mut e, [v, 0, 0, 0, 0, 0].as_ptr()) };
+    e
+}
+
+/// The MSM's Fp code in `layout`, with FP_ONE and FP_CONV (bases.wgsl).
+fn fp_narrow(layout: &FpLayout, int64: bool) -> String {
+    let nl = layout.limbs;
+    format!(
+        "{}\n{}const FP_ONE = Fp_t({});\nconst FP_CONV = Fp_t({});\n",
+        crate::field::narrow_wgsl("Fp", &u32_limbs(&fp_modulus()), layout.bits, int64),
+        crate::field::narrow_from_words("Fp", 12, layout.bits, nl),
+        wgsl_list(&layout.limbs_of_scaled(1)),
+        // R²/2^384 is the device form of the element R/2^384.
+        wgsl_list(&layout.limbs_of_scaled(1 << (layout.bits as usize * nl - 384))),
+    )
+}
+
+/// Written-out loads of one Fp element from each of the MSM's buffers.
+fn fp_loads(nl: usize) -> String {
+    let mut s = String::new();
+    for (f, buf) in [
+        ("ld_fp", "buckets"),
+        ("ld_ov_fp", "overflow"),
+        ("ld_pa_fp", "partials"),
+        ("ld_base", "bases"),
+    ] {
+        let words = (0..nl)
+            .map(|k| format!("{buf}[o + {k}u]"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        s += &format!("fn {f}(o: u32) -> Fp_t {{ return Fp_t({words}); }}\n");
+    }
+    s
+}
+
 /// The MSM module; `int64` as for [`ntt`].
 pub(crate) fn msm(int64: bool) -> String {
+    let layout = FpLayout::new(int64);
     format!(
-        "{}\n{}\nconst FP_ONE = Fp_t({});\nconst CHUNK: u32 = {}u;\nconst FAN: u32 = {}u;\n{MSM}",
+        "{}\n{}const XYZZ_W: u32 = {}u;\nconst CHUNK: u32 = {}u;\nconst FAN: u32 = {}u;\n{}{MSM}",
         prelude(int64),
-        field("Fp", &fp_modulus()),
-        wgsl_list(&u32_limbs(&fp_one().limbs)),
+        fp_narrow(&layout, int64),
+        4 * layout.limbs,
         crate::msm::CHUNK,
         crate::msm::FAN,
+        fp_loads(layout.limbs),
     )
+}
+
+/// The module converting bases to the MSM's Fp form.
+pub(crate) fn bases(int64: bool) -> String {
+    format!("{}{BASES}", fp_narrow(&FpLayout::new(int64), int64))
 }
 
 #[cfg(test)]
@@ -110,6 +236,33 @@ mod tests {
         assert_eq!(fp_modulus()[5], 0x1a0111ea397fe69a);
         assert_eq!(minv(1), 0xffffffff);
         assert_eq!(minv(fp_modulus()[0] as u32), 0xfffcfffd);
+    }
+
+    /// Device values, reduced or up to p above, read back as blst's.
+    #[test]
+    fn fp_layouts_round_trip() {
+        for int64 in [false, true] {
+            let l = FpLayout::new(int64);
+            assert!(l.bits as usize * l.limbs >= 383, "{l:?}");
+            let p = crate::field::narrow_limbs(&u32_limbs(&fp_modulus()), l.bits, l.limbs);
+            for e in [0u64, 1, 7, 12_345_678_901] {
+                let d = l.limbs_of_scaled(e);
+                assert!(d.iter().all(|&v| v < 1 << l.bits));
+                assert_eq!(l.to_blst(&d).l, fp_from_u64(e).l, "{l:?} {e}");
+                let mut c = 0;
+                let plus_p: Vec<u32> = d
+                    .iter()
+                    .zip(&p)
+                    .map(|(a, b)| {
+                        let x = a + b + c;
+                        c = x >> l.bits;
+                        x & ((1 << l.bits) - 1)
+                    })
+                    .collect();
+                assert_ne!(plus_p, d);
+                assert_eq!(l.to_blst(&plus_p).l, fp_from_u64(e).l, "{l:?} {e} + p");
+            }
+        }
     }
 
     /// Both variants are assembled (tests/device.rs compiles and runs them).
