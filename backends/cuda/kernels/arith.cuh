@@ -49,6 +49,50 @@ inline u32 madc_hi(u32 a, u32 b, u32 c) { return (u32)((u64)a * b >> 32) + c + h
 inline u32 mul_hi(u32 a, u32 b) { return (u32)((u64)a * b >> 32); }
 #endif
 
+// L u64 limbs as 2L u32 words, and back (register moves only).
+template <int L>
+__device__ __forceinline__ void to_words(u32* w, const u64* l) {
+    for (int i = 0; i < L; i++) { w[2 * i] = (u32)l[i]; w[2 * i + 1] = (u32)(l[i] >> 32); }
+}
+template <int L>
+__device__ __forceinline__ void from_words(u64* l, const u32* w) {
+    for (int i = 0; i < L; i++) l[i] = (u64)w[2 * i + 1] << 32 | w[2 * i];
+}
+
+// r = a + b mod p for a, b < p < 2^(32N−1), without branches: the sum,
+// then the sum minus p where that does not borrow.
+template <int N>
+__device__ __forceinline__ void mod_add(u32* r, const u32* a, const u32* b, const u32* p) {
+    u32 s[N], d[N];
+    s[0] = add_cc(a[0], b[0]);
+#pragma unroll
+    for (int k = 1; k < N - 1; k++) s[k] = addc_cc(a[k], b[k]);
+    s[N - 1] = addc(a[N - 1], b[N - 1]);
+    d[0] = sub_cc(s[0], p[0]);
+#pragma unroll
+    for (int k = 1; k < N; k++) d[k] = subc_cc(s[k], p[k]);
+    u32 borrow = subc(0, 0);
+#pragma unroll
+    for (int k = 0; k < N; k++) r[k] = borrow ? s[k] : d[k];
+}
+
+// r = a − b mod p for a, b < p: the difference, plus p where it borrowed
+// (p masked by the borrow: no branch).
+template <int N>
+__device__ __forceinline__ void mod_sub(u32* r, const u32* a, const u32* b, const u32* p) {
+    u32 d[N], q[N];
+    d[0] = sub_cc(a[0], b[0]);
+#pragma unroll
+    for (int k = 1; k < N; k++) d[k] = subc_cc(a[k], b[k]);
+    u32 mask = subc(0, 0);
+#pragma unroll
+    for (int k = 0; k < N; k++) q[k] = p[k] & mask;
+    r[0] = add_cc(d[0], q[0]);
+#pragma unroll
+    for (int k = 1; k < N - 1; k++) r[k] = addc_cc(d[k], q[k]);
+    r[N - 1] = addc(d[N - 1], q[N - 1]);
+}
+
 // Montgomery multiplication r = a·b / 2^(32N) mod p for p < 2^(32N−1) and
 // a, b < p (CIOS, one 32-bit word of b per round). A row of products a_j·b_i
 // puts its low halves at positions i+j and high halves at i+j+1, so the

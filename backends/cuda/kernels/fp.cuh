@@ -16,50 +16,30 @@ __device__ __constant__ u64 FP_ONE[6] = {0x760900000002fffdull, 0xebf4000bc40c00
                                         0x5c071a97a256ec6dull, 0x15f65ec3fa80e493ull};
 #define FP_INV 0x89f3fffcfffcfffdull  // -p^-1 mod 2^64
 
-__device__ __forceinline__ void fp_reduce_once(u64 t[6]) {
-    u64 r[6], borrow = 0;
-    for (int i = 0; i < 6; i++) {
-        u128 d = (u128)t[i] - FP_P[i] - borrow;
-        r[i] = (u64)d; borrow = (u64)(d >> 64) & 1;
-    }
-    if (!borrow) for (int i = 0; i < 6; i++) t[i] = r[i];
-}
-
 __device__ __forceinline__ fp add(const fp& a, const fp& b) {
-    fp r; u64 c = 0;  // p < 2^382: the sum fits in six limbs
-    for (int i = 0; i < 6; i++) {
-        u128 s = (u128)a.l[i] + b.l[i] + c;
-        r.l[i] = (u64)s; c = (u64)(s >> 64);
-    }
-    fp_reduce_once(r.l);
+    u32 x[12], y[12], z[12];
+    to_words<6>(x, a.l); to_words<6>(y, b.l);
+    mod_add<12>(z, x, y, (const u32*)FP_P);
+    fp r;
+    from_words<6>(r.l, z);
     return r;
 }
 
 __device__ __forceinline__ fp sub(const fp& a, const fp& b) {
-    fp r; u64 borrow = 0;
-    for (int i = 0; i < 6; i++) {
-        u128 d = (u128)a.l[i] - b.l[i] - borrow;
-        r.l[i] = (u64)d; borrow = (u64)(d >> 64) & 1;
-    }
-    if (borrow) {
-        u64 c = 0;
-        for (int i = 0; i < 6; i++) {
-            u128 s = (u128)r.l[i] + FP_P[i] + c;
-            r.l[i] = (u64)s; c = (u64)(s >> 64);
-        }
-    }
+    u32 x[12], y[12], z[12];
+    to_words<6>(x, a.l); to_words<6>(y, b.l);
+    mod_sub<12>(z, x, y, (const u32*)FP_P);
+    fp r;
+    from_words<6>(r.l, z);
     return r;
 }
 
 __device__ __forceinline__ fp mul(const fp& a, const fp& b) {
     u32 x[12], y[12], z[12];
-    for (int i = 0; i < 6; i++) {
-        x[2 * i] = (u32)a.l[i]; x[2 * i + 1] = (u32)(a.l[i] >> 32);
-        y[2 * i] = (u32)b.l[i]; y[2 * i + 1] = (u32)(b.l[i] >> 32);
-    }
+    to_words<6>(x, a.l); to_words<6>(y, b.l);
     mont_mul<12>(z, x, y, (const u32*)FP_P, (u32)FP_INV);
     fp r;
-    for (int i = 0; i < 6; i++) r.l[i] = (u64)z[2 * i + 1] << 32 | z[2 * i];
+    from_words<6>(r.l, z);
     return r;
 }
 
