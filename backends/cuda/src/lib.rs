@@ -662,15 +662,13 @@ impl CudaBackend {
         gpu.ctx
             .bind_to_thread()
             .map_err(driver_err("binding the context"))?;
-        let words = match (resident, bases) {
-            (Some(w), _) => w,
+        match (&resident, bases) {
+            (Some(w), _) => gpu.msm::<C>(msm::MsmBases::Device(w), scalars, c),
             (None, BasesRef::Host(b)) => {
-                gpu.check_free(std::mem::size_of_val(b.as_slice()))?;
-                Arc::new(gpu.upload(point_words(b.as_slice()))?)
+                gpu.msm::<C>(msm::MsmBases::Host(point_words(b.as_slice())), scalars, c)
             }
             (None, BasesRef::Resident(_)) => unreachable!("resolved above"),
-        };
-        gpu.msm::<C>(&words, scalars, c)
+        }
     }
 }
 
@@ -895,15 +893,19 @@ impl Gpu {
             coset: Some(*g).into(),
             ..Default::default()
         };
-        let mut bufs = [
-            self.upload(limbs(a))?,
-            self.upload(limbs(b))?,
-            self.upload(limbs(c))?,
+        // Each input's transforms are queued as soon as it is on the device,
+        // so they run while the host copies the next input (the slow part).
+        let to_coset_values = |v: &[Fr]| {
+            let mut buf = self.upload(limbs(v))?;
+            self.ntt_on_device(&mut buf, log_n, &to_coeffs)?;
+            self.ntt_on_device(&mut buf, log_n, &to_coset)?;
+            Ok::<_, AccelError>(buf)
+        };
+        let bufs = [
+            to_coset_values(a)?,
+            to_coset_values(b)?,
+            to_coset_values(c)?,
         ];
-        for buf in &mut bufs {
-            self.ntt_on_device(buf, log_n, &to_coeffs)?;
-            self.ntt_on_device(buf, log_n, &to_coset)?;
-        }
         let z_inv = zkpipe_core::groth16::vanishing_inverse(g, n)
             .ok_or_else(|| AccelError::invalid_input("quotient: gⁿ = 1 for this coset shift"))?;
         let [mut qa, qb, qc] = bufs;

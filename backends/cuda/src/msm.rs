@@ -265,20 +265,30 @@ fn grid_2d(count: u32, rows: u32) -> LaunchConfig {
     }
 }
 
+/// An MSM's bases (`u64` words of affine points in blst's layout): on this
+/// device, or on the host — then copied in while the scalar kernels run.
+pub(crate) enum MsmBases<'a> {
+    Device(&'a CudaSlice<u64>),
+    Host(&'a [u64]),
+}
+
 impl Gpu {
-    /// Σ scalars[i]·bases[i] over the first `scalars.len()` bases of `bases`
-    /// (`u64` words of affine points in blst's layout, on this device).
+    /// Σ scalars[i]·bases[i] over the first `scalars.len()` bases of `bases`.
     ///
     /// # Errors
     /// `OUT_OF_MEMORY` when the buffers do not fit; driver errors.
     pub(crate) fn msm<C: Curve>(
         &self,
-        bases: &CudaSlice<u64>,
+        bases: MsmBases<'_>,
         scalars: &[Fr],
         c: u32,
     ) -> Result<C::Proj, AccelError> {
         let plan = Plan::new(scalars.len(), c);
-        self.check_free(plan.device_bytes(C::WORDS))?;
+        let host_bytes = match bases {
+            MsmBases::Host(w) => std::mem::size_of_val(w),
+            MsmBases::Device(_) => 0,
+        };
+        self.check_free(plan.device_bytes(C::WORDS) + host_bytes)?;
         let Plan {
             n,
             c,
@@ -366,6 +376,17 @@ impl Gpu {
         unsafe { l.launch(grid(tables)) }.map_err(e("msm_chunk_map"))?;
         prof.mark("msm_chunk_map");
 
+        // Host bases go in now: the host's copy into the staging buffer (the
+        // slow part) overlaps the scalar kernels queued above.
+        let copied;
+        let bases = match bases {
+            MsmBases::Device(b) => b,
+            MsmBases::Host(w) => {
+                copied = self.upload(w)?;
+                prof.mark("copy bases");
+                &copied
+            }
+        };
         let pk = C::kernels(&self.msm);
         let xw = 4 * C::WORDS;
         let mut partial = s
