@@ -1,16 +1,12 @@
 // Radix-2 NTT over Fr (needs the Fr field code of field.rs). Elements are 8 u32 limbs.
 // shader.rs prepends TILE (elements of workgroup memory) and TILE_WG (threads per tile).
-struct Params { n: u32, log_n: u32, lo: u32, s: u32, flag: u32, w: u32, p0: u32, p1: u32 }
-
-@group(0) @binding(0) var<storage, read_write> data: array<u32>;
-@group(0) @binding(1) var<storage, read> table: array<u32>;
-@group(0) @binding(2) var<uniform> prm: Params;
+// shader.rs also writes the bindings — data and table in one buffer each,
+// or each in pieces of 2^piece_log elements (ntt.rs), and prm — with their
+// accessors ld, st (data) and tw (table).
+struct Params { n: u32, log_n: u32, lo: u32, s: u32, flag: u32, w: u32, piece_log: u32, p1: u32 }
 
 var<workgroup> tile: array<Fr_t, TILE>;
 
-fn ld(i: u32) -> Fr_t { let o = 8u * i; return Fr_t(data[o], data[o + 1u], data[o + 2u], data[o + 3u], data[o + 4u], data[o + 5u], data[o + 6u], data[o + 7u]); }
-fn st(i: u32, v: Fr_t) { for (var k = 0u; k < 8u; k++) { data[8u * i + k] = v[k]; } }
-fn tw(i: u32) -> Fr_t { let o = 8u * i; return Fr_t(table[o], table[o + 1u], table[o + 2u], table[o + 3u], table[o + 4u], table[o + 5u], table[o + 6u], table[o + 7u]); }
 fn rev(i: u32) -> u32 { return select(reverseBits(i) >> (32u - prm.log_n), 0u, prm.log_n == 0u); }
 // Thread index over a 2-D grid of 256-wide workgroups.
 fn tid(g: vec3<u32>, nw: vec3<u32>) -> u32 { return g.x + g.y * nw.x * 256u; }

@@ -31,11 +31,13 @@ pub(crate) struct Gpu {
     /// Bytes one storage binding may hold: the adapter's limit, or less when
     /// the `max_binding_mib` setting asks (tests use it to force splits).
     pub max_binding: u64,
-    ntt: OnceLock<Result<Arc<Kernels>, String>>,
+    /// NTT pipelines for data in 1, 2 and 4 buffers.
+    ntt: [OnceLock<Result<Arc<Kernels>, String>>; 3],
     msm: OnceLock<Result<Arc<Kernels>, String>>,
     bases: OnceLock<Result<Arc<Kernels>, String>>,
-    /// Device tables (twiddles, scaling factors) per key, kept across calls.
-    pub tables: Mutex<HashMap<crate::ntt::TableKey, Arc<wgpu::Buffer>>>,
+    /// Device tables (twiddles, scaling factors) per key and piece length,
+    /// in buffers of at most that many elements, kept across calls.
+    pub tables: Mutex<HashMap<(crate::ntt::TableKey, usize), crate::ntt::TablePieces>>,
     /// One op at a time on this device.
     pub busy: Mutex<()>,
     /// Host-visible buffers for large uploads and read-backs, kept and grown:
@@ -133,7 +135,7 @@ impl Gpu {
                 .min(limits.max_buffer_size)
                 .min(binding_cap.unwrap_or(u64::MAX)),
             limits,
-            ntt: OnceLock::new(),
+            ntt: Default::default(),
             msm: OnceLock::new(),
             bases: OnceLock::new(),
             tables: Mutex::new(HashMap::new()),
@@ -212,17 +214,23 @@ impl Gpu {
         }))
     }
 
-    /// NTT pipelines, compiled at first use.
+    /// NTT pipelines for data and tables in `pieces` (1, 2 or 4) buffers
+    /// each, compiled at first use.
     ///
     /// # Errors
     /// The shader compiler's message.
-    pub fn ntt_kernels(&self) -> Result<Arc<Kernels>, AccelError> {
-        self.ntt
+    pub fn ntt_kernels(&self, pieces: u32) -> Result<Arc<Kernels>, AccelError> {
+        self.ntt[pieces.ilog2() as usize]
             .get_or_init(|| {
+                let mut layout = vec![storage(0, false), storage(1, true), uniform(2)];
+                for k in 1..pieces {
+                    let (d, t) = shader::ntt_bindings(k);
+                    layout.extend([storage(d, false), storage(t, true)]);
+                }
                 self.build(
                     "ntt",
-                    shader::ntt(self.int64, self.ntt_tile_log),
-                    &[storage(0, false), storage(1, true), uniform(2)],
+                    shader::ntt(self.int64, self.ntt_tile_log, pieces),
+                    &layout,
                     &["bit_reverse", "stages", "scale"],
                 )
             })

@@ -17,7 +17,8 @@
 //! `off` (force the u32-only multiply); `max_binding_mib` = N caps one
 //! storage binding below the adapter's limit (to exercise the splitting that
 //! adapters with small limits need, e.g. lavapipe's 128 MiB: an MSM runs in
-//! pieces of points that fit, resident bases in several buffers). `ZKPIPE_WGPU_TRACE=1` prints
+//! pieces of points that fit, resident bases in several buffers, an NTT over
+//! up to four buffers). `ZKPIPE_WGPU_TRACE=1` prints
 //! pipeline compile times, each kernel's time (submitted and waited for
 //! alone) and read-back times to stderr.
 //! G2 MSM is not implemented: it is
@@ -254,15 +255,16 @@ impl WgpuBackend {
         }
     }
 
-    /// Largest log2 size whose `bytes_per_element`-sized binding fits every adapter.
-    fn max_log(&self, bytes_per_element: u64) -> u32 {
+    /// Largest log2 NTT size every adapter runs: Fr elements in up to
+    /// `ntt::max_pieces` buffers of one binding each.
+    fn max_ntt_log(&self) -> u32 {
         self.slots
             .iter()
             .map(|s| {
                 let l = s.adapter.limits();
                 let max = l.max_storage_buffer_binding_size.min(l.max_buffer_size);
                 let max = max.min(self.binding_cap.unwrap_or(u64::MAX));
-                (max / bytes_per_element).max(1).ilog2()
+                (max / 32).max(1).ilog2() + ntt::max_pieces(&l).ilog2()
             })
             .min()
             .unwrap_or(0)
@@ -310,7 +312,7 @@ impl AcceleratorImpl for WgpuBackend {
                 op(ops::MSM_G1, msm),
                 op(ops::MSM_G1_BATCH, msm),
                 op(ops::RESIDENT_BASES, msm),
-                op(ops::NTT, self.max_log(32).min(32)),
+                op(ops::NTT, self.max_ntt_log().min(32)),
             ]
             .into(),
         }

@@ -9,6 +9,11 @@
 //! memory, runs the stages there and writes back once (`stages` in
 //! shaders/ntt.wgsl), so a 2^20 transform reads and writes memory twice
 //! instead of twenty times.
+//!
+//! Data larger than one storage binding (lavapipe: 128 MiB, 2^22 elements)
+//! is split into 2 or 4 buffers of equal power-of-two length, bound side by
+//! side, and so are the tables; the shaders pick the buffer from an index's
+//! top bits.
 
 use std::sync::Arc;
 
@@ -55,8 +60,20 @@ pub(crate) fn passes(log_n: u32, tile_log: u32, dit: bool) -> Vec<(u32, u32)> {
     v
 }
 
-/// One dispatch: kernel, table, parameters, workgroups (x, y).
-type Step = (&'static str, Arc<wgpu::Buffer>, [u32; 8], (u32, u32));
+/// Most buffers an NTT's data (and each of its tables) is split over:
+/// 1, 2 or 4, two storage bindings per piece within the adapter's limit.
+pub(crate) fn max_pieces(limits: &wgpu::Limits) -> u32 {
+    [4, 2, 1]
+        .into_iter()
+        .find(|p| 2 * p <= limits.max_storage_buffers_per_shader_stage)
+        .unwrap_or(1)
+}
+
+/// A table's buffers (one, or pieces of the data's piece length).
+pub(crate) type TablePieces = Arc<Vec<wgpu::Buffer>>;
+
+/// One dispatch: kernel, table pieces, parameters, workgroups (x, y).
+type Step = (&'static str, TablePieces, [u32; 8], (u32, u32));
 
 fn powers(x: &Fr, c: &Fr, n: usize) -> Vec<Fr> {
     let mut out = Vec::with_capacity(n);
@@ -69,8 +86,9 @@ fn powers(x: &Fr, c: &Fr, n: usize) -> Vec<Fr> {
 }
 
 impl Gpu {
-    fn table(&self, key: TableKey) -> Result<Arc<wgpu::Buffer>, AccelError> {
-        if let Some(t) = self.tables.lock().unwrap().get(&key) {
+    /// The table `key` in buffers of at most `piece` elements.
+    fn table(&self, key: TableKey, piece: usize) -> Result<TablePieces, AccelError> {
+        if let Some(t) = self.tables.lock().unwrap().get(&(key, piece)) {
             return Ok(t.clone());
         }
         let host = match key {
@@ -85,42 +103,61 @@ impl Gpu {
                 powers(&Fr { limbs: x }, &Fr { limbs: c }, 1 << log_n)
             }
         };
-        let buf =
-            Arc::new(self.upload("ntt table", as_bytes(&host), wgpu::BufferUsages::empty())?);
+        let bufs = host
+            .chunks(piece)
+            .map(|c| self.upload("ntt table", as_bytes(c), wgpu::BufferUsages::empty()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let bufs = Arc::new(bufs);
         let mut tables = self.tables.lock().unwrap();
         if tables.len() >= 16 {
             tables.clear(); // bound the device memory the cache holds
         }
-        tables.insert(key, buf.clone());
-        Ok(buf)
+        tables.insert((key, piece), bufs.clone());
+        Ok(bufs)
     }
 
     /// In-place NTT of `values` (length a power of two ≥ 2, checked by the caller).
     ///
     /// # Errors
-    /// `INVALID_INPUT` when the data exceed one storage binding; device errors.
+    /// `INVALID_INPUT` when the data need more buffers of one binding each
+    /// than [`max_pieces`]; device errors.
     pub(crate) fn ntt(&self, values: &mut [Fr], cfg: &NttConfig) -> Result<(), AccelError> {
         let n = values.len();
-        let bytes = (n * 32) as u64;
-        self.check_binding(&format!("an NTT of 2^{}", n.trailing_zeros()), bytes)?;
-        let k = self.ntt_kernels()?;
+        let per_binding = (self.max_binding / 32).max(1) as usize;
+        let pieces = n.div_ceil(per_binding).next_power_of_two();
+        let most = max_pieces(&self.limits) as usize;
+        if pieces > most {
+            return Err(AccelError::invalid_input(format!(
+                "an NTT of 2^{} needs {pieces} buffers of {} MiB; this adapter binds at most \
+                 {} MiB per buffer (max_storage_buffer_binding_size) and the NTT uses {most}",
+                n.trailing_zeros(),
+                ((n / pieces) * 32) >> 20,
+                self.max_binding >> 20
+            )));
+        }
+        let piece = n / pieces; // elements per buffer, a power of two
+        let k = self.ntt_kernels(pieces as u32)?;
         let _busy = self.busy.lock().unwrap();
         self.scoped(|| {
             let log_n = n.trailing_zeros();
             let inverse = cfg.direction == NttDirection::Inverse;
             let coset = cfg.coset.into_option();
             let (in_rev, out_rev) = (cfg.order.input_reversed(), cfg.order.output_reversed());
-            let data = self.upload("ntt data", as_bytes(values), wgpu::BufferUsages::COPY_SRC)?;
-            let twiddles = self.table(TableKey::Twiddles(log_n, inverse))?;
+            let data = values
+                .chunks(piece)
+                .map(|c| self.upload("ntt data", as_bytes(c), wgpu::BufferUsages::COPY_SRC))
+                .collect::<Result<Vec<_>, _>>()?;
+            let twiddles = self.table(TableKey::Twiddles(log_n, inverse), piece)?;
+            let piece_log = piece.ilog2();
             let n32 = n as u32;
             let mut steps: Vec<Step> = Vec::new();
             let pointwise = self.grid(n as u64);
             let scale = |x: &Fr, c: &Fr, rev: bool| {
-                let t = self.table(TableKey::Factors(x.limbs, c.limbs, log_n))?;
+                let t = self.table(TableKey::Factors(x.limbs, c.limbs, log_n), piece)?;
                 Ok::<_, AccelError>((
                     "scale",
                     t,
-                    [n32, log_n, 0, 0, rev as u32, 0, 0, 0],
+                    [n32, log_n, 0, 0, rev as u32, 0, piece_log, 0],
                     pointwise,
                 ))
             };
@@ -130,7 +167,7 @@ impl Gpu {
             let permute = (
                 "bit_reverse",
                 twiddles.clone(),
-                [n32, log_n, 0, 0, 0, 0, 0, 0],
+                [n32, log_n, 0, 0, 0, 0, piece_log, 0],
                 pointwise,
             );
             let plan = cfg.order.radix2();
@@ -140,7 +177,7 @@ impl Gpu {
             // Each workgroup holds 2^w elements: one tile, or all of a smaller input.
             let w = self.ntt_tile_log.min(log_n);
             for (lo, s) in passes(log_n, self.ntt_tile_log, plan.dit) {
-                let p = [n32, log_n, lo, s, plan.dit as u32, w, 0, 0];
+                let p = [n32, log_n, lo, s, plan.dit as u32, w, piece_log, 0];
                 steps.push(("stages", twiddles.clone(), p, self.groups((n >> w) as u64)));
             }
             if inverse {
@@ -154,14 +191,15 @@ impl Gpu {
                 .iter()
                 .map(|(_, t, p, _)| {
                     let prm = self.params(*p);
-                    self.bind_group(
-                        &k,
-                        &[
-                            (0, data.as_entire_binding()),
-                            (1, t.as_entire_binding()),
-                            (2, prm.as_entire_binding()),
-                        ],
-                    )
+                    let mut entries = vec![(2, prm.as_entire_binding())];
+                    for (i, d) in data.iter().enumerate() {
+                        // A twiddle table has half as many pieces: the
+                        // shader never reads the slots past them.
+                        let tp = t.get(i).unwrap_or(&t[0]);
+                        let (db, tb) = crate::shader::ntt_bindings(i as u32);
+                        entries.extend([(db, d.as_entire_binding()), (tb, tp.as_entire_binding())]);
+                    }
+                    self.bind_group(&k, &entries)
                 })
                 .collect();
             let steps: Vec<_> = steps
@@ -169,8 +207,14 @@ impl Gpu {
                 .zip(&groups)
                 .map(|((name, _, _, xy), bg)| (*name, bg, *xy))
                 .collect();
-            let enc = self.dispatch(&k, &steps)?;
-            self.finish_and_read_into(enc, &data, as_bytes_mut(values))
+            let mut enc = Some(self.dispatch(&k, &steps)?);
+            for (d, out) in data.iter().zip(values.chunks_mut(piece)) {
+                let e = enc
+                    .take()
+                    .unwrap_or_else(|| self.device.create_command_encoder(&Default::default()));
+                self.finish_and_read_into(e, d, as_bytes_mut(out))?;
+            }
+            Ok(())
         })?;
         Ok(())
     }

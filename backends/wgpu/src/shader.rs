@@ -70,14 +70,65 @@ fn prelude(int64: bool) -> String {
     format!("{mac}\n{}", field("Fr", &fr_modulus()))
 }
 
+/// Binding numbers of piece `k` of the NTT's data and of its table
+/// (piece 0 at 0 and 1; the parameters at 2).
+pub(crate) fn ntt_bindings(k: u32) -> (u32, u32) {
+    if k == 0 { (0, 1) } else { (2 + k, 5 + k) }
+}
+
+/// The NTT's bindings and element accessors for data and table split over
+/// `pieces` buffers each (one: no split).
+fn ntt_io(pieces: u32) -> String {
+    let mut s = "@group(0) @binding(2) var<uniform> prm: Params;\n".to_string();
+    for k in 0..pieces {
+        let (d, t) = ntt_bindings(k);
+        s += &format!(
+            "@group(0) @binding({d}) var<storage, read_write> data{k}: array<u32>;\n\
+             @group(0) @binding({t}) var<storage, read> table{k}: array<u32>;\n"
+        );
+    }
+    let fr = |buf: &str| {
+        let w: Vec<String> = (0..8).map(|j| format!("{buf}[o + {j}u]")).collect();
+        format!("Fr_t({})", w.join(", "))
+    };
+    // Element i of piece i >> piece_log, through a switch on the piece.
+    let by_piece = |body: &dyn Fn(u32) -> String| {
+        if pieces == 1 {
+            return format!("  let o = 8u * i;\n  {}\n", body(0));
+        }
+        let mut c =
+            "  let o = 8u * (i & ((1u << prm.piece_log) - 1u));\n  switch (i >> prm.piece_log) {\n"
+                .to_string();
+        for k in 1..pieces {
+            c += &format!("    case {k}u: {{ {} }}\n", body(k));
+        }
+        c + &format!("    default: {{ {} }}\n  }}\n", body(0))
+    };
+    s += &format!(
+        "fn ld(i: u32) -> Fr_t {{\n{}}}\n",
+        by_piece(&|k| format!("return {};", fr(&format!("data{k}"))))
+    );
+    s += &format!(
+        "fn st(i: u32, v: Fr_t) {{\n{}}}\n",
+        by_piece(&|k| format!("for (var j = 0u; j < 8u; j++) {{ data{k}[o + j] = v[j]; }}"))
+    );
+    s += &format!(
+        "fn tw(i: u32) -> Fr_t {{\n{}}}\n",
+        by_piece(&|k| format!("return {};", fr(&format!("table{k}"))))
+    );
+    s
+}
+
 /// The NTT module; `int64`: multiply through 64-bit integers (SHADER_INT64);
-/// tiles of 2^`tile_log` elements in workgroup memory (see ntt.rs).
-pub(crate) fn ntt(int64: bool, tile_log: u32) -> String {
+/// tiles of 2^`tile_log` elements in workgroup memory; data and tables in
+/// `pieces` buffers each (see ntt.rs).
+pub(crate) fn ntt(int64: bool, tile_log: u32, pieces: u32) -> String {
     format!(
-        "{}\nconst TILE: u32 = {}u;\nconst TILE_WG: u32 = {}u;\n{NTT}",
+        "{}\nconst TILE: u32 = {}u;\nconst TILE_WG: u32 = {}u;\n{NTT}\n{}",
         prelude(int64),
         1u32 << tile_log,
-        crate::ntt::tile_threads(tile_log)
+        crate::ntt::tile_threads(tile_log),
+        ntt_io(pieces),
     )
 }
 

@@ -165,3 +165,37 @@ fn split_bindings() {
     assert_eq!(got.to_affine(), want.to_affine());
     be.drop_bases(h).unwrap();
 }
+
+/// Bindings capped at 1 MiB (2^15 elements): NTTs of 2^16 and 2^17 run over
+/// two and four buffers (data and tables), equal to the unsplit transform
+/// for every order, direction and coset on seeded random data; 2^18 would
+/// need eight and is refused.
+#[test]
+fn split_ntt() {
+    let (Some(split), Some(whole)) = (backend_with(&[("max_binding_mib", "1")]), backend("auto"))
+    else {
+        return;
+    };
+    for log in [15u32, 16, 17] {
+        let input = sample::scalars(1 << log, 40 + log as u64);
+        for order in NttOrder::ALL {
+            for direction in [NttDirection::Forward, NttDirection::Inverse] {
+                for coset in [None, Some(Fr::from_u64(5))] {
+                    let cfg = NttConfig {
+                        direction,
+                        order,
+                        coset: coset.into(),
+                        ..Default::default()
+                    };
+                    let (mut got, mut want) = (input.clone(), input.clone());
+                    split.ntt(&mut got, &cfg).unwrap();
+                    whole.ntt(&mut want, &cfg).unwrap();
+                    assert!(got == want, "{cfg:?} 2^{log}: split differs");
+                }
+            }
+        }
+    }
+    let mut big = sample::scalars(1 << 18, 3);
+    let err = split.ntt(&mut big, &NttConfig::default()).unwrap_err();
+    assert!(err.message.contains("8 buffers"), "{}", err.message);
+}
