@@ -72,11 +72,26 @@ impl PluginArgs {
 
     /// Loads plugins and creates the named backend.
     fn backend(&self, name: &str) -> Result<Backend, Error> {
+        self.backend_with(name, &self.config())
+    }
+
+    /// As [`PluginArgs::backend`] for the backend a result is checked
+    /// against: the `--backend-opt` settings belong to the backend under
+    /// test (the reference would reject settings it does not know).
+    fn reference_backend(&self, name: &str) -> Result<Backend, Error> {
+        let config = BackendConfig {
+            threads: self.threads.into(),
+            ..Default::default()
+        };
+        self.backend_with(name, &config)
+    }
+
+    fn backend_with(&self, name: &str, config: &BackendConfig) -> Result<Backend, Error> {
         let registry = self.registry();
         for f in &registry.failures {
             eprintln!("warning: skipped {}: {}", f.path.display(), f.reason);
         }
-        registry.create(name, &self.config())
+        registry.create(name, config)
     }
 }
 

@@ -399,7 +399,7 @@ pub struct CrosscheckArgs {
 /// Runs each op and one whole proof on both backends; returns whether all matched.
 pub fn crosscheck(args: &PluginArgs, x: &CrosscheckArgs) -> Result<bool, Error> {
     let test = std::sync::Arc::new(args.backend(&x.backend)?);
-    let reference = std::sync::Arc::new(args.backend(&x.reference)?);
+    let reference = std::sync::Arc::new(args.reference_backend(&x.reference)?);
     let mut all = true;
     let mut report =
         |what: String, result: Result<crate::crosscheck_ops::Mismatch, Error>| match result {
