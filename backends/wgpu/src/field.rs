@@ -299,30 +299,55 @@ pub(crate) fn narrow_wgsl(p: &str, m: &[u32], bits: u32, wide: bool) -> String {
 
     // Product scanning: column k sums a_i·b_(k−i) and q_i·M_(k−i); below
     // column nl it then picks q_k to clear its low limb. The column sums
-    // stay below 2·nl·2^(2·bits) + carry, which the accumulator holds.
+    // stay below 2·nl·2^(2·bits) + carry, which the accumulator holds. The
+    // square sums each a_i·a_j (i < j) once against a doubled limb (below
+    // 2^(bits+1)): about half the products, the sums no larger.
     let prod = |x: String, y: String| format!("{cast}({x}) * {cast}({y})");
-    writeln!(w, "fn {p}_mul(a: {t}, b: {t}) -> {t} {{\n  var acc: {acc_t} = {acc_t}(0); var q: {t}; var r: {t};").unwrap();
-    for k in 0..2 * nl - 1 {
-        let lo = k.saturating_sub(nl - 1);
-        let mut terms = Vec::new();
-        for i in lo..=k.min(nl - 1) {
-            terms.push(prod(format!("a[{i}]"), format!("b[{}]", k - i)));
-            if i < k {
-                terms.push(prod(format!("q[{i}]"), lit(mk[k - i])));
+    for square in [false, true] {
+        if square {
+            writeln!(w, "fn {p}_sqr(a: {t}) -> {t} {{\n  var d: {t};").unwrap();
+            for j in 0..nl {
+                writeln!(w, "  d[{j}] = a[{j}] << 1u;").unwrap();
             }
-        }
-        for tm in terms {
-            writeln!(w, "  acc += {tm};").unwrap();
-        }
-        if k < nl {
-            writeln!(w, "  q[{k}] = (u32(acc) * {inv}) & {mask};").unwrap();
-            writeln!(w, "  acc += {};", prod(format!("q[{k}]"), lit(mk[0]))).unwrap();
         } else {
-            writeln!(w, "  r[{}] = u32(acc) & {mask};", k - nl).unwrap();
+            writeln!(w, "fn {p}_mul(a: {t}, b: {t}) -> {t} {{").unwrap();
         }
-        writeln!(w, "  acc = acc >> {bits}u;").unwrap();
+        writeln!(
+            w,
+            "  var acc: {acc_t} = {acc_t}(0); var q: {t}; var r: {t};"
+        )
+        .unwrap();
+        for k in 0..2 * nl - 1 {
+            let lo = k.saturating_sub(nl - 1);
+            let mut terms = Vec::new();
+            for i in lo..=k.min(nl - 1) {
+                let j = k - i;
+                match (square, i.cmp(&j)) {
+                    (false, _) => terms.push(prod(format!("a[{i}]"), format!("b[{j}]"))),
+                    (true, std::cmp::Ordering::Less) => {
+                        terms.push(prod(format!("a[{i}]"), format!("d[{j}]")))
+                    }
+                    (true, std::cmp::Ordering::Equal) => {
+                        terms.push(prod(format!("a[{i}]"), format!("a[{i}]")))
+                    }
+                    (true, std::cmp::Ordering::Greater) => {}
+                }
+                if i < k {
+                    terms.push(prod(format!("q[{i}]"), lit(mk[j])));
+                }
+            }
+            for tm in terms {
+                writeln!(w, "  acc += {tm};").unwrap();
+            }
+            if k < nl {
+                writeln!(w, "  q[{k}] = (u32(acc) * {inv}) & {mask};").unwrap();
+                writeln!(w, "  acc += {};", prod(format!("q[{k}]"), lit(mk[0]))).unwrap();
+            } else {
+                writeln!(w, "  r[{}] = u32(acc) & {mask};", k - nl).unwrap();
+            }
+            writeln!(w, "  acc = acc >> {bits}u;").unwrap();
+        }
+        writeln!(w, "  r[{}] = u32(acc);\n  return r;\n}}", nl - 1).unwrap();
     }
-    writeln!(w, "  r[{}] = u32(acc);\n  return r;\n}}", nl - 1).unwrap();
-    writeln!(w, "fn {p}_sqr(a: {t}) -> {t} {{ return {p}_mul(a, a); }}").unwrap();
     s
 }

@@ -67,21 +67,25 @@ impl Plan {
 }
 
 /// XYZZ (device form) → blst Jacobian: Z' = ZZZ, X' = X·ZZ², Y' = Y·ZZZ².
+/// As read ([`FpLayout::scaled`]) every coordinate carries a factor s =
+/// 2^(log2 R − 384); (X·ZZ²·s³, Y·ZZZ²·s³, ZZZ·s) is the right point scaled
+/// by λ = s but for one s too many in X': one multiplication by 1/s fixes it.
 fn xyzz_to_jacobian(b: &[u8], fp: &FpLayout) -> G1Projective {
     let words: Vec<u32> = b
         .chunks_exact(4)
         .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
         .collect();
-    let c = |i: usize| fp.to_blst(&words[i * fp.limbs..(i + 1) * fp.limbs]);
+    let c = |i: usize| fp.scaled(&words[i * fp.limbs..(i + 1) * fp.limbs]);
     let (x, y, zz, zzz) = (c(0), c(1), c(2), c(3));
     if zz.l == [0; 6] {
         return G1Projective::identity();
     }
-    let (mut t, mut xo, mut yo) = (blst_fp::default(), blst_fp::default(), blst_fp::default());
-    // SAFETY: valid pointers to initialised field elements.
+    let [mut t, mut xs, mut xo, mut yo] = [blst_fp::default(); 4];
+    // SAFETY: valid pointers to initialised field elements below p.
     unsafe {
         blst_fp_sqr(&mut t, &zz);
-        blst_fp_mul(&mut xo, &x, &t);
+        blst_fp_mul(&mut xs, &x, &t);
+        blst_fp_mul(&mut xo, &xs, &fp.unscale);
         blst_fp_sqr(&mut t, &zzz);
         blst_fp_mul(&mut yo, &y, &t);
     }

@@ -139,27 +139,30 @@ pub(crate) fn ntt(int64: bool, tile_log: u32, pieces: u32) -> String {
 pub(crate) struct FpLayout {
     pub bits: u32,
     pub limbs: usize,
-    /// 2^(384 − log2 R) in blst's form: blst's limbs of a device value,
-    /// reduced below p, times this are that value in blst's form.
-    to_blst: blst_fp,
+    /// 2^(384 − log2 R) in blst's form: a device value read by
+    /// [`FpLayout::scaled`] times this is that value in blst's form.
+    pub unscale: blst_fp,
+    /// p, blst's limbs.
+    p: [u64; 6],
 }
 
 impl FpLayout {
     pub fn new(int64: bool) -> FpLayout {
         let bits = if int64 { 28 } else { 13 };
         let limbs = crate::field::narrow_len(&u32_limbs(&fp_modulus()), bits);
-        let mut to_blst = blst_fp::default();
+        let mut unscale = blst_fp::default();
         // SAFETY: valid pointers to blst values.
         unsafe {
             blst::blst_fp_inverse(
-                &mut to_blst,
+                &mut unscale,
                 &fp_from_u64(1 << (bits as usize * limbs - 384)),
             )
         };
         FpLayout {
             bits,
             limbs,
-            to_blst,
+            unscale,
+            p: fp_modulus().try_into().expect("six limbs"),
         }
     }
 
@@ -175,8 +178,9 @@ impl FpLayout {
         crate::field::narrow_limbs(&u32_limbs(&fp_from_u64(e).l), self.bits, self.limbs)
     }
 
-    /// A device element (limbs below 2^bits, value < 2p) in blst's form.
-    pub fn to_blst(self, limbs: &[u32]) -> blst_fp {
+    /// A device element (limbs below 2^bits, value < 2p) as blst's form of
+    /// that element times 2^(log2 R − 384): its integer, reduced below p.
+    pub fn scaled(&self, limbs: &[u32]) -> blst_fp {
         let mut w = [0u64; 7];
         let (mut acc, mut have, mut i) = (0u128, 0u32, 0usize);
         for &l in limbs {
@@ -188,7 +192,7 @@ impl FpLayout {
             }
         }
         w[i] = acc as u64;
-        let p = fp_modulus();
+        let p = &self.p;
         let below_p = (0..6)
             .rev()
             .find(|&k| w[k] != p[k])
@@ -201,13 +205,9 @@ impl FpLayout {
                 (w[k], borrow) = (d, u64::from(b1 | b2));
             }
         }
-        let raw = blst_fp {
+        blst_fp {
             l: w[..6].try_into().unwrap(),
-        };
-        let mut out = blst_fp::default();
-        // SAFETY: valid pointers to field elements below p.
-        unsafe { blst::blst_fp_mul(&mut out, &raw, &self.to_blst) };
-        out
+        }
     }
 }
 
@@ -299,7 +299,13 @@ mod tests {
             for e in [0u64, 1, 7, 12_345_678_901] {
                 let d = l.limbs_of_scaled(e);
                 assert!(d.iter().all(|&v| v < 1 << l.bits));
-                assert_eq!(l.to_blst(&d).l, fp_from_u64(e).l, "{l:?} {e}");
+                let to_blst = |v: &[u32]| {
+                    let mut out = blst_fp::default();
+                    // SAFETY: valid pointers to field elements below p.
+                    unsafe { blst::blst_fp_mul(&mut out, &l.scaled(v), &l.unscale) };
+                    out.l
+                };
+                assert_eq!(to_blst(&d), fp_from_u64(e).l, "{l:?} {e}");
                 let mut c = 0;
                 let plus_p: Vec<u32> = d
                     .iter()
@@ -311,7 +317,7 @@ mod tests {
                     })
                     .collect();
                 assert_ne!(plus_p, d);
-                assert_eq!(l.to_blst(&plus_p).l, fp_from_u64(e).l, "{l:?} {e} + p");
+                assert_eq!(to_blst(&plus_p), fp_from_u64(e).l, "{l:?} {e} + p");
             }
         }
     }
