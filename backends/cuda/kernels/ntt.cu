@@ -11,10 +11,15 @@
 // number fills index bits [low, lo) and those from lo + w - low up.
 // dit: stages upward, Cooley-Tukey (a + w·b, a − w·b); else downward,
 // Gentleman-Sande (a + b, (a − b)·w), w = ω_(2·half)^(i0 mod half).
-__device__ __forceinline__ u32 tile_index(u32 q, u32 g, u32 low, u32 lo, u32 w) {
-    u32 gap = lo - low;
-    return (q & ((1u << low) - 1)) | ((g & ((1u << gap) - 1)) << low) | ((q >> low) << lo) |
-           ((g >> gap) << (lo + w - low));
+// top (a lowest pass, lo = low = 0, that writes bit-reversed): tile bits
+// [s, w) are the top index bits instead, the block number the bits between,
+// so that the reversed writes land in runs of 2^(w−s) elements.
+struct Tile { u32 g, low, lo, w, s, log_n; int top; };
+__device__ __forceinline__ u32 tile_index(u32 q, const Tile& t) {
+    if (t.top) return (q & ((1u << t.s) - 1)) | (t.g << t.s) | ((q >> t.s) << (t.log_n - (t.w - t.s)));
+    u32 gap = t.lo - t.low;
+    return (q & ((1u << t.low) - 1)) | ((t.g & ((1u << gap) - 1)) << t.low) | ((q >> t.low) << t.lo) |
+           ((t.g >> gap) << (t.lo + t.w - t.low));
 }
 
 // Shared memory holds the tile limb-major (limb k of element i at
@@ -29,8 +34,8 @@ __device__ __forceinline__ void tile_st(u64* t, u32 i, u32 size, const fr& v) {
 
 // Index of the factor of the butterfly at tile position i0 in stage gh in
 // the stage-major twiddle table (entry half + j holds ω_(2·half)^j).
-__device__ __forceinline__ u32 stage_twiddle(u32 i0, u32 g, u32 low, u32 lo, u32 w, u32 gh) {
-    return (1u << gh) + (tile_index(i0, g, low, lo, w) & ((1u << gh) - 1));
+__device__ __forceinline__ u32 stage_twiddle(u32 i0, const Tile& t, u32 gh) {
+    return (1u << gh) + (tile_index(i0, t) & ((1u << gh) - 1));
 }
 
 // Reads `src` and writes `dst` (at bit-reversed indices when `rev`: the
@@ -39,29 +44,34 @@ __device__ __forceinline__ u32 stage_twiddle(u32 i0, u32 g, u32 low, u32 lo, u32
 // 2^(w−1) threads (one butterfly each per stage).
 extern "C" __global__ void __launch_bounds__(512) ntt_pass(const fr* src, fr* dst, const fr* tw,
                                                            u32 log_n, u32 lo, u32 s, u32 w, u32 low,
-                                                           int dit, int rev) {
+                                                           int dit, int rev, int top) {
     extern __shared__ u64 tile[];
-    u32 g = blockIdx.x, size = 1u << w, b = threadIdx.x;
+    const Tile t{blockIdx.x, low, lo, w, s, log_n, top};
+    u32 size = 1u << w, b = threadIdx.x;
     for (u32 q = b; q < size; q += blockDim.x) {
-        u32 i = tile_index(q, g, low, lo, w);
+        u32 i = tile_index(q, t);
         tile_st(tile, q, size, src[i]);
     }
     __syncthreads();
     for (u32 k = 0; k < s; k++) {
         u32 e = dit ? k : s - 1 - k, lh = low + e;
         u32 i0 = ((b >> lh) << (lh + 1)) | (b & ((1u << lh) - 1)), i1 = i0 + (1u << lh);
-        fr t = tw[stage_twiddle(i0, g, low, lo, w, lo + e)];
+        fr f = tw[stage_twiddle(i0, t, lo + e)];
         fr a = tile_ld(tile, i0, size), c = tile_ld(tile, i1, size);
         if (dit) {
-            fr x = fr_mul(c, t);
+            fr x = fr_mul(c, f);
             tile_st(tile, i0, size, fr_add(a, x)); tile_st(tile, i1, size, fr_sub(a, x));
         } else {
-            tile_st(tile, i0, size, fr_add(a, c)); tile_st(tile, i1, size, fr_mul(fr_sub(a, c), t));
+            tile_st(tile, i0, size, fr_add(a, c)); tile_st(tile, i1, size, fr_mul(fr_sub(a, c), f));
         }
         __syncthreads();
     }
-    for (u32 q = b; q < size; q += blockDim.x) {
-        u32 i = tile_index(q, g, low, lo, w);
+    // With top rows, neighbouring threads take neighbouring rows: their
+    // reversed indices are neighbours.
+    u32 rows = w - s;
+    for (u32 v = b; v < size; v += blockDim.x) {
+        u32 q = top ? (v >> rows) | ((v & ((1u << rows) - 1)) << s) : v;
+        u32 i = tile_index(q, t);
         dst[rev ? __brev(i) >> (32 - log_n) : i] = tile_ld(tile, q, size);
     }
 }

@@ -309,6 +309,24 @@ fn ntt_passes(log_n: u32, dit: bool, shape: NttShape) -> Vec<NttPass> {
     passes
 }
 
+/// Rows, at least, of a lowest pass that writes bit-reversed: taken from
+/// the top index bits, they make its writes runs of 2^rows elements
+/// (4 · 32 B = 128 B) instead of one element every 2^(log_n − w).
+const NTT_TOP_ROWS: u32 = 2;
+
+/// `pass` (the lowest: lo = low = 0) with its rows from the top index bits,
+/// at least [`NTT_TOP_ROWS`] of them (`top` in kernels/ntt.cu).
+fn with_top_rows(pass: NttPass, log_n: u32) -> NttPass {
+    let rows = (pass.w - pass.s)
+        .max(NTT_TOP_ROWS)
+        .min(NTT_TILE_MAX - pass.s)
+        .min(log_n - pass.s);
+    NttPass {
+        w: pass.s + rows,
+        ..pass
+    }
+}
+
 /// A stage-major twiddle table and the largest log size it covers.
 type TwiddleTable = (u32, Arc<CudaSlice<u64>>);
 
@@ -377,11 +395,42 @@ fn driver_err(what: &str) -> impl Fn(cudarc::driver::DriverError) -> AccelError 
     }
 }
 
+/// Sets how much freed memory the device's default pool (where the
+/// stream's allocations come from) keeps instead of unmapping it; `None`
+/// trims it to nothing now.
+fn pool_keep(ctx: &CudaContext, keep: Option<u64>) {
+    use cudarc::driver::sys;
+    if !ctx.has_async_alloc() {
+        return;
+    }
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: valid out-pointer and device handle; the attribute takes a u64.
+    unsafe {
+        if sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) != sys::CUresult::CUDA_SUCCESS
+        {
+            return;
+        }
+        match keep {
+            Some(mut bytes) => {
+                let attr = sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
+                sys::cuMemPoolSetAttribute(pool, attr, (&mut bytes as *mut u64).cast());
+            }
+            None => {
+                sys::cuMemPoolTrimTo(pool, 0);
+            }
+        }
+    }
+}
+
 fn open_gpu(ordinal: usize) -> Result<(Gpu, String), String> {
     let ctx = CudaContext::new(ordinal).map_err(|e| format!("device {ordinal}: {e:?}"))?;
     // SAFETY: all work of a context goes through its one default stream, so
     // cross-stream event tracking is not needed.
     unsafe { ctx.disable_event_tracking() };
+    // Keep freed memory mapped: an op's scratch (an NTT's second buffer, an
+    // MSM's tables) was otherwise mapped afresh on every call, ~2 ms of a
+    // 2^24 NTT that permutes. check_free trims the pool when memory is short.
+    pool_keep(&ctx, Some(u64::MAX));
     let (major, minor) = ctx.compute_capability().map_err(|e| format!("{e:?}"))?;
     let arch = format!("sm_{major}{minor}");
     let (cubin, note) = cubin_for(&arch)?;
@@ -805,10 +854,21 @@ impl Gpu {
     }
 
     fn check_free(&self, bytes: usize) -> Result<(), AccelError> {
-        let (free, _) = self
-            .ctx
-            .mem_get_info()
-            .map_err(driver_err("querying memory"))?;
+        let query = || {
+            self.ctx
+                .mem_get_info()
+                .map(|(free, _)| free)
+                .map_err(driver_err("querying memory"))
+        };
+        let mut free = query()?;
+        if free < bytes + (64 << 20) {
+            // Memory the pool keeps counts as used: hand it back, then look again.
+            self.stream
+                .synchronize()
+                .map_err(driver_err("synchronising"))?;
+            pool_keep(&self.ctx, None);
+            free = query()?;
+        }
         if free < bytes + (64 << 20) {
             return Err(AccelError::new(
                 ErrorCode::OUT_OF_MEMORY,
@@ -966,9 +1026,18 @@ impl Gpu {
                 None
             };
             let count = passes.len();
-            for (k, NttPass { lo, s, w, low }) in passes.into_iter().enumerate() {
+            for (k, pass) in passes.into_iter().enumerate() {
                 let last = k + 1 == count;
-                let (d, rev) = (dit as i32, (permute && last) as i32);
+                // DIF ends on the lowest pass: permuting there, it takes its
+                // rows from the top bits (a DIT top pass's reversed writes
+                // are runs already).
+                let top = permute && last && !dit && count > 1;
+                let NttPass { lo, s, w, low } = if top {
+                    with_top_rows(pass, log_n)
+                } else {
+                    pass
+                };
+                let (d, rev, top) = (dit as i32, (permute && last) as i32, top as i32);
                 let (src, _sb) = buf.device_ptr_mut(&self.stream);
                 let out = scratch
                     .as_mut()
@@ -985,7 +1054,8 @@ impl Gpu {
                     .arg(&w)
                     .arg(&low)
                     .arg(&d)
-                    .arg(&rev);
+                    .arg(&rev)
+                    .arg(&top);
                 let cfg = LaunchConfig {
                     grid_dim: ((n >> w) as u32, 1, 1),
                     block_dim: (1 << (w - 1), 1, 1),
@@ -993,7 +1063,8 @@ impl Gpu {
                 };
                 // SAFETY: src and dst hold n elements; each block reads and
                 // writes its own 2^w indices < n (tile_index is a bijection
-                // for low ≤ lo and lo + w − low ≤ log_n, bit reversal too), and a permuting pass
+                // for low ≤ lo and lo + w − low ≤ log_n, and with top rows
+                // for lo = low = 0 and w ≤ log_n; bit reversal too), and a permuting pass
                 // writes another buffer unless it is the only pass (then
                 // one block: w = s = log_n); twiddle indices < 2^log_n,
                 // the table's length at least;
@@ -1130,7 +1201,9 @@ zkpipe_core::export_backend!(CudaBackend);
 
 #[cfg(test)]
 mod tests {
-    use super::{NTT_TILE_MAX, NttPass, NttShape, ntt_passes, powers, stage_twiddles};
+    use super::{
+        NTT_TILE_MAX, NttPass, NttShape, ntt_passes, powers, stage_twiddles, with_top_rows,
+    };
     use zkpipe_core::Fr;
 
     #[test]
@@ -1194,6 +1267,14 @@ mod tests {
         );
         for log_n in 1..=28 {
             for (stages, block, cols) in [(10, 10, 0), (8, 8, 2), (6, 8, 2), (5, 9, 3), (1, 1, 9)] {
+                // A permuting DIF pass with top rows: still the lowest, a
+                // block within the tile limit and the transform's size.
+                let dif = ntt_passes(log_n, false, shape(stages, block, cols));
+                if let [.., last] = dif[..] {
+                    let t = with_top_rows(last, log_n);
+                    assert!(t.lo == 0 && t.low == 0 && t.s == last.s, "{t:?}");
+                    assert!(t.w >= t.s && t.w <= NTT_TILE_MAX.min(log_n), "{t:?}");
+                }
                 let mut next = 0;
                 for NttPass { lo, s, w, low } in ntt_passes(log_n, true, shape(stages, block, cols))
                 {
