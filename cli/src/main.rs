@@ -80,8 +80,8 @@ impl PluginArgs {
     /// test (the reference would reject settings it does not know).
     fn reference_backend(&self, name: &str) -> Result<Backend, Error> {
         let config = BackendConfig {
-            threads: self.threads.into(),
-            ..Default::default()
+            ext: Default::default(),
+            ..self.config()
         };
         self.backend_with(name, &config)
     }

@@ -385,7 +385,8 @@ pub struct CrosscheckArgs {
     /// Backend under test.
     #[arg(long)]
     pub backend: String,
-    /// Reference backend.
+    /// Reference backend (created without the `--backend-opt` settings,
+    /// which belong to the backend under test).
     #[arg(long, default_value = "cpu")]
     pub reference: String,
     /// Largest op size checked, as log2.

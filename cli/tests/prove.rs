@@ -360,7 +360,8 @@ fn crosscheck_cpu_against_cpu_passes() {
 
 /// `--backend-opt` settings go to the backend under test only: the CPU
 /// reference knows none and used to refuse them before checking anything.
-/// With a wgpu adapter (lavapipe in CI) the split-binding run must pass.
+/// With a wgpu adapter (lavapipe in CI) the run must pass (at these sizes
+/// nothing exceeds the 1 MiB cap: the test is about where settings go).
 #[test]
 fn crosscheck_gives_backend_settings_to_the_tested_backend_only() {
     let tmp = tempfile::tempdir().unwrap();
@@ -384,6 +385,10 @@ fn crosscheck_gives_backend_settings_to_the_tested_backend_only() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(!text.contains("unknown cpu backend setting"), "{text}");
+    if text.contains("unknown backend `wgpu`") {
+        eprintln!("the wgpu plugin is not built here: skipped");
+        return;
+    }
     if text.contains("no wgpu adapter") {
         eprintln!("no wgpu adapter here: checked only that the reference took no settings");
         return;

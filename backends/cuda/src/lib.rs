@@ -395,29 +395,29 @@ fn driver_err(what: &str) -> impl Fn(cudarc::driver::DriverError) -> AccelError 
     }
 }
 
-/// Sets how much freed memory the device's default pool (where the
-/// stream's allocations come from) keeps instead of unmapping it; `None`
-/// trims it to nothing now.
-fn pool_keep(ctx: &CudaContext, keep: Option<u64>) {
+/// Lets the device's current memory pool (where the stream's allocations
+/// come from) keep up to `keep` bytes of freed memory mapped between calls
+/// instead of unmapping it at every synchronisation; `None` hands all of it
+/// back now. Returns whether the driver took it (without a pool, or on
+/// failure, allocations stay correct, only slower).
+fn pool_keep(ctx: &CudaContext, keep: Option<u64>) -> bool {
     use cudarc::driver::sys;
     if !ctx.has_async_alloc() {
-        return;
+        return false;
     }
+    let ok = sys::CUresult::CUDA_SUCCESS;
     let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
     // SAFETY: valid out-pointer and device handle; the attribute takes a u64.
     unsafe {
-        if sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) != sys::CUresult::CUDA_SUCCESS
-        {
-            return;
+        if sys::cuDeviceGetMemPool(&mut pool, ctx.cu_device()) != ok {
+            return false;
         }
         match keep {
             Some(mut bytes) => {
                 let attr = sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
-                sys::cuMemPoolSetAttribute(pool, attr, (&mut bytes as *mut u64).cast());
+                sys::cuMemPoolSetAttribute(pool, attr, (&mut bytes as *mut u64).cast()) == ok
             }
-            None => {
-                sys::cuMemPoolTrimTo(pool, 0);
-            }
+            None => sys::cuMemPoolTrimTo(pool, 0) == ok,
         }
     }
 }
@@ -427,10 +427,11 @@ fn open_gpu(ordinal: usize) -> Result<(Gpu, String), String> {
     // SAFETY: all work of a context goes through its one default stream, so
     // cross-stream event tracking is not needed.
     unsafe { ctx.disable_event_tracking() };
-    // Keep freed memory mapped: an op's scratch (an NTT's second buffer, an
-    // MSM's tables) was otherwise mapped afresh on every call, ~2 ms of a
-    // 2^24 NTT that permutes. check_free trims the pool when memory is short.
-    pool_keep(&ctx, Some(u64::MAX));
+    // Keep freed memory mapped, up to a quarter of the device: an op's
+    // scratch (an NTT's second buffer, an MSM's tables) was otherwise mapped
+    // afresh on every call, ~2 ms of a 2^24 NTT that permutes. check_free
+    // hands it all back when memory looks short.
+    let kept = pool_keep(&ctx, Some(ctx.total_mem().unwrap_or(0) as u64 / 4));
     let (major, minor) = ctx.compute_capability().map_err(|e| format!("{e:?}"))?;
     let arch = format!("sm_{major}{minor}");
     let (cubin, note) = cubin_for(&arch)?;
@@ -463,7 +464,12 @@ fn open_gpu(ordinal: usize) -> Result<(Gpu, String), String> {
         busy: Mutex::new(()),
         ctx,
     };
-    Ok((gpu, format!("device {ordinal}: {note}")))
+    let pool = if kept {
+        ""
+    } else {
+        "; freed memory is unmapped per call (no pool threshold)"
+    };
+    Ok((gpu, format!("device {ordinal}: {note}{pool}")))
 }
 
 fn discover() -> (Vec<Gpu>, String) {

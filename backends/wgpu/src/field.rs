@@ -229,6 +229,18 @@ pub(crate) fn narrow_wgsl(p: &str, m: &[u32], bits: u32, wide: bool) -> String {
     let mask = lit((1u32 << bits) - 1);
     let inv = lit(minv(m[0]) & ((1u32 << bits) - 1));
     let (acc_t, cast) = if wide { ("u64", "u64") } else { ("u32", "") };
+    // A column: up to 2·nl products below 2^(2·bits) (the square's doubled
+    // ones count twice as few), plus the carry in.
+    let acc_max = if wide {
+        u64::MAX as u128
+    } else {
+        u32::MAX as u128
+    };
+    let limb_max = (1u128 << bits) - 1;
+    assert!(
+        2 * nl as u128 * limb_max * limb_max + (acc_max >> bits) <= acc_max,
+        "{bits}-bit limbs overflow a {acc_t} column sum"
+    );
     let list = |f: &dyn Fn(usize) -> String| (0..nl).map(f).collect::<Vec<_>>().join(", ");
     let mut s = String::new();
     let w = &mut s;

@@ -66,7 +66,7 @@ pub(crate) fn internal(msg: impl Into<String>) -> AccelError {
     AccelError::new(ErrorCode::INTERNAL, msg)
 }
 
-fn storage(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
+pub(crate) fn storage(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
         binding,
         visibility: wgpu::ShaderStages::COMPUTE,
@@ -147,7 +147,7 @@ impl Gpu {
         })
     }
 
-    fn build(
+    pub(crate) fn build(
         &self,
         label: &str,
         source: String,

@@ -128,11 +128,12 @@ impl Gpu {
         let most = max_pieces(&self.limits) as usize;
         if pieces > most {
             return Err(AccelError::invalid_input(format!(
-                "an NTT of 2^{} needs {pieces} buffers of {} MiB; this adapter binds at most \
-                 {} MiB per buffer (max_storage_buffer_binding_size) and the NTT uses {most}",
+                "an NTT of 2^{} needs {pieces} buffers of {:.1} MiB; one binding holds at most \
+                 {:.1} MiB here (the adapter's max_storage_buffer_binding_size, or the \
+                 max_binding_mib setting) and the NTT binds at most {most}",
                 n.trailing_zeros(),
-                ((n / pieces) * 32) >> 20,
-                self.max_binding >> 20
+                ((n / pieces) * 32) as f64 / (1 << 20) as f64,
+                self.max_binding as f64 / (1 << 20) as f64
             )));
         }
         let piece = n / pieces; // elements per buffer, a power of two

@@ -171,11 +171,15 @@ impl FpLayout {
         4 * self.limbs as u64
     }
 
-    /// The device's limbs of the element whose blst form is `e`·2^(log2 R − 384)
-    /// (blst's limbs of e are e's integer times 2^384).
-    fn limbs_of_scaled(&self, e: u64) -> Vec<u32> {
-        let e = e << (self.bits as usize * self.limbs - 384);
-        crate::field::narrow_limbs(&u32_limbs(&fp_from_u64(e).l), self.bits, self.limbs)
+    /// The device form of the element `e` (blst's form): the integer
+    /// e·R mod p in limbs of `bits` bits.
+    pub fn device_form(&self, e: &blst_fp) -> Vec<u32> {
+        // blst's limbs of e·2^(log2 R − 384) are the integer e·R mod p.
+        let mut out = blst_fp::default();
+        let shift = fp_from_u64(1 << (self.bits as usize * self.limbs - 384));
+        // SAFETY: valid pointers to field elements.
+        unsafe { blst::blst_fp_mul(&mut out, e, &shift) };
+        crate::field::narrow_limbs(&u32_limbs(&out.l), self.bits, self.limbs)
     }
 
     /// A device element (limbs below 2^bits, value < 2p) as blst's form of
@@ -225,9 +229,9 @@ fn fp_narrow(layout: &FpLayout, int64: bool) -> String {
         "{}\n{}const FP_ONE = Fp_t({});\nconst FP_CONV = Fp_t({});\n",
         crate::field::narrow_wgsl("Fp", &u32_limbs(&fp_modulus()), layout.bits, int64),
         crate::field::narrow_from_words("Fp", 12, layout.bits, nl),
-        wgsl_list(&layout.limbs_of_scaled(1)),
+        wgsl_list(&layout.device_form(&fp_from_u64(1))),
         // R²/2^384 is the device form of the element R/2^384.
-        wgsl_list(&layout.limbs_of_scaled(1 << (layout.bits as usize * nl - 384))),
+        wgsl_list(&layout.device_form(&fp_from_u64(1 << (layout.bits as usize * nl - 384)))),
     )
 }
 
@@ -294,10 +298,10 @@ mod tests {
     fn fp_layouts_round_trip() {
         for int64 in [false, true] {
             let l = FpLayout::new(int64);
-            assert!(l.bits as usize * l.limbs >= 383, "{l:?}");
+            assert!(l.bits as usize * l.limbs >= 384, "{l:?}");
             let p = crate::field::narrow_limbs(&u32_limbs(&fp_modulus()), l.bits, l.limbs);
             for e in [0u64, 1, 7, 12_345_678_901] {
-                let d = l.limbs_of_scaled(e);
+                let d = l.device_form(&fp_from_u64(e));
                 assert!(d.iter().all(|&v| v < 1 << l.bits));
                 let to_blst = |v: &[u32]| {
                     let mut out = blst_fp::default();
@@ -318,6 +322,158 @@ mod tests {
                     .collect();
                 assert_ne!(plus_p, d);
                 assert_eq!(to_blst(&plus_p), fp_from_u64(e).l, "{l:?} {e} + p");
+            }
+        }
+    }
+
+    /// The integer of device limbs, as seven u64 words.
+    fn integer(l: &FpLayout, limbs: &[u32]) -> [u64; 7] {
+        let mut w = [0u64; 7];
+        for (k, &v) in limbs.iter().enumerate() {
+            for j in 0..l.bits as usize {
+                let b = k * l.bits as usize + j;
+                w[b / 64] |= u64::from(v >> j & 1) << (b % 64);
+            }
+        }
+        w
+    }
+
+    /// The MSM's Fp code (both forms) on the first adapter against blst:
+    /// add, sub, mul, sqr and is_zero on every pair of 0, 1, 2, p − 1 and
+    /// pseudo-random elements, each given reduced and plus p (the shaders'
+    /// values lie anywhere in [0, 2p)); results must be limbs below 2^bits
+    /// with a value below 2p. Passes with a note when there is no adapter.
+    #[test]
+    fn narrow_field_ops_match_blst() {
+        let (_instance, slots, notes) = crate::discover();
+        let Some(slot) = slots.first() else {
+            eprintln!("no wgpu adapter: {notes:?}");
+            return;
+        };
+        let op = |f: unsafe extern "C" fn(*mut blst_fp, *const blst_fp, *const blst_fp),
+                  a: &blst_fp,
+                  b: &blst_fp| {
+            let mut r = blst_fp::default();
+            // SAFETY: valid pointers to field elements.
+            unsafe { f(&mut r, a, b) };
+            r
+        };
+        let mut elems = vec![fp_from_u64(0), fp_from_u64(1), fp_from_u64(2)];
+        let minus_one = op(blst::blst_fp_sub, &fp_from_u64(0), &fp_from_u64(1));
+        elems.push(minus_one);
+        let mut x = fp_from_u64(7);
+        for _ in 0..4 {
+            x = op(
+                blst::blst_fp_add,
+                &op(blst::blst_fp_mul, &x, &x),
+                &fp_from_u64(3),
+            );
+            elems.push(x);
+        }
+        for int64 in [true, false] {
+            let gpu = crate::gpu::Gpu::open(&slot.adapter, int64, None).unwrap();
+            if gpu.int64 != int64 {
+                continue; // no SHADER_INT64 here
+            }
+            let l = gpu.fp;
+            let two_p = integer(
+                &l,
+                &crate::field::narrow_limbs(
+                    &u32_limbs(&fp_modulus().iter().map(|v| v << 1).collect::<Vec<_>>()),
+                    l.bits,
+                    l.limbs,
+                ),
+            );
+            let p_limbs = crate::field::narrow_limbs(&u32_limbs(&fp_modulus()), l.bits, l.limbs);
+            let mut values = Vec::new();
+            for e in &elems {
+                let d = l.device_form(e);
+                let mut c = 0;
+                let plus_p: Vec<u32> = d
+                    .iter()
+                    .zip(&p_limbs)
+                    .map(|(a, b)| {
+                        let x = a + b + c;
+                        c = x >> l.bits;
+                        x & ((1 << l.bits) - 1)
+                    })
+                    .collect();
+                values.push((*e, d));
+                values.push((*e, plus_p));
+            }
+            let pairs: Vec<_> = values
+                .iter()
+                .flat_map(|a| values.iter().map(move |b| (a, b)))
+                .collect();
+            let input: Vec<u32> = pairs
+                .iter()
+                .flat_map(|(a, b)| a.1.iter().chain(&b.1).copied())
+                .collect();
+            let source = format!(
+                "{}{}",
+                fp_narrow(&l, int64),
+                include_str!("../shaders/fp_test.wgsl")
+            );
+            let k = gpu
+                .build(
+                    "fp test",
+                    source,
+                    &[crate::gpu::storage(0, true), crate::gpu::storage(1, false)],
+                    &["fp_ops"],
+                )
+                .unwrap();
+            let per = 4 * l.limbs + 1;
+            let out_bytes = (pairs.len() * per * 4) as u64;
+            let inp = gpu
+                .upload(
+                    "fp test in",
+                    crate::gpu::as_bytes(&input),
+                    wgpu::BufferUsages::empty(),
+                )
+                .unwrap();
+            let out = gpu.buffer("fp test out", out_bytes, wgpu::BufferUsages::COPY_SRC);
+            let bg = gpu.bind_group(
+                &k,
+                &[(0, inp.as_entire_binding()), (1, out.as_entire_binding())],
+            );
+            let groups = (pairs.len() as u32).div_ceil(64);
+            let enc = gpu.dispatch(&k, &[("fp_ops", &bg, (groups, 1))]).unwrap();
+            let bytes = gpu.finish_and_read(enc, &out, out_bytes).unwrap();
+            let words: Vec<u32> = bytes
+                .chunks_exact(4)
+                .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
+                .collect();
+            for (((a, da), (b, db)), got) in pairs.iter().zip(words.chunks_exact(per)) {
+                let want = [
+                    op(blst::blst_fp_add, a, b),
+                    op(blst::blst_fp_sub, a, b),
+                    op(blst::blst_fp_mul, a, b),
+                    op(blst::blst_fp_mul, a, a),
+                ];
+                for (i, (name, w)) in ["add", "sub", "mul", "sqr"].iter().zip(want).enumerate() {
+                    let g = &got[i * l.limbs..(i + 1) * l.limbs];
+                    let what = format!("int64={int64} {name}({da:x?}, {db:x?}) = {g:x?}");
+                    assert!(
+                        g.iter().all(|&v| v < 1 << l.bits),
+                        "{what}: a limb too wide"
+                    );
+                    let v = integer(&l, g);
+                    assert!(
+                        (0..7)
+                            .rev()
+                            .find(|&k| v[k] != two_p[k])
+                            .is_some_and(|k| v[k] < two_p[k]),
+                        "{what}: not below 2p"
+                    );
+                    let r = op(blst::blst_fp_mul, &l.scaled(g), &l.unscale);
+                    assert_eq!(r.l, w.l, "{what}");
+                }
+                let zero = a.l == [0; 6];
+                assert_eq!(
+                    got[4 * l.limbs] == 1,
+                    zero,
+                    "int64={int64} is_zero({da:x?})"
+                );
             }
         }
     }
