@@ -2,7 +2,7 @@
 //! integers), the generated field code for Fr and Fp, then the op shaders.
 
 use blst::blst_fp;
-use zkpipe_core::{Fp, Fr};
+use zkpipe_core::Fr;
 
 const MAC_U32: &str = include_str!("../shaders/mac_u32.wgsl");
 const MAC_U64: &str = include_str!("../shaders/mac_u64.wgsl");
@@ -37,7 +37,7 @@ fn fr_modulus() -> Vec<u64> {
 
 /// p, from blst: the canonical form of −1, plus one.
 fn fp_modulus() -> Vec<u64> {
-    let one = blst::blst_fp { l: fp_one().limbs };
+    let one = fp_from_u64(1);
     let mut minus_one = blst::blst_fp::default();
     let mut bytes = [0u8; 48];
     // SAFETY: valid pointers to blst values; `bytes` has 48 bytes.
@@ -51,14 +51,6 @@ fn fp_modulus() -> Vec<u64> {
         .collect();
     l[0] += 1; // p − 1 is even
     l
-}
-
-/// Montgomery 1 in Fp (R mod p), blst's limbs.
-pub(crate) fn fp_one() -> Fp {
-    let mut one = blst::blst_fp::default();
-    // SAFETY: blst reads six limbs.
-    unsafe { blst::blst_fp_from_uint64(&mut one, [1u64, 0, 0, 0, 0, 0].as_ptr()) };
-    Fp { limbs: one.l }
 }
 
 fn field(prefix: &str, modulus: &[u64]) -> String {
