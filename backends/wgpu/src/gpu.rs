@@ -66,6 +66,15 @@ pub(crate) fn internal(msg: impl Into<String>) -> AccelError {
     AccelError::new(ErrorCode::INTERNAL, msg)
 }
 
+/// Bytes one storage binding may hold on an adapter with `limits`, at most
+/// `cap` when given (the `max_binding_mib` setting).
+pub(crate) fn binding_limit(limits: &wgpu::Limits, cap: Option<u64>) -> u64 {
+    limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size)
+        .min(cap.unwrap_or(u64::MAX))
+}
+
 pub(crate) fn storage(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
         binding,
@@ -130,10 +139,7 @@ impl Gpu {
             int64,
             fp: crate::shader::FpLayout::new(int64),
             ntt_tile_log: crate::ntt::tile_log(&limits),
-            max_binding: limits
-                .max_storage_buffer_binding_size
-                .min(limits.max_buffer_size)
-                .min(binding_cap.unwrap_or(u64::MAX)),
+            max_binding: binding_limit(&limits, binding_cap),
             limits,
             ntt: Default::default(),
             msm: OnceLock::new(),
@@ -249,7 +255,7 @@ impl Gpu {
                 layout.extend((3..8).map(|b| storage(b, false)));
                 self.build(
                     "msm",
-                    shader::msm(self.int64),
+                    shader::msm(self.int64, &self.fp),
                     &layout,
                     &[
                         "digits", "scan", "scatter", "chunk", "tree", "reduce", "merge",
@@ -269,7 +275,7 @@ impl Gpu {
             .get_or_init(|| {
                 self.build(
                     "msm bases",
-                    shader::bases(self.int64),
+                    shader::bases(&self.fp),
                     &[uniform(0), storage(1, true), storage(2, false)],
                     &["convert"],
                 )

@@ -116,6 +116,18 @@ fn describe(i: usize, a: &wgpu::Adapter, info: &wgpu::AdapterInfo) -> String {
     )
 }
 
+/// The first adapter, for the crate's device tests, with the instance that
+/// found it; `None`, with a note on stderr, when there is none.
+#[cfg(test)]
+fn test_adapter() -> Option<(Option<wgpu::Instance>, wgpu::Adapter)> {
+    let (instance, slots, notes) = discover();
+    let Some(slot) = slots.into_iter().next() else {
+        eprintln!("no wgpu adapter: {notes:?}");
+        return None;
+    };
+    Some((instance, slot.adapter))
+}
+
 fn discover() -> (Option<wgpu::Instance>, Vec<Slot>, Vec<String>) {
     let found = catch_unwind(|| {
         let instance =
@@ -262,8 +274,7 @@ impl WgpuBackend {
             .iter()
             .map(|s| {
                 let l = s.adapter.limits();
-                let max = l.max_storage_buffer_binding_size.min(l.max_buffer_size);
-                let max = max.min(self.binding_cap.unwrap_or(u64::MAX));
+                let max = gpu::binding_limit(&l, self.binding_cap);
                 (max / 32).max(1).ilog2() + ntt::max_pieces(&l).ilog2()
             })
             .min()

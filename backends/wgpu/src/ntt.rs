@@ -250,13 +250,11 @@ mod tests {
     /// checks quickly. Passes with a note when there is no adapter.
     #[test]
     fn small_tiles() {
-        let (_instance, slots, notes) = crate::discover();
-        let Some(slot) = slots.first() else {
-            eprintln!("no wgpu adapter: {notes:?}");
+        let Some((_instance, adapter)) = crate::test_adapter() else {
             return;
         };
         for tile_log in 1..=3 {
-            let mut gpu = Gpu::open(&slot.adapter, true, None).unwrap();
+            let mut gpu = Gpu::open(&adapter, true, None).unwrap();
             gpu.ntt_tile_log = tile_log;
             for log in 1..=7u32 {
                 for order in NttOrder::ALL {

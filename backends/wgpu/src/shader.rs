@@ -131,8 +131,13 @@ pub(crate) fn ntt(int64: bool, tile_log: u32, pieces: u32) -> String {
 pub(crate) struct FpLayout {
     pub bits: u32,
     pub limbs: usize,
-    /// 2^(384 − log2 R) in blst's form: a device value read by
-    /// [`FpLayout::scaled`] times this is that value in blst's form.
+    /// Column sums in 64-bit integers (28-bit limbs), else in u32.
+    wide: bool,
+    /// s = 2^(log2 R − 384) in blst's form: blst's limbs of e·s are the
+    /// device's integer e·R mod p.
+    scale: blst_fp,
+    /// 1/s in blst's form: a device value read by [`FpLayout::scaled`]
+    /// times this is that value in blst's form.
     pub unscale: blst_fp,
     /// p, blst's limbs.
     p: [u64; 6],
@@ -141,20 +146,19 @@ pub(crate) struct FpLayout {
 impl FpLayout {
     pub fn new(int64: bool) -> FpLayout {
         let bits = if int64 { 28 } else { 13 };
-        let limbs = crate::field::narrow_len(&u32_limbs(&fp_modulus()), bits);
+        let p: [u64; 6] = fp_modulus().try_into().expect("six limbs");
+        let limbs = crate::field::narrow_len(&u32_limbs(&p), bits);
+        let scale = fp_from_u64(1 << (bits as usize * limbs - 384));
         let mut unscale = blst_fp::default();
         // SAFETY: valid pointers to blst values.
-        unsafe {
-            blst::blst_fp_inverse(
-                &mut unscale,
-                &fp_from_u64(1 << (bits as usize * limbs - 384)),
-            )
-        };
+        unsafe { blst::blst_fp_inverse(&mut unscale, &scale) };
         FpLayout {
             bits,
             limbs,
+            wide: int64,
+            scale,
             unscale,
-            p: fp_modulus().try_into().expect("six limbs"),
+            p,
         }
     }
 
@@ -166,11 +170,9 @@ impl FpLayout {
     /// The device form of the element `e` (blst's form): the integer
     /// e·R mod p in limbs of `bits` bits.
     pub fn device_form(&self, e: &blst_fp) -> Vec<u32> {
-        // blst's limbs of e·2^(log2 R − 384) are the integer e·R mod p.
         let mut out = blst_fp::default();
-        let shift = fp_from_u64(1 << (self.bits as usize * self.limbs - 384));
         // SAFETY: valid pointers to field elements.
-        unsafe { blst::blst_fp_mul(&mut out, e, &shift) };
+        unsafe { blst::blst_fp_mul(&mut out, e, &self.scale) };
         crate::field::narrow_limbs(&u32_limbs(&out.l), self.bits, self.limbs)
     }
 
@@ -215,15 +217,15 @@ fn fp_from_u64(v: u64) -> blst_fp {
 }
 
 /// The MSM's Fp code in `layout`, with FP_ONE and FP_CONV (bases.wgsl).
-fn fp_narrow(layout: &FpLayout, int64: bool) -> String {
-    let nl = layout.limbs;
+fn fp_narrow(layout: &FpLayout) -> String {
+    let (bits, nl) = (layout.bits, layout.limbs);
     format!(
         "{}\n{}const FP_ONE = Fp_t({});\nconst FP_CONV = Fp_t({});\n",
-        crate::field::narrow_wgsl("Fp", &u32_limbs(&fp_modulus()), layout.bits, int64),
-        crate::field::narrow_from_words("Fp", 12, layout.bits, nl),
+        crate::field::narrow_wgsl("Fp", &u32_limbs(&layout.p), bits, layout.wide),
+        crate::field::narrow_from_words("Fp", 12, bits, nl),
         wgsl_list(&layout.device_form(&fp_from_u64(1))),
-        // R²/2^384 is the device form of the element R/2^384.
-        wgsl_list(&layout.device_form(&fp_from_u64(1 << (layout.bits as usize * nl - 384)))),
+        // R²/2^384 is the device form of the element s = R/2^384.
+        wgsl_list(&layout.device_form(&layout.scale)),
     )
 }
 
@@ -245,13 +247,12 @@ fn fp_loads(nl: usize) -> String {
     s
 }
 
-/// The MSM module; `int64` as for [`ntt`].
-pub(crate) fn msm(int64: bool) -> String {
-    let layout = FpLayout::new(int64);
+/// The MSM module for the Fp form `layout`; `int64` as for [`ntt`].
+pub(crate) fn msm(int64: bool, layout: &FpLayout) -> String {
     format!(
         "{}\n{}const XYZZ_W: u32 = {}u;\nconst CHUNK: u32 = {}u;\nconst FAN: u32 = {}u;\n{}{MSM}",
         prelude(int64),
-        fp_narrow(&layout, int64),
+        fp_narrow(layout),
         4 * layout.limbs,
         crate::msm::CHUNK,
         crate::msm::FAN,
@@ -259,9 +260,9 @@ pub(crate) fn msm(int64: bool) -> String {
     )
 }
 
-/// The module converting bases to the MSM's Fp form.
-pub(crate) fn bases(int64: bool) -> String {
-    format!("{}{BASES}", fp_narrow(&FpLayout::new(int64), int64))
+/// The module converting bases to the MSM's Fp form `layout`.
+pub(crate) fn bases(layout: &FpLayout) -> String {
+    format!("{}{BASES}", fp_narrow(layout))
 }
 
 #[cfg(test)]
@@ -285,35 +286,42 @@ mod tests {
         assert_eq!(minv(fp_modulus()[0] as u32), 0xfffcfffd);
     }
 
+    /// The device limbs `d` plus p (with `d` below p: the same element as
+    /// the shaders may hold it; with `d` = p: 2p).
+    fn plus_p(l: &FpLayout, d: &[u32]) -> Vec<u32> {
+        let p = crate::field::narrow_limbs(&u32_limbs(&l.p), l.bits, l.limbs);
+        let mut c = 0;
+        d.iter()
+            .zip(&p)
+            .map(|(a, b)| {
+                let x = a + b + c;
+                c = x >> l.bits;
+                x & ((1 << l.bits) - 1)
+            })
+            .collect()
+    }
+
+    /// Device limbs (value < 2p) as an element in blst's form.
+    fn to_blst(l: &FpLayout, v: &[u32]) -> blst_fp {
+        let mut out = blst_fp::default();
+        // SAFETY: valid pointers to field elements below p.
+        unsafe { blst::blst_fp_mul(&mut out, &l.scaled(v), &l.unscale) };
+        out
+    }
+
     /// Device values, reduced or up to p above, read back as blst's.
     #[test]
     fn fp_layouts_round_trip() {
         for int64 in [false, true] {
             let l = FpLayout::new(int64);
             assert!(l.bits as usize * l.limbs >= 384, "{l:?}");
-            let p = crate::field::narrow_limbs(&u32_limbs(&fp_modulus()), l.bits, l.limbs);
             for e in [0u64, 1, 7, 12_345_678_901] {
                 let d = l.device_form(&fp_from_u64(e));
                 assert!(d.iter().all(|&v| v < 1 << l.bits));
-                let to_blst = |v: &[u32]| {
-                    let mut out = blst_fp::default();
-                    // SAFETY: valid pointers to field elements below p.
-                    unsafe { blst::blst_fp_mul(&mut out, &l.scaled(v), &l.unscale) };
-                    out.l
-                };
-                assert_eq!(to_blst(&d), fp_from_u64(e).l, "{l:?} {e}");
-                let mut c = 0;
-                let plus_p: Vec<u32> = d
-                    .iter()
-                    .zip(&p)
-                    .map(|(a, b)| {
-                        let x = a + b + c;
-                        c = x >> l.bits;
-                        x & ((1 << l.bits) - 1)
-                    })
-                    .collect();
+                assert_eq!(to_blst(&l, &d).l, fp_from_u64(e).l, "{l:?} {e}");
+                let plus_p = plus_p(&l, &d);
                 assert_ne!(plus_p, d);
-                assert_eq!(to_blst(&plus_p), fp_from_u64(e).l, "{l:?} {e} + p");
+                assert_eq!(to_blst(&l, &plus_p).l, fp_from_u64(e).l, "{l:?} {e} + p");
             }
         }
     }
@@ -337,9 +345,7 @@ mod tests {
     /// with a value below 2p. Passes with a note when there is no adapter.
     #[test]
     fn narrow_field_ops_match_blst() {
-        let (_instance, slots, notes) = crate::discover();
-        let Some(slot) = slots.first() else {
-            eprintln!("no wgpu adapter: {notes:?}");
+        let Some((_instance, adapter)) = crate::test_adapter() else {
             return;
         };
         let op = |f: unsafe extern "C" fn(*mut blst_fp, *const blst_fp, *const blst_fp),
@@ -363,36 +369,21 @@ mod tests {
             elems.push(x);
         }
         for int64 in [true, false] {
-            let gpu = crate::gpu::Gpu::open(&slot.adapter, int64, None).unwrap();
+            let gpu = crate::gpu::Gpu::open(&adapter, int64, None).unwrap();
             if gpu.int64 != int64 {
                 continue; // no SHADER_INT64 here
             }
             let l = gpu.fp;
-            let two_p = integer(
-                &l,
-                &crate::field::narrow_limbs(
-                    &u32_limbs(&fp_modulus().iter().map(|v| v << 1).collect::<Vec<_>>()),
-                    l.bits,
-                    l.limbs,
-                ),
-            );
-            let p_limbs = crate::field::narrow_limbs(&u32_limbs(&fp_modulus()), l.bits, l.limbs);
-            let mut values = Vec::new();
-            for e in &elems {
-                let d = l.device_form(e);
-                let mut c = 0;
-                let plus_p: Vec<u32> = d
-                    .iter()
-                    .zip(&p_limbs)
-                    .map(|(a, b)| {
-                        let x = a + b + c;
-                        c = x >> l.bits;
-                        x & ((1 << l.bits) - 1)
-                    })
-                    .collect();
-                values.push((*e, d));
-                values.push((*e, plus_p));
-            }
+            let p = crate::field::narrow_limbs(&u32_limbs(&l.p), l.bits, l.limbs);
+            let two_p = integer(&l, &plus_p(&l, &p));
+            let values: Vec<(blst_fp, Vec<u32>)> = elems
+                .iter()
+                .flat_map(|e| {
+                    let d = l.device_form(e);
+                    let above = plus_p(&l, &d);
+                    [(*e, d), (*e, above)]
+                })
+                .collect();
             let pairs: Vec<_> = values
                 .iter()
                 .flat_map(|a| values.iter().map(move |b| (a, b)))
@@ -403,7 +394,7 @@ mod tests {
                 .collect();
             let source = format!(
                 "{}{}",
-                fp_narrow(&l, int64),
+                fp_narrow(&l),
                 include_str!("../shaders/fp_test.wgsl")
             );
             let k = gpu
@@ -457,8 +448,7 @@ mod tests {
                             .is_some_and(|k| v[k] < two_p[k]),
                         "{what}: not below 2p"
                     );
-                    let r = op(blst::blst_fp_mul, &l.scaled(g), &l.unscale);
-                    assert_eq!(r.l, w.l, "{what}");
+                    assert_eq!(to_blst(&l, g).l, w.l, "{what}");
                 }
                 let zero = a.l == [0; 6];
                 assert_eq!(
@@ -474,7 +464,7 @@ mod tests {
     #[test]
     fn substituted() {
         for int64 in [false, true] {
-            let s = msm(int64);
+            let s = msm(int64, &FpLayout::new(int64));
             assert!(s.contains("fn Fp_mul") && s.contains("fn Fr_mul"));
         }
     }

@@ -35,26 +35,32 @@ fn backend_with(settings: &[(&str, &str)]) -> Option<WgpuBackend> {
     Some(b)
 }
 
+/// Every order and direction, without and with the coset shift `g`.
+fn ntt_configs(g: u64) -> impl Iterator<Item = NttConfig> {
+    NttOrder::ALL.into_iter().flat_map(move |order| {
+        [NttDirection::Forward, NttDirection::Inverse]
+            .into_iter()
+            .flat_map(move |direction| {
+                [None, Some(Fr::from_u64(g))].map(|coset| NttConfig {
+                    direction,
+                    order,
+                    coset: coset.into(),
+                    ..Default::default()
+                })
+            })
+    })
+}
+
 fn check(int64: &str) {
     let Some(be) = backend(int64) else { return };
     // 2^12 is above one workgroup-memory tile (2^9 or 2^10): two passes.
     for log in [1u32, 3, 6, 12] {
-        for order in NttOrder::ALL {
-            for direction in [NttDirection::Forward, NttDirection::Inverse] {
-                for coset in [None, Some(Fr::from_u64(7))] {
-                    let cfg = NttConfig {
-                        direction,
-                        order,
-                        coset: coset.into(),
-                        ..Default::default()
-                    };
-                    let input = sample::scalars(1 << log, log as u64);
-                    let want = reference::ntt(&input, &cfg);
-                    let mut got = input;
-                    be.ntt(&mut got, &cfg).unwrap();
-                    assert_eq!(got, want, "int64={int64} {cfg:?} 2^{log}");
-                }
-            }
+        for cfg in ntt_configs(7) {
+            let input = sample::scalars(1 << log, log as u64);
+            let want = reference::ntt(&input, &cfg);
+            let mut got = input;
+            be.ntt(&mut got, &cfg).unwrap();
+            assert_eq!(got, want, "int64={int64} {cfg:?} 2^{log}");
         }
     }
     for n in [1usize, 2, 7, 33, 300] {
@@ -181,21 +187,11 @@ fn split_ntt() {
     let fits = |log: &u32| caps.supports_size(zkpipe_core::plugin::ops::NTT, *log);
     for log in [15u32, 16, 17].into_iter().filter(fits) {
         let input = sample::scalars(1 << log, 40 + log as u64);
-        for order in NttOrder::ALL {
-            for direction in [NttDirection::Forward, NttDirection::Inverse] {
-                for coset in [None, Some(Fr::from_u64(5))] {
-                    let cfg = NttConfig {
-                        direction,
-                        order,
-                        coset: coset.into(),
-                        ..Default::default()
-                    };
-                    let (mut got, mut want) = (input.clone(), input.clone());
-                    split.ntt(&mut got, &cfg).unwrap();
-                    whole.ntt(&mut want, &cfg).unwrap();
-                    assert!(got == want, "{cfg:?} 2^{log}: split differs");
-                }
-            }
+        for cfg in ntt_configs(5) {
+            let (mut got, mut want) = (input.clone(), input.clone());
+            split.ntt(&mut got, &cfg).unwrap();
+            whole.ntt(&mut want, &cfg).unwrap();
+            assert!(got == want, "{cfg:?} 2^{log}: split differs");
         }
     }
     let mut big = sample::scalars(1 << 18, 3);
