@@ -11,16 +11,23 @@
 // number fills index bits [low, lo) and those from lo + w - low up.
 // dit: stages upward, Cooley-Tukey (a + w·b, a − w·b); else downward,
 // Gentleman-Sande (a + b, (a − b)·w), w = ω_(2·half)^(i0 mod half).
-// top (a lowest pass, lo = low = 0, that writes bit-reversed): tile bits
+// TOP (a lowest pass, lo = low = 0, that writes bit-reversed): tile bits
 // [s, w) are the top index bits instead, the block number the bits between,
 // so that the reversed writes land in runs of 2^(w−s) elements.
-struct Tile { u32 g, low, lo, w, s, log_n; int top; };
+struct Tile { u32 g, low, lo, w, s, log_n; };
+template <bool TOP>
 __device__ __forceinline__ u32 tile_index(u32 q, const Tile& t) {
-    if (t.top) return (q & ((1u << t.s) - 1)) | (t.g << t.s) | ((q >> t.s) << (t.log_n - (t.w - t.s)));
+    if (TOP) return (q & ((1u << t.s) - 1)) | (t.g << t.s) | ((q >> t.s) << (t.log_n - (t.w - t.s)));
     u32 gap = t.lo - t.low;
     return (q & ((1u << t.low) - 1)) | ((t.g & ((1u << gap) - 1)) << t.low) | ((q >> t.low) << t.lo) |
            ((t.g >> gap) << (t.lo + t.w - t.low));
 }
+
+// Where tile position q sits in shared memory. TOP's store loop reads the
+// rows of one run together, 2^s positions apart (one bank when s ≥ 4):
+// XOR-ing the row into the low bits spreads them over neighbouring banks.
+template <bool TOP>
+__device__ __forceinline__ u32 slot(u32 q, u32 s) { return TOP ? q ^ (q >> s) : q; }
 
 // Shared memory holds the tile limb-major (limb k of element i at
 // k·size + i): neighbouring threads then hit neighbouring banks, where 32-byte
@@ -34,47 +41,58 @@ __device__ __forceinline__ void tile_st(u64* t, u32 i, u32 size, const fr& v) {
 
 // Index of the factor of the butterfly at tile position i0 in stage gh in
 // the stage-major twiddle table (entry half + j holds ω_(2·half)^j).
+template <bool TOP>
 __device__ __forceinline__ u32 stage_twiddle(u32 i0, const Tile& t, u32 gh) {
-    return (1u << gh) + (tile_index(i0, t) & ((1u << gh) - 1));
+    return (1u << gh) + (tile_index<TOP>(i0, t) & ((1u << gh) - 1));
 }
 
 // Reads `src` and writes `dst` (at bit-reversed indices when `rev`: the
 // permutation, done by the last pass, which then must not be in place
 // unless it is the only block); 2^w elements of dynamic shared memory,
 // 2^(w−1) threads (one butterfly each per stage).
-extern "C" __global__ void __launch_bounds__(512) ntt_pass(const fr* src, fr* dst, const fr* tw,
-                                                           u32 log_n, u32 lo, u32 s, u32 w, u32 low,
-                                                           int dit, int rev, int top) {
+template <bool TOP>
+__device__ __forceinline__ void ntt_pass_body(const fr* src, fr* dst, const fr* tw, u32 log_n, u32 lo,
+                                              u32 s, u32 w, u32 low, int dit, int rev) {
     extern __shared__ u64 tile[];
-    const Tile t{blockIdx.x, low, lo, w, s, log_n, top};
+    const Tile t{blockIdx.x, low, lo, w, s, log_n};
     u32 size = 1u << w, b = threadIdx.x;
     for (u32 q = b; q < size; q += blockDim.x) {
-        u32 i = tile_index(q, t);
-        tile_st(tile, q, size, src[i]);
+        u32 i = tile_index<TOP>(q, t);
+        tile_st(tile, slot<TOP>(q, s), size, src[i]);
     }
     __syncthreads();
     for (u32 k = 0; k < s; k++) {
         u32 e = dit ? k : s - 1 - k, lh = low + e;
         u32 i0 = ((b >> lh) << (lh + 1)) | (b & ((1u << lh) - 1)), i1 = i0 + (1u << lh);
-        fr f = tw[stage_twiddle(i0, t, lo + e)];
-        fr a = tile_ld(tile, i0, size), c = tile_ld(tile, i1, size);
+        fr f = tw[stage_twiddle<TOP>(i0, t, lo + e)];
+        u32 p0 = slot<TOP>(i0, s), p1 = slot<TOP>(i1, s);
+        fr a = tile_ld(tile, p0, size), c = tile_ld(tile, p1, size);
         if (dit) {
             fr x = fr_mul(c, f);
-            tile_st(tile, i0, size, fr_add(a, x)); tile_st(tile, i1, size, fr_sub(a, x));
+            tile_st(tile, p0, size, fr_add(a, x)); tile_st(tile, p1, size, fr_sub(a, x));
         } else {
-            tile_st(tile, i0, size, fr_add(a, c)); tile_st(tile, i1, size, fr_mul(fr_sub(a, c), f));
+            tile_st(tile, p0, size, fr_add(a, c)); tile_st(tile, p1, size, fr_mul(fr_sub(a, c), f));
         }
         __syncthreads();
     }
-    // With top rows, neighbouring threads take neighbouring rows: their
-    // reversed indices are neighbours.
+    // With TOP, neighbouring threads take neighbouring rows: their reversed
+    // indices are neighbours.
     u32 rows = w - s;
     for (u32 v = b; v < size; v += blockDim.x) {
-        u32 q = top ? (v >> rows) | ((v & ((1u << rows) - 1)) << s) : v;
-        u32 i = tile_index(q, t);
-        dst[rev ? __brev(i) >> (32 - log_n) : i] = tile_ld(tile, q, size);
+        u32 q = TOP ? (v >> rows) | ((v & ((1u << rows) - 1)) << s) : v;
+        u32 i = tile_index<TOP>(q, t);
+        dst[rev ? __brev(i) >> (32 - log_n) : i] = tile_ld(tile, slot<TOP>(q, s), size);
     }
 }
+
+#define NTT_PASS_ARGS const fr *src, fr *dst, const fr *tw, u32 log_n, u32 lo, u32 s, u32 w, u32 low, int dit, int rev
+extern "C" __global__ void __launch_bounds__(512) ntt_pass(NTT_PASS_ARGS) {
+    ntt_pass_body<false>(src, dst, tw, log_n, lo, s, w, low, dit, rev);
+}
+extern "C" __global__ void __launch_bounds__(512) ntt_pass_top(NTT_PASS_ARGS) {
+    ntt_pass_body<true>(src, dst, tw, log_n, lo, s, w, low, dit, rev);
+}
+#undef NTT_PASS_ARGS
 
 // v[p] *= s[natural index of p]: the coset and 1/n factors.
 extern "C" __global__ void scale(fr* v, const fr* s, u32 n, u32 log_n, int reversed) {

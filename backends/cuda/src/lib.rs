@@ -45,7 +45,7 @@ pub const KERNEL_SOURCES: [(&str, &str); 5] = [
 
 /// Every kernel entry point, for loading and for the compile test.
 pub fn kernels() -> impl Iterator<Item = &'static str> {
-    ["ntt_pass", "scale", "quotient_combine"]
+    ["ntt_pass", "ntt_pass_top", "scale", "quotient_combine"]
         .into_iter()
         .chain(msm::KERNELS)
 }
@@ -315,7 +315,7 @@ fn ntt_passes(log_n: u32, dit: bool, shape: NttShape) -> Vec<NttPass> {
 const NTT_TOP_ROWS: u32 = 2;
 
 /// `pass` (the lowest: lo = low = 0) with its rows from the top index bits,
-/// at least [`NTT_TOP_ROWS`] of them (`top` in kernels/ntt.cu).
+/// at least [`NTT_TOP_ROWS`] of them (`ntt_pass_top` in kernels/ntt.cu).
 fn with_top_rows(pass: NttPass, log_n: u32) -> NttPass {
     let rows = (pass.w - pass.s)
         .max(NTT_TOP_ROWS)
@@ -340,6 +340,8 @@ struct Gpu {
     memory: u64,
     sms: u32,
     ntt_pass: CudaFunction,
+    /// `ntt_pass` for a permuting lowest pass with rows from the top bits.
+    ntt_pass_top: CudaFunction,
     /// The NTT plans' shape (environment overrides, read once at start).
     ntt_shape: NttShape,
     scale: CudaFunction,
@@ -454,6 +456,7 @@ fn open_gpu(ordinal: usize) -> Result<(Gpu, String), String> {
         sms,
         stream: ctx.default_stream(),
         ntt_pass: f("ntt_pass")?,
+        ntt_pass_top: f("ntt_pass_top")?,
         ntt_shape: NttShape::from_env(),
         scale: f("scale")?,
         quotient_combine: f("quotient_combine")?,
@@ -1043,14 +1046,19 @@ impl Gpu {
                 } else {
                     pass
                 };
-                let (d, rev, top) = (dit as i32, (permute && last) as i32, top as i32);
+                let (d, rev) = (dit as i32, (permute && last) as i32);
                 let (src, _sb) = buf.device_ptr_mut(&self.stream);
                 let out = scratch
                     .as_mut()
                     .filter(|_| last)
                     .map(|t| t.device_ptr_mut(&self.stream));
                 let dst = out.as_ref().map_or(src, |t| t.0);
-                let mut l = self.stream.launch_builder(&self.ntt_pass);
+                let kernel = if top {
+                    &self.ntt_pass_top
+                } else {
+                    &self.ntt_pass
+                };
+                let mut l = self.stream.launch_builder(kernel);
                 l.arg(&src)
                     .arg(&dst)
                     .arg(&*tw)
@@ -1060,8 +1068,7 @@ impl Gpu {
                     .arg(&w)
                     .arg(&low)
                     .arg(&d)
-                    .arg(&rev)
-                    .arg(&top);
+                    .arg(&rev);
                 let cfg = LaunchConfig {
                     grid_dim: ((n >> w) as u32, 1, 1),
                     block_dim: (1 << (w - 1), 1, 1),
