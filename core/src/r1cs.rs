@@ -63,6 +63,13 @@ impl Csr {
 
     /// `self · w`, one value per row, on the current rayon pool.
     pub fn mul_vec(&self, w: &[Fr]) -> Vec<Fr> {
+        self.mul_split(w, &[])
+    }
+
+    /// `self · (head ‖ tail)` without building the concatenation (a
+    /// witness's inputs and aux: the copy would cost as much as the products).
+    pub fn mul_split(&self, head: &[Fr], tail: &[Fr]) -> Vec<Fr> {
+        let split = head.len();
         (0..self.rows())
             .into_par_iter()
             .with_min_len(1024)
@@ -70,7 +77,12 @@ impl Csr {
                 let (lo, hi) = (self.row_ptr[r] as usize, self.row_ptr[r + 1] as usize);
                 let mut acc = Fr::ZERO;
                 for k in lo..hi {
-                    let v = &w[self.cols[k] as usize];
+                    let col = self.cols[k] as usize;
+                    let v = if col < split {
+                        &head[col]
+                    } else {
+                        &tail[col - split]
+                    };
                     let c = &self.vals[k];
                     // Most coefficients are one: skip the multiplication then.
                     acc = acc.add(&if *c == ONE_MONT { *v } else { v.mul(c) });
@@ -221,11 +233,11 @@ impl R1cs {
                 self.num_aux
             )));
         }
-        let full = w.full();
+        let (i, x) = (w.inputs.as_slice(), w.aux.as_slice());
         Ok([
-            self.a.mul_vec(&full),
-            self.b.mul_vec(&full),
-            self.c.mul_vec(&full),
+            self.a.mul_split(i, x),
+            self.b.mul_split(i, x),
+            self.c.mul_split(i, x),
         ])
     }
 

@@ -11,8 +11,9 @@ use super::proof::Proof;
 use crate::Error;
 use crate::backend::{Backend, is_unsupported};
 use crate::plugin::{BasesHandle, MsmConfig, NttConfig, NttDirection, NttOrder, ops};
-use crate::r1cs::{Density, R1cs, Witness};
+use crate::r1cs::{R1cs, Witness};
 use crate::types::{Fr, G1Affine, G1Projective, G2Projective};
+use rayon::prelude::*;
 
 /// The stages of one partition's proof, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -117,7 +118,11 @@ pub struct Prover {
     fallback: Option<Arc<Backend>>,
     params: Arc<Parameters>,
     r1cs: Arc<R1cs>,
-    density: Density,
+    /// Positions in `inputs ‖ aux` whose scalars the A query takes (the
+    /// density bitmaps as gather lists: every input, the aux in A).
+    a_vars: Vec<u32>,
+    /// The same for the B queries (G1 and G2).
+    b_vars: Vec<u32>,
     log_n: u32,
     queries: [Query; 5], // a, b_g1, b_g2, l, h
 }
@@ -192,6 +197,7 @@ impl Prover {
             }
         };
         let (ntt, g1, g2) = (pick(ops::NTT)?, pick(ops::MSM_G1)?, pick(ops::MSM_G2)?);
+        let density = r1cs.density();
         let mut queries = [
             Query::Host,
             Query::Host,
@@ -234,7 +240,8 @@ impl Prover {
             g2,
             fallback,
             params,
-            density: r1cs.density(),
+            a_vars: gather_list(&vec![true; r1cs.num_inputs], &density.a_aux),
+            b_vars: gather_list(&density.b_input, &density.b_aux),
             r1cs,
             log_n,
             queries,
@@ -354,14 +361,9 @@ impl Prover {
     /// # Errors
     /// Backend errors.
     pub fn msm_g1_on(&self, on: Option<&Backend>, w: &Witness, h: &[Fr]) -> Result<G1Sums, Error> {
-        let (p, d) = (&*self.params, &self.density);
-        let a_scalars: Vec<Fr> = w
-            .inputs
-            .iter()
-            .chain(select(&w.aux, &d.a_aux))
-            .copied()
-            .collect();
-        let b_scalars = self.b_scalars(w);
+        let p = &*self.params;
+        let a_scalars = gather(w, &self.a_vars);
+        let b_scalars = gather(w, &self.b_vars);
         Ok(G1Sums {
             a: self.g1(on, A, &p.a, &a_scalars)?,
             b: self.g1(on, B1, &p.b_g1, &b_scalars)?,
@@ -376,7 +378,7 @@ impl Prover {
     /// Backend errors.
     pub fn msm_b_g2(&self, w: &Witness) -> Result<G2Projective, Error> {
         let cfg = MsmConfig::default();
-        let scalars = self.b_scalars(w);
+        let scalars = gather(w, &self.b_vars);
         let r = match self.queries[B2] {
             Query::Resident(h) => self.g2.msm_g2(h, &scalars, &cfg),
             Query::Host => self.g2.msm_g2(&self.params.b_g2[..], &scalars, &cfg),
@@ -397,17 +399,9 @@ impl Prover {
     pub fn msm_b_g2_on(&self, backend: &Backend, w: &Witness) -> Result<G2Projective, Error> {
         backend.msm_g2(
             &self.params.b_g2[..],
-            &self.b_scalars(w),
+            &gather(w, &self.b_vars),
             &MsmConfig::default(),
         )
-    }
-
-    fn b_scalars(&self, w: &Witness) -> Vec<Fr> {
-        let d = &self.density;
-        select(&w.inputs, &d.b_input)
-            .chain(select(&w.aux, &d.b_aux))
-            .copied()
-            .collect()
     }
 
     /// Stage `assemble`: adds the blinding terms.
@@ -537,10 +531,31 @@ fn pointwise(a: &mut [Fr], b: &[Fr], c: &[Fr], z_inv: &Fr) {
         .for_each(|(x, (y, z))| *x = x.mul(y).sub(z).mul(z_inv));
 }
 
-fn select<'v>(values: &'v [Fr], density: &'v [bool]) -> impl Iterator<Item = &'v Fr> {
-    values
+/// Positions in `inputs ‖ aux` of the variables set in `inputs` then `aux`.
+fn gather_list(inputs: &[bool], aux: &[bool]) -> Vec<u32> {
+    inputs
         .iter()
-        .zip(density)
-        .filter(|(_, d)| **d)
-        .map(|(v, _)| v)
+        .chain(aux)
+        .enumerate()
+        .filter(|(_, set)| **set)
+        .map(|(i, _)| i as u32)
+        .collect()
+}
+
+/// The scalars at `vars` (positions in `inputs ‖ aux`), gathered on the
+/// rayon pool: a 2^20-variable witness took ~20 ms per query on one thread
+/// through a filtered iterator, a fifth of the GPU's MSM stage.
+fn gather(w: &Witness, vars: &[u32]) -> Vec<Fr> {
+    let split = w.inputs.len();
+    vars.par_iter()
+        .with_min_len(1 << 14)
+        .map(|&i| {
+            let i = i as usize;
+            if i < split {
+                w.inputs[i]
+            } else {
+                w.aux[i - split]
+            }
+        })
+        .collect()
 }
