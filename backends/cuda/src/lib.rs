@@ -335,7 +335,6 @@ type FactorKey = ([u64; 4], [u64; 4], u32);
 
 struct Gpu {
     ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
     name: String,
     memory: u64,
     sms: u32,
@@ -353,10 +352,74 @@ struct Gpu {
     twiddles: Mutex<[Option<TwiddleTable>; 2]>,
     /// Scaling factors `c·x^i` per (x, c, log n), kept on the device.
     factors: DeviceCache<FactorKey>,
-    /// Page-locked host buffer that large copies go through (grown on demand).
+    /// Idle lanes: a stream and the page-locked buffer its large copies go
+    /// through (grown on demand). An op takes one for its whole length, so
+    /// ops called from different threads (a daemon's workers) run on their
+    /// own streams: one's copies overlap another's kernels.
+    lanes: Mutex<Vec<IdleLane>>,
+}
+
+/// A stream and its staging buffer, waiting in [`Gpu::lanes`].
+type IdleLane = (Arc<CudaStream>, Option<PinnedHostSlice<u64>>);
+
+/// A device with one lane taken for the length of an op. Buffers shared
+/// between lanes (resident bases, twiddles, factors) are complete before
+/// they are shared, and an op keeps the ones it used until its stream has
+/// finished with them: freeing one is queued on the stream that made it,
+/// which knows nothing of this op's queued kernels.
+struct Lane<'g> {
+    gpu: &'g Gpu,
+    stream: Arc<CudaStream>,
     staging: Mutex<Option<PinnedHostSlice<u64>>>,
-    /// Device work of one call at a time.
-    busy: Mutex<()>,
+    held: Mutex<Vec<Arc<CudaSlice<u64>>>>,
+}
+
+impl std::ops::Deref for Lane<'_> {
+    type Target = Gpu;
+    fn deref(&self) -> &Gpu {
+        self.gpu
+    }
+}
+
+impl Drop for Lane<'_> {
+    fn drop(&mut self) {
+        // After an error work may still be queued: finish it before the
+        // held buffers go and before the lane serves another op.
+        let _ = self.stream.synchronize();
+        self.held.get_mut().unwrap().clear();
+        let staging = self.staging.get_mut().unwrap().take();
+        self.gpu
+            .lanes
+            .lock()
+            .unwrap()
+            .push((self.stream.clone(), staging));
+    }
+}
+
+impl Gpu {
+    /// An idle lane, or a new stream when every lane is busy; binds the
+    /// device's context to this thread.
+    fn lane(&self) -> Result<Lane<'_>, AccelError> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(driver_err("binding the context"))?;
+        let idle = self.lanes.lock().unwrap().pop();
+        let (stream, staging) = match idle {
+            Some(l) => l,
+            None => (
+                self.ctx
+                    .new_stream()
+                    .map_err(driver_err("creating a stream"))?,
+                None,
+            ),
+        };
+        Ok(Lane {
+            gpu: self,
+            stream,
+            staging: Mutex::new(staging),
+            held: Mutex::new(Vec::new()),
+        })
+    }
 }
 
 /// A base set kept on a device.
@@ -426,8 +489,9 @@ fn pool_keep(ctx: &CudaContext, keep: Option<u64>) -> bool {
 
 fn open_gpu(ordinal: usize) -> Result<(Gpu, String), String> {
     let ctx = CudaContext::new(ordinal).map_err(|e| format!("device {ordinal}: {e:?}"))?;
-    // SAFETY: all work of a context goes through its one default stream, so
-    // cross-stream event tracking is not needed.
+    // SAFETY: buffers cross lanes (streams) only complete and read-only, and
+    // each op keeps them until its own stream is done (see `Lane`), so
+    // cudarc's per-argument events are not needed.
     unsafe { ctx.disable_event_tracking() };
     // Keep freed memory mapped, up to a quarter of the device: an op's
     // scratch (an NTT's second buffer, an MSM's tables) was otherwise mapped
@@ -454,7 +518,6 @@ fn open_gpu(ordinal: usize) -> Result<(Gpu, String), String> {
         name: ctx.name().unwrap_or_else(|_| "NVIDIA GPU".into()),
         memory: ctx.total_mem().unwrap_or(0) as u64,
         sms,
-        stream: ctx.default_stream(),
         ntt_pass: f("ntt_pass")?,
         ntt_pass_top: f("ntt_pass_top")?,
         ntt_shape: NttShape::from_env(),
@@ -463,8 +526,7 @@ fn open_gpu(ordinal: usize) -> Result<(Gpu, String), String> {
         msm: msm::MsmKernels::load(&module)?,
         twiddles: Mutex::new([None, None]),
         factors: Mutex::new(HashMap::new()),
-        staging: Mutex::new(None),
-        busy: Mutex::new(()),
+        lanes: Mutex::new(Vec::new()),
         ctx,
     };
     let pool = if kept {
@@ -650,14 +712,10 @@ impl CudaBackend {
 
 impl CudaBackend {
     fn upload<T>(&self, bases: &[T], device: u32, g2: bool) -> Result<BasesHandle, AccelError> {
-        let gpu = self.gpu(device)?;
-        let _busy = gpu.busy.lock().unwrap();
-        gpu.ctx
-            .bind_to_thread()
-            .map_err(driver_err("binding the context"))?;
-        gpu.check_free(std::mem::size_of_val(bases))?;
-        let words = gpu.upload(point_words(bases))?;
-        gpu.stream
+        let lane = self.gpu(device)?.lane()?;
+        lane.check_free(std::mem::size_of_val(bases))?;
+        let words = lane.upload(point_words(bases))?;
+        lane.stream
             .synchronize()
             .map_err(driver_err("synchronising"))?;
         let id = self.next_handle.fetch_add(1, Ordering::Relaxed);
@@ -716,14 +774,11 @@ impl CudaBackend {
                 Some(r.words.clone())
             }
         };
-        let _busy = gpu.busy.lock().unwrap();
-        gpu.ctx
-            .bind_to_thread()
-            .map_err(driver_err("binding the context"))?;
+        let lane = gpu.lane()?;
         match (&resident, bases) {
-            (Some(w), _) => gpu.msm::<C>(msm::MsmBases::Device(w), scalars, c),
+            (Some(w), _) => lane.msm::<C>(msm::MsmBases::Device(w), scalars, c),
             (None, BasesRef::Host(b)) => {
-                gpu.msm::<C>(msm::MsmBases::Host(point_words(b.as_slice())), scalars, c)
+                lane.msm::<C>(msm::MsmBases::Host(point_words(b.as_slice())), scalars, c)
             }
             (None, BasesRef::Resident(_)) => unreachable!("resolved above"),
         }
@@ -748,7 +803,7 @@ fn parallel_copy(dst: &mut [u64], src: &[u64]) {
     });
 }
 
-impl Gpu {
+impl Lane<'_> {
     /// The staging buffer, grown to at least `len` words.
     fn staging(
         &self,
@@ -850,7 +905,7 @@ impl Gpu {
         let mut cache = self.twiddles.lock().unwrap();
         let slot = &mut cache[inverse as usize];
         if let Some((_, t)) = slot.as_ref().filter(|(log, _)| *log >= log_n) {
-            return Ok(t.clone());
+            return Ok(self.hold(t));
         }
         let host = stage_twiddles(log_n, inverse);
         let dev = Arc::new(
@@ -858,8 +913,17 @@ impl Gpu {
                 .clone_htod(limbs(&host))
                 .map_err(driver_err("uploading twiddles"))?,
         );
+        self.stream
+            .synchronize()
+            .map_err(driver_err("synchronising"))?;
         *slot = Some((log_n, dev.clone()));
-        Ok(dev)
+        Ok(self.hold(&dev))
+    }
+
+    /// `buf`, kept alive until this op's stream is done (see [`Lane`]).
+    fn hold(&self, buf: &Arc<CudaSlice<u64>>) -> Arc<CudaSlice<u64>> {
+        self.held.lock().unwrap().push(buf.clone());
+        buf.clone()
     }
 
     fn check_free(&self, bytes: usize) -> Result<(), AccelError> {
@@ -901,13 +965,17 @@ impl Gpu {
         let key = (x.limbs, c.limbs, log_n);
         let cached = self.factors.lock().unwrap().get(&key).cloned();
         let s = match cached {
-            Some(s) => s,
+            Some(s) => self.hold(&s),
             None => {
                 let s = Arc::new(
                     self.stream
                         .clone_htod(limbs(&powers(x, c, n)))
                         .map_err(driver_err("uploading factors"))?,
                 );
+                self.stream
+                    .synchronize()
+                    .map_err(driver_err("synchronising"))?;
+                self.hold(&s);
                 let mut cache = self.factors.lock().unwrap();
                 if cache.len() >= 8 {
                     cache.clear(); // bound device memory held by the cache
@@ -925,10 +993,6 @@ impl Gpu {
     }
 
     fn ntt(&self, values: &mut [Fr], cfg: &NttConfig) -> Result<(), AccelError> {
-        let _busy = self.busy.lock().unwrap();
-        self.ctx
-            .bind_to_thread()
-            .map_err(driver_err("binding the context"))?;
         let n = values.len();
         self.check_free(n * 32 * 3)?;
         let mut prof = Profile::new(&self.stream);
@@ -944,10 +1008,6 @@ impl Gpu {
 
     /// Groth16's quotient with a, b, c on the device from upload to download.
     fn quotient(&self, a: &mut [Fr], b: &[Fr], c: &[Fr], g: &Fr) -> Result<(), AccelError> {
-        let _busy = self.busy.lock().unwrap();
-        self.ctx
-            .bind_to_thread()
-            .map_err(driver_err("binding the context"))?;
         let n = a.len();
         let log_n = n.trailing_zeros();
         self.check_free(n * 32 * 5)?;
@@ -1192,7 +1252,9 @@ impl AcceleratorImpl for CudaBackend {
                 "quotient: the CUDA backend handles up to 2^28 elements",
             ));
         }
-        self.gpu(config.device)?.quotient(a, b, c, &config.coset)
+        self.gpu(config.device)?
+            .lane()?
+            .quotient(a, b, c, &config.coset)
     }
 
     fn ntt(&self, values: &mut [Fr], config: &NttConfig) -> Result<(), AccelError> {
@@ -1206,7 +1268,7 @@ impl AcceleratorImpl for CudaBackend {
                 "ntt: the CUDA backend handles up to 2^28 elements",
             ));
         }
-        self.gpu(config.device)?.ntt(values, config)
+        self.gpu(config.device)?.lane()?.ntt(values, config)
     }
 }
 

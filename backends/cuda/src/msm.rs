@@ -6,7 +6,7 @@ use std::sync::Arc;
 use zkpipe_core::plugin::AccelError;
 use zkpipe_core::{Fp, Fp2, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
-use crate::{Gpu, driver_err, grid, limbs};
+use crate::{Lane, driver_err, grid, limbs};
 
 /// Points of a bucket one thread sums before the tree passes.
 const CHUNK: u32 = 32;
@@ -272,7 +272,7 @@ pub(crate) enum MsmBases<'a> {
     Host(&'a [u64]),
 }
 
-impl Gpu {
+impl Lane<'_> {
     /// Σ scalars[i]·bases[i] over the first `scalars.len()` bases of `bases`.
     ///
     /// # Errors
