@@ -39,7 +39,7 @@ pub struct BatchArgs {
     #[arg(long)]
     pub synthetic: bool,
     /// Scheduling knob, repeatable: partition_workers, gpu_workers_per_device,
-    /// gpu_threads, b_g2 (device|cpu-inline|cpu-split), dealloc
+    /// device_lock (partition|op), gpu_threads, b_g2 (device|cpu-inline|cpu-split), dealloc
     /// (inline|async|serialized), throttle, memory_budget, device_memory_budget, order, oom_retries,
     /// oom_fallback.
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = crate::parse_key_value)]
@@ -86,9 +86,11 @@ pub struct Summary {
     pub proofs_per_min: f64,
     pub s_per_proof: f64,
     pub peak_memory_bytes: u64,
-    /// Device-lane time / (wall time × devices).
+    /// Time some device stage ran, per device / (wall time × devices).
     pub device_busy_pct: f64,
-    /// Sum of device-stage time per proof request: what the device alone needs.
+    /// Time some device stage ran, summed over devices, per proof request:
+    /// what the devices alone need (partitions that overlap on a device
+    /// under `device_lock=op` count once).
     pub device_floor_s_per_proof: f64,
     pub oom_retries: u32,
     /// Partitions whose device stages ran on the host after out-of-memory.
@@ -322,11 +324,7 @@ fn summarize(
         }
     };
     let completed = l.len() as u32;
-    let device_time: f64 = spans
-        .iter()
-        .filter(|s| s.device.is_some())
-        .map(|s| (s.end_ms - s.start_ms) / 1e3)
-        .sum();
+    let device_time = device_busy_s(spans);
     Summary {
         policy: policy.name().to_string(),
         settings: settings.describe(),
@@ -354,6 +352,31 @@ fn summarize(
         oom_fallbacks,
         verified,
     }
+}
+
+/// Seconds during which each device ran at least one device stage, summed
+/// over devices (the union of each device's spans).
+fn device_busy_s(spans: &[Span]) -> f64 {
+    let mut by_device: std::collections::BTreeMap<usize, Vec<(f64, f64)>> = Default::default();
+    for s in spans {
+        if let Some(d) = s.device {
+            by_device.entry(d).or_default().push((s.start_ms, s.end_ms));
+        }
+    }
+    let mut ms = 0.0;
+    for mut v in by_device.into_values() {
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (mut lo, mut hi) = v[0];
+        for &(a, b) in &v[1..] {
+            if a > hi {
+                ms += hi - lo;
+                lo = a;
+            }
+            hi = hi.max(b);
+        }
+        ms += hi - lo;
+    }
+    ms / 1e3
 }
 
 pub fn print_summary(s: &Summary) {
@@ -528,4 +551,34 @@ pub fn compare(args: &PluginArgs, cmd: &CompareCmd) -> Result<(), Error> {
     }
     println!("chart: {}/compare.svg", cmd.out_dir.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(device: Option<usize>, start_ms: f64, end_ms: f64) -> Span {
+        Span {
+            job: 0,
+            partition: 0,
+            stage: "msm",
+            lane: "dev0-w0".into(),
+            device,
+            start_ms,
+            end_ms,
+        }
+    }
+
+    #[test]
+    fn device_time_counts_overlapping_stages_once_per_device() {
+        let spans = [
+            span(Some(0), 0.0, 100.0),
+            span(Some(0), 50.0, 150.0), // overlaps the first: +50
+            span(Some(0), 200.0, 250.0),
+            span(Some(1), 0.0, 100.0), // another device counts apart
+            span(None, 0.0, 1000.0),   // host stages do not count
+        ];
+        assert!((device_busy_s(&spans) - 0.3).abs() < 1e-12);
+        assert_eq!(device_busy_s(&[]), 0.0);
+    }
 }

@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 use zkpipe_core::Error;
 use zkpipe_core::plugin::{AccelError, ErrorCode};
 use zkpipe_core::sched::engine::Recorder;
@@ -19,6 +19,10 @@ struct Shared {
     max_in_flight: AtomicUsize,
     /// Device-stage out-of-memory errors still to inject, per (job, partition).
     ooms: Mutex<HashMap<(u64, u32), u32>>,
+    on_device: AtomicUsize,
+    max_on_device: AtomicUsize,
+    /// Partitions that have entered device work, and its signal.
+    arrivals: (Mutex<usize>, Condvar),
 }
 
 /// (started, release) channels of a gated synthesis.
@@ -31,6 +35,9 @@ struct Fake {
     device: (u64, u64),
     /// Synthesis of job 0, partition 0 tells `started` and waits for `release`.
     gate: Option<Gate>,
+    /// Device work waits for this many partitions to be on the device
+    /// together (the first k, then the next k, …).
+    meet: Option<usize>,
 }
 
 struct Part {
@@ -114,11 +121,30 @@ impl Workload for Fake {
                 source: AccelError::new(ErrorCode::OUT_OF_MEMORY, "scripted OOM"),
             });
         }
+        let s = &self.shared;
+        let now = s.on_device.fetch_add(1, Ordering::SeqCst) + 1;
+        s.max_on_device.fetch_max(now, Ordering::SeqCst);
+        if let Some(k) = self.meet {
+            let (count, cv) = &s.arrivals;
+            let mut n = count.lock().unwrap();
+            *n += 1;
+            let until = n.div_ceil(k) * k;
+            cv.notify_all();
+            // A guard against a hang, not a measurement: a partition left
+            // alone on the device is logged and the test fails on it.
+            let (_n, wait) = cv
+                .wait_timeout_while(n, Duration::from_secs(20), |n| *n < until)
+                .unwrap();
+            if wait.timed_out() {
+                s.log.lock().unwrap().push("alone on the device".into());
+            }
+        }
         span(&mut rec, "quotient");
         span(&mut rec, "msm");
         if with_b_g2 {
             span(&mut rec, "msm_g2");
         }
+        s.on_device.fetch_sub(1, Ordering::SeqCst);
         Ok(with_b_g2)
     }
     fn fallback_work(
@@ -165,6 +191,7 @@ fn fake(bytes: u64) -> (Fake, Arc<Shared>) {
             bytes,
             device: (0, 0),
             gate: None,
+            meet: None,
         },
         shared,
     )
@@ -409,6 +436,26 @@ fn a_partition_estimated_over_the_device_memory_never_touches_the_device() {
 }
 
 #[test]
+fn device_workers_share_a_device_as_device_lock_says() {
+    let knobs = |lock| settings(&[("gpu_workers_per_device", "4"), ("device_lock", lock)]);
+    // The default, one partition's device stages at a time.
+    let (mut w, shared) = fake(1);
+    w.device = (400, 1000);
+    let engine = Engine::new(w, builtin("pipelined", None, &knobs("partition")).unwrap()).unwrap();
+    assert!(engine.submit(job(6, 0, 0)).wait().result.is_ok());
+    assert_eq!(shared.max_on_device.load(Ordering::SeqCst), 1);
+    // `op`: partitions overlap on the device, two at a time here (a third
+    // would pass the device memory), meeting there in pairs.
+    let (mut w, shared) = fake(1);
+    (w.device, w.meet) = ((400, 1000), Some(2));
+    let engine = Engine::new(w, builtin("pipelined", None, &knobs("op")).unwrap()).unwrap();
+    assert!(engine.submit(job(6, 0, 0)).wait().result.is_ok());
+    assert_eq!(shared.max_on_device.load(Ordering::SeqCst), 2);
+    let log = shared.log.lock().unwrap();
+    assert!(!log.iter().any(|l| l == "alone on the device"), "{log:?}");
+}
+
+#[test]
 fn settings_parse_from_pairs_and_toml_and_reject_nonsense() {
     let mut s = Settings::default();
     s.set("b_g2", "cpu-split").unwrap();
@@ -425,6 +472,9 @@ fn settings_parse_from_pairs_and_toml_and_reject_nonsense() {
             .contains("unknown setting `bogus`")
     );
     assert!(s.set("b_g2", "moon").is_err());
+    s.set("device_lock", "op").unwrap();
+    assert!(s.describe().contains("device_lock=op"));
+    assert!(s.set("device_lock", "stage").is_err());
     assert!(s.merge_toml("nope = 1").is_err());
     assert!(builtin("fastest", None, &[]).is_err());
 }

@@ -1,7 +1,8 @@
 //! Threads, queues and the timeline. The engine owns the pools; the
 //! [`Policy`] decides. Per partition: `witness` → `spmv` (synthesis
 //! workers) → `quotient` → `msm` [→ `msm_g2`] (device workers, holding the
-//! device lock around device work only) → `msm_g2` on the CPU pool when it is
+//! device lock around device work only, or a device-memory reservation under
+//! `device_lock=op`) → `msm_g2` on the CPU pool when it is
 //! placed there → `assemble` → `dealloc`.
 
 use std::collections::HashMap;
@@ -11,7 +12,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::policy::{Policy, Ticket};
-use super::settings::{Dealloc, G2Placement, Settings};
+use super::settings::{Dealloc, DeviceLock, G2Placement, Settings};
 use crate::Error;
 use crate::plugin::{AccelError, ErrorCode};
 
@@ -47,8 +48,9 @@ pub trait Workload: Send + Sync + 'static {
     /// Host bytes one partition holds while in flight (for admission).
     fn partition_bytes(&self) -> u64;
     /// Device bytes one partition's device stages need at their peak, on
-    /// top of what stays resident (0: unknown). Device work is serialised
-    /// per device, so this is checked against the device, not summed.
+    /// top of what stays resident (0: unknown). Under `device_lock=partition`
+    /// device work is serialised per device, so this is checked against the
+    /// device; under `op` the partitions on a device reserve it side by side.
     fn partition_device_bytes(&self) -> u64 {
         0
     }
@@ -199,6 +201,8 @@ struct State<W: Workload> {
     mem_peak: u64,
     cpu_msm_running: usize,
     device_load: Vec<usize>,
+    /// Device bytes reserved by partitions in their device stages (`device_lock=op`).
+    device_reserved: Vec<u64>,
     jobs: HashMap<u64, JobState<W::Output>>,
     next_job: u64,
     next_seq: u64,
@@ -217,6 +221,30 @@ struct Inner<W: Workload> {
     device_locks: Vec<Mutex<()>>,
     timeline: Mutex<Timeline>,
     dealloc_tx: Mutex<Option<DeallocSender<W::Part>>>,
+}
+
+/// Held by a device worker around a partition's device stages.
+enum DeviceHold<'a, W: Workload> {
+    Lock(#[allow(dead_code)] MutexGuard<'a, ()>),
+    Reserved {
+        inner: &'a Inner<W>,
+        device: usize,
+        bytes: u64,
+    },
+}
+
+impl<W: Workload> Drop for DeviceHold<'_, W> {
+    fn drop(&mut self) {
+        if let DeviceHold::Reserved {
+            inner,
+            device,
+            bytes,
+        } = self
+        {
+            inner.lock().device_reserved[*device] -= *bytes;
+            inner.cv.notify_all();
+        }
+    }
 }
 
 /// Where finished partitions go to be freed by the dealloc thread.
@@ -260,6 +288,7 @@ impl<W: Workload> Engine<W> {
                 mem_peak: 0,
                 cpu_msm_running: 0,
                 device_load: vec![0; devices],
+                device_reserved: vec![0; devices],
                 jobs: HashMap::new(),
                 next_job: 0,
                 next_seq: 0,
@@ -510,6 +539,30 @@ impl<W: Workload> Inner<W> {
         }
     }
 
+    /// What `device_lock` asks a worker to hold around a partition's device
+    /// stages: the device's lock, or a reservation of `need` bytes within
+    /// `budget` (0: unlimited), waited for when other partitions hold it.
+    fn hold_device(&self, device: usize, need: u64, budget: u64) -> DeviceHold<'_, W> {
+        match self.settings.device_lock {
+            DeviceLock::Partition => DeviceHold::Lock(self.device_locks[device].lock().unwrap()),
+            DeviceLock::Op => {
+                let mut st = self.lock();
+                while st.device_reserved[device] > 0
+                    && budget > 0
+                    && st.device_reserved[device] + need > budget
+                {
+                    st = self.cv.wait(st).unwrap();
+                }
+                st.device_reserved[device] += need;
+                DeviceHold::Reserved {
+                    inner: self,
+                    device,
+                    bytes: need,
+                }
+            }
+        }
+    }
+
     fn device_worker(self: &Arc<Self>, device: usize, k: usize) {
         let lane = format!("dev{device}-w{k}");
         let on_device = self.settings.b_g2 == G2Placement::Device;
@@ -558,7 +611,7 @@ impl<W: Workload> Inner<W> {
                     ),
                 })
             } else {
-                let _held = self.device_locks[device].lock().unwrap();
+                let _held = self.hold_device(device, need, device_budget);
                 let mut rec = |stage, a, b| self.record(&ticket, stage, &lane, Some(device), a, b);
                 self.workload
                     .device_work(&part, device, on_device, &mut rec)

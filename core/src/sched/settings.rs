@@ -31,6 +31,19 @@ pub enum Dealloc {
     Serialized,
 }
 
+/// What a device worker holds while it runs a partition's device stages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeviceLock {
+    /// The device's one lock, around all of a partition's device stages
+    /// (bellperson's GPU lock): one partition on a device at a time.
+    Partition,
+    /// No lock: the workers' ops interleave, each backend op atomic on its
+    /// own stream, so one worker's copies overlap another's kernels. Device
+    /// memory is then reserved per partition (see `device_memory_budget`).
+    Op,
+}
+
 /// Which queued partition goes next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -50,8 +63,10 @@ pub enum JobOrder {
 pub struct Settings {
     /// Synthesis workers (witness + SpMV), shared by all jobs.
     pub partition_workers: usize,
-    /// Device workers per device; they share one lock held around device work only.
+    /// Device workers per device (see `device_lock` for how they share it).
     pub gpu_workers_per_device: usize,
+    /// How device workers share a device.
+    pub device_lock: DeviceLock,
     /// Threads of the CPU pool for the device side's host work (B in G2 on the CPU).
     pub gpu_threads: usize,
     /// Where B in G2 runs.
@@ -64,7 +79,9 @@ pub struct Settings {
     pub memory_budget: u64,
     /// Device memory one partition's device stages may use, in bytes (0:
     /// the device's memory as its backend reports it). A partition
-    /// estimated above it takes the out-of-memory path without trying.
+    /// estimated above it takes the out-of-memory path without trying;
+    /// with `device_lock=op` it is also the total the partitions on one
+    /// device may reserve at once (the others wait).
     pub device_memory_budget: u64,
     /// Queue order.
     pub order: JobOrder,
@@ -81,6 +98,7 @@ impl Default for Settings {
         Settings {
             partition_workers: 2,
             gpu_workers_per_device: 1,
+            device_lock: DeviceLock::Partition,
             gpu_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             b_g2: G2Placement::Device,
             dealloc: Dealloc::Inline,
@@ -109,11 +127,21 @@ impl Settings {
     /// Sets one knob from text.
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] for an unknown key or a bad value.
+    /// [`Error::InvalidInput`] for an unknown key or a bad value; the
+    /// settings are then left as they were.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), Error> {
+        let mut next = self.clone();
+        next.set_unchecked(key, value)?;
+        next.validate()?;
+        *self = next;
+        Ok(())
+    }
+
+    fn set_unchecked(&mut self, key: &str, value: &str) -> Result<(), Error> {
         match key {
             "partition_workers" => self.partition_workers = parse_num(key, value)?,
             "gpu_workers_per_device" => self.gpu_workers_per_device = parse_num(key, value)?,
+            "device_lock" => self.device_lock = parse_enum(key, value)?,
             "gpu_threads" => self.gpu_threads = parse_num(key, value)?,
             "b_g2" => self.b_g2 = parse_enum(key, value)?,
             "dealloc" => self.dealloc = parse_enum(key, value)?,
@@ -125,11 +153,11 @@ impl Settings {
             "oom_fallback" => self.oom_fallback = parse_num(key, value)?,
             _ => {
                 return Err(Error::InvalidInput(format!(
-                    "unknown setting `{key}`; known: partition_workers, gpu_workers_per_device, gpu_threads, b_g2, dealloc, throttle, memory_budget, device_memory_budget, order, oom_retries, oom_fallback"
+                    "unknown setting `{key}`; known: partition_workers, gpu_workers_per_device, device_lock, gpu_threads, b_g2, dealloc, throttle, memory_budget, device_memory_budget, order, oom_retries, oom_fallback"
                 )));
             }
         }
-        self.validate()
+        Ok(())
     }
 
     /// Checks the knobs make sense together.
