@@ -135,6 +135,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = Cli::parse(); // usage errors exit with 2
     let result = match &cli.command {
         Command::Backends { json } => doctor::run(&cli.plugins, *json),
@@ -172,5 +173,19 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// Rust ignores SIGPIPE, so printing into a closed pipe (`zkpipe … | head`)
+/// fails and `println!` panics. A command-line tool should end quietly
+/// there, as `cat` does: the default action. (A long-running server that
+/// must outlive its clients would keep SIGPIPE ignored and handle the
+/// write errors instead.)
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any other thread exists;
+    // SIG_DFL is a valid disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

@@ -570,3 +570,26 @@ fn bench_compare_runs_each_setting_and_a_policy_plugin_loads_by_path() {
         "policy plugin /nonexistent/libx.so",
     );
 }
+
+/// `zkpipe … | head` used to end in a panic (exit 101) when the reader went
+/// away; now the process ends as a pipe writer should, without a panic.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_pipe_ends_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zkpipe"))
+        .arg("backends")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away before anything is written
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        out.status.success() || out.status.signal() == Some(libc::SIGPIPE),
+        "{:?}: {stderr}",
+        out.status
+    );
+}
