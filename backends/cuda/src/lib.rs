@@ -359,8 +359,8 @@ struct Gpu {
     lanes: Mutex<Vec<IdleLane>>,
 }
 
-/// A stream and its staging buffer, waiting in [`Gpu::lanes`].
-type IdleLane = (Arc<CudaStream>, Option<PinnedHostSlice<u64>>);
+/// A stream and its staging pieces, waiting in [`Gpu::lanes`].
+type IdleLane = (Arc<CudaStream>, Staging);
 
 /// A device with one lane taken for the length of an op. Buffers shared
 /// between lanes (resident bases, twiddles, factors) are complete before
@@ -370,7 +370,7 @@ type IdleLane = (Arc<CudaStream>, Option<PinnedHostSlice<u64>>);
 struct Lane<'g> {
     gpu: &'g Gpu,
     stream: Arc<CudaStream>,
-    staging: Mutex<Option<PinnedHostSlice<u64>>>,
+    staging: Mutex<Staging>,
     held: Mutex<Vec<Arc<CudaSlice<u64>>>>,
 }
 
@@ -387,7 +387,7 @@ impl Drop for Lane<'_> {
         // held buffers go and before the lane serves another op.
         let _ = self.stream.synchronize();
         self.held.get_mut().unwrap().clear();
-        let staging = self.staging.get_mut().unwrap().take();
+        let staging = std::mem::take(self.staging.get_mut().unwrap());
         self.gpu
             .lanes
             .lock()
@@ -410,7 +410,7 @@ impl Gpu {
                 self.ctx
                     .new_stream()
                     .map_err(driver_err("creating a stream"))?,
-                None,
+                Staging::default(),
             ),
         };
         Ok(Lane {
@@ -790,6 +790,15 @@ const STAGING_MIN_BYTES: usize = 1 << 20;
 /// Staged copies move in pieces of this many words (32 MiB), so the host
 /// copy of one piece overlaps the device transfer of another.
 const STAGING_PIECE_WORDS: usize = 1 << 22;
+/// Page-locked pieces per lane, used in turn (64 MiB, whatever the copy's size).
+const STAGING_PIECES: usize = 2;
+
+/// A lane's page-locked staging pieces and the copy last queued on each.
+#[derive(Default)]
+struct Staging {
+    pieces: [Option<PinnedHostSlice<u64>>; STAGING_PIECES],
+    done: [Option<cudarc::driver::CudaEvent>; STAGING_PIECES],
+}
 
 /// `dst.copy_from_slice(src)` on several threads: one thread cannot keep up
 /// with a pinned transfer (~55 GB/s on the H200 machine).
@@ -803,24 +812,30 @@ fn parallel_copy(dst: &mut [u64], src: &[u64]) {
     });
 }
 
-impl Lane<'_> {
-    /// The staging buffer, grown to at least `len` words.
-    fn staging(
-        &self,
-        len: usize,
-    ) -> Result<std::sync::MutexGuard<'_, Option<PinnedHostSlice<u64>>>, AccelError> {
-        let mut st = self.staging.lock().unwrap();
-        if st.as_ref().is_none_or(|b| b.len() < len) {
-            *st = None; // free the old buffer first
-            // SAFETY: the buffer is written before any read (uploads fill it, downloads overwrite it).
-            let buf = unsafe { self.ctx.alloc_pinned::<u64>(len) }
-                .map_err(driver_err("allocating page-locked host memory"))?;
-            *st = Some(buf);
+impl Staging {
+    /// Piece `slot`, once the copy last queued on it has finished
+    /// (allocated on first use).
+    fn piece(&mut self, ctx: &Arc<CudaContext>, slot: usize) -> Result<&mut [u64], AccelError> {
+        if let Some(done) = self.done[slot].take() {
+            done.synchronize().map_err(driver_err("synchronising"))?;
         }
-        Ok(st)
+        if self.pieces[slot].is_none() {
+            // SAFETY: a piece is written before it is read (uploads fill it,
+            // downloads overwrite it).
+            let buf = unsafe { ctx.alloc_pinned::<u64>(STAGING_PIECE_WORDS) }
+                .map_err(driver_err("allocating page-locked host memory"))?;
+            self.pieces[slot] = Some(buf);
+        }
+        let buf = self.pieces[slot].as_mut().expect("allocated above");
+        // Never waits: this type tracks the pieces' copies itself.
+        buf.as_mut_slice().map_err(driver_err("staging"))
     }
+}
 
+impl Lane<'_> {
     /// A device copy of `words`, through page-locked memory when large.
+    /// Returns once the last piece is queued (the pieces' events guard their
+    /// reuse; the copy is ordered before later work on this lane's stream).
     fn upload(&self, words: &[u64]) -> Result<CudaSlice<u64>, AccelError> {
         if words.len() * 8 < STAGING_MIN_BYTES {
             return self
@@ -828,29 +843,26 @@ impl Lane<'_> {
                 .clone_htod(words)
                 .map_err(driver_err("copying to the device"));
         }
-        let mut st = self.staging(words.len())?;
-        let buf = st.as_mut().expect("allocated");
-        let host = buf.as_mut_slice().map_err(driver_err("staging"))?;
         // SAFETY: every element is written by the copies below before use.
         let mut dev = unsafe { self.stream.alloc::<u64>(words.len()) }
             .map_err(driver_err("allocating device memory"))?;
-        // Pipelined: the threads fill the next piece of the staging buffer
-        // while the copy engine moves the previous one (an asynchronous copy
-        // from page-locked memory returns at once).
-        let pieces = host[..words.len()]
-            .chunks_mut(STAGING_PIECE_WORDS)
-            .zip(words.chunks(STAGING_PIECE_WORDS));
-        for (k, (h, w)) in pieces.enumerate() {
-            parallel_copy(h, w);
+        let mut st = self.staging.lock().unwrap();
+        // The threads fill one piece while the copy engine moves the other
+        // (an asynchronous copy from page-locked memory returns at once).
+        for (k, w) in words.chunks(STAGING_PIECE_WORDS).enumerate() {
+            let slot = k % STAGING_PIECES;
+            let host = &mut st.piece(&self.ctx, slot)?[..w.len()];
+            parallel_copy(host, w);
             let at = k * STAGING_PIECE_WORDS;
             self.stream
-                .memcpy_htod(&*h, &mut dev.slice_mut(at..at + w.len()))
+                .memcpy_htod(&*host, &mut dev.slice_mut(at..at + w.len()))
                 .map_err(driver_err("copying to the device"))?;
+            st.done[slot] = Some(
+                self.stream
+                    .record_event(None)
+                    .map_err(driver_err("recording an event"))?,
+            );
         }
-        // The staging buffer is reused by the next call: finish the copies first.
-        self.stream
-            .synchronize()
-            .map_err(driver_err("synchronising"))?;
         Ok(dev)
     }
 
@@ -865,34 +877,35 @@ impl Lane<'_> {
                 .synchronize()
                 .map_err(driver_err("synchronising"));
         }
-        let mut st = self.staging(out.len())?;
-        let buf = st.as_mut().expect("allocated");
-        let host = buf.as_mut_slice().map_err(driver_err("staging"))?;
-        // Pipelined: every piece's copy is queued with an event after it, and
-        // the threads copy a piece out as soon as its event has passed.
-        let mut done = Vec::new();
-        for (k, h) in host[..out.len()]
-            .chunks_mut(STAGING_PIECE_WORDS)
-            .enumerate()
-        {
-            let at = k * STAGING_PIECE_WORDS;
+        let mut st = self.staging.lock().unwrap();
+        let count = out.len().div_ceil(STAGING_PIECE_WORDS);
+        let len = out.len();
+        let range = |k: usize| k * STAGING_PIECE_WORDS..((k + 1) * STAGING_PIECE_WORDS).min(len);
+        // Piece k's copy is queued into its slot; the threads copy it out
+        // once its event has passed, and the slot takes piece k + PIECES.
+        let queue = |st: &mut Staging, k: usize| -> Result<(), AccelError> {
+            let (r, slot) = (range(k), k % STAGING_PIECES);
+            let host = &mut st.piece(&self.ctx, slot)?[..r.len()];
             self.stream
-                .memcpy_dtoh(&dev.slice(at..at + h.len()), h)
+                .memcpy_dtoh(&dev.slice(r), host)
                 .map_err(driver_err("copying from the device"))?;
-            done.push(
+            st.done[slot] = Some(
                 self.stream
                     .record_event(None)
                     .map_err(driver_err("recording an event"))?,
             );
+            Ok(())
+        };
+        for k in 0..count.min(STAGING_PIECES) {
+            queue(&mut st, k)?;
         }
-        // The staging buffer may be longer than `out`: pieces of its prefix.
-        let len = out.len();
-        let pieces = out
-            .chunks_mut(STAGING_PIECE_WORDS)
-            .zip(host[..len].chunks(STAGING_PIECE_WORDS));
-        for ((o, h), event) in pieces.zip(&done) {
-            event.synchronize().map_err(driver_err("synchronising"))?;
-            parallel_copy(o, h);
+        for k in 0..count {
+            let r = range(k);
+            let host = &st.piece(&self.ctx, k % STAGING_PIECES)?[..r.len()];
+            parallel_copy(&mut out[r], host);
+            if k + STAGING_PIECES < count {
+                queue(&mut st, k + STAGING_PIECES)?;
+            }
         }
         Ok(())
     }
