@@ -13,7 +13,7 @@ use zkpipe_core::groth16::{self, PreparedVerifyingKey};
 use zkpipe_core::plugin::BackendConfig;
 use zkpipe_core::r1cs::Witness;
 use zkpipe_core::sched::groth16::{Groth16Workload, ProofOutput};
-use zkpipe_core::sched::{Engine, JobRequest, Policy, Settings, Span, builtin};
+use zkpipe_core::sched::{DeviceLock, Engine, JobRequest, Policy, Settings, Span, builtin};
 
 use crate::PluginArgs;
 use crate::prove::CircuitArgs;
@@ -160,12 +160,11 @@ pub fn run_batch(
     let mut provers = Vec::with_capacity(devices);
     for _ in 0..devices {
         // One backend instance per device index would pass the index; the CPU has one.
-        provers.push(crate::prove::prover_for(
-            args,
-            device_backend.clone(),
-            params.clone(),
-            r1cs.clone(),
-        )?);
+        let mut prover =
+            crate::prove::prover_for(args, device_backend.clone(), params.clone(), r1cs.clone())?;
+        // A partition's MSMs side by side only where partitions do not share the device.
+        prover.allow_msms_side_by_side(settings.device_lock == DeviceLock::Partition);
+        provers.push(prover);
     }
     let cpu_cfg = BackendConfig {
         threads: Some(settings.gpu_threads as u32).into(),

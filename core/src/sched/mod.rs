@@ -18,7 +18,7 @@ pub mod settings;
 
 pub use engine::{Engine, JobHandle, JobOutcome, JobRequest, Span, Timeline, Workload};
 pub use policy::{Policy, Ticket, builtin};
-pub use settings::{Dealloc, G2Placement, JobOrder, Settings};
+pub use settings::{Dealloc, DeviceLock, G2Placement, JobOrder, Settings};
 
 /// Stage names of the waterfall, in pipeline order.
 pub const STAGES: [&str; 7] = [
