@@ -162,8 +162,13 @@ pub fn run_batch(
         // One backend instance per device index would pass the index; the CPU has one.
         let mut prover =
             crate::prove::prover_for(args, device_backend.clone(), params.clone(), r1cs.clone())?;
-        // A partition's MSMs side by side only where partitions do not share the device.
+        // A partition's MSMs side by side only where partitions do not share
+        // the device, and where five MSMs' scratch fits the device budget.
         prover.allow_msms_side_by_side(settings.device_lock == DeviceLock::Partition);
+        let budget = settings.device_memory_budget;
+        if budget > 0 && prover.partition_device_bytes() > budget {
+            prover.allow_msms_side_by_side(false);
+        }
         provers.push(prover);
     }
     let cpu_cfg = BackendConfig {

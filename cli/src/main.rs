@@ -187,5 +187,5 @@ fn restore_sigpipe() {
     // SIG_DFL is a valid disposition for SIGPIPE.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    };
 }

@@ -476,5 +476,9 @@ fn settings_parse_from_pairs_and_toml_and_reject_nonsense() {
     assert!(s.describe().contains("device_lock=op"));
     assert!(s.set("device_lock", "stage").is_err());
     assert!(s.merge_toml("nope = 1").is_err());
+    // A table with a bad key changes nothing, like a bad `set`.
+    let before = s.clone();
+    assert!(s.merge_toml("gpu_workers_per_device = 7\nzzz = 1").is_err());
+    assert_eq!(s, before);
     assert!(builtin("fastest", None, &[]).is_err());
 }

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use cudarc::driver::{
@@ -385,13 +385,20 @@ impl Drop for Lane<'_> {
     fn drop(&mut self) {
         // After an error work may still be queued: finish it before the
         // held buffers go and before the lane serves another op.
+        // Poisoned locks are taken as they are: a panic here, during an
+        // unwind, would abort the host process.
         let _ = self.stream.synchronize();
-        self.held.get_mut().unwrap().clear();
-        let staging = std::mem::take(self.staging.get_mut().unwrap());
+        let held = self.held.get_mut().unwrap_or_else(PoisonError::into_inner);
+        held.clear();
+        let staging = self
+            .staging
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        let staging = std::mem::take(staging);
         self.gpu
             .lanes
             .lock()
-            .unwrap()
+            .unwrap_or_else(PoisonError::into_inner)
             .push((self.stream.clone(), staging));
     }
 }

@@ -309,9 +309,26 @@ impl Prover {
         32 * m + 4 * windows * m + windows * (2 * (m / 32 + buckets) * xyzz + 16 * buckets)
     }
 
-    /// Memory of the device the MSMs run on, as its backend reports it (0: unknown).
+    /// Memory of the device the MSMs run on left for proofs: what its
+    /// backend reports, less the bases this prover keeps resident there
+    /// (0: unknown).
     pub fn device_memory(&self) -> u64 {
-        self.g1.info().devices.first().map_or(0, |d| d.memory_bytes)
+        let total = self.g1.info().devices.first().map_or(0, |d| d.memory_bytes);
+        let p = &*self.params;
+        let bytes = [
+            std::mem::size_of_val(&p.a[..]),
+            std::mem::size_of_val(&p.b_g1[..]),
+            std::mem::size_of_val(&p.b_g2[..]),
+            std::mem::size_of_val(&p.l[..]),
+            std::mem::size_of_val(&p.h[..]),
+        ];
+        let resident: u64 = [A, B1, B2, L, H]
+            .into_iter()
+            .filter(|&q| matches!(self.queries[q], Query::Resident(_)))
+            .filter(|&q| q != B2 || Arc::ptr_eq(&self.g2, &self.g1))
+            .map(|q| bytes[q] as u64)
+            .sum();
+        total.saturating_sub(resident)
     }
 
     fn g1(

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::sync::mpsc;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -54,7 +54,7 @@ pub trait Workload: Send + Sync + 'static {
     fn partition_device_bytes(&self) -> u64 {
         0
     }
-    /// Memory of `device` in bytes (0: unknown).
+    /// Memory of `device` left for partitions, in bytes (0: unknown).
     fn device_memory(&self, _device: usize) -> u64 {
         0
     }
@@ -241,7 +241,10 @@ impl<W: Workload> Drop for DeviceHold<'_, W> {
             bytes,
         } = self
         {
-            inner.lock().device_reserved[*device] -= *bytes;
+            // Also after a panic elsewhere: a second panic here would abort.
+            let mut st = inner.state.lock().unwrap_or_else(PoisonError::into_inner);
+            st.device_reserved[*device] -= *bytes;
+            drop(st);
             inner.cv.notify_all();
         }
     }
@@ -547,7 +550,8 @@ impl<W: Workload> Inner<W> {
             DeviceLock::Partition => DeviceHold::Lock(self.device_locks[device].lock().unwrap()),
             DeviceLock::Op => {
                 let mut st = self.lock();
-                while st.device_reserved[device] > 0
+                while !st.shutdown
+                    && st.device_reserved[device] > 0
                     && budget > 0
                     && st.device_reserved[device] + need > budget
                 {

@@ -185,13 +185,16 @@ impl Settings {
         let table: toml::Table = text
             .parse()
             .map_err(|e| Error::InvalidInput(format!("config: {e}")))?;
+        // All or nothing, as `set`.
+        let mut next = self.clone();
         for (k, v) in table {
             let value = match v {
                 toml::Value::String(s) => s,
                 other => other.to_string(),
             };
-            self.set(&k, &value)?;
+            next.set(&k, &value)?;
         }
+        *self = next;
         Ok(())
     }
 
