@@ -376,7 +376,9 @@ impl Prover {
         let mut times = StageTimes::default();
         let abc = times.time(Stage::Spmv, || self.spmv(w))?;
         let h = times.time(Stage::Quotient, || self.quotient(abc, &w.inputs))?;
-        let (g1, b_g2) = times.time(Stage::Msm, || self.msm_stage(w, &h, true))?;
+        let (g1, b_g2) = times.time(Stage::Msm, || {
+            self.msm_stage(w, &h, true, &mut |_, _, _| {})
+        })?;
         let b_g2 = b_g2.expect("asked for");
         let proof = times.time(Stage::Assemble, || self.assemble(&g1, &b_g2, r, s));
         Ok((proof, times))
@@ -425,7 +427,9 @@ impl Prover {
     }
 
     /// The stage's MSMs on this prover's backends, B in G2 too when asked,
-    /// side by side where [`Prover`] found room for that.
+    /// side by side where [`Prover`] found room for that. `rec` gets the
+    /// spans of the G1 part (`msm`) and of B in G2 (`msm_g2`), failed ones
+    /// included, for a waterfall.
     ///
     /// # Errors
     /// Backend errors.
@@ -434,25 +438,36 @@ impl Prover {
         w: &Witness,
         h: &[Fr],
         with_b_g2: bool,
+        rec: &mut dyn FnMut(&'static str, Instant, Instant),
     ) -> Result<(G1Sums, Option<G2Projective>), Error> {
+        let timed_g2 = || {
+            let t0 = Instant::now();
+            (self.msm_b_g2(w), t0, Instant::now())
+        };
+        let t0 = Instant::now();
         if !(self.concurrent_msms && with_b_g2) {
-            let g1 = self.msm_g1(w, h)?;
-            let g2 = with_b_g2.then(|| self.msm_b_g2(w)).transpose()?;
+            let g1 = self.msm_g1(w, h);
+            rec("msm", t0, Instant::now());
+            let g1 = g1?;
+            let g2 = if with_b_g2 {
+                let (g2, t0, t1) = timed_g2();
+                rec("msm_g2", t0, t1);
+                Some(g2?)
+            } else {
+                None
+            };
             return Ok((g1, g2));
         }
         std::thread::scope(|s| {
-            let g2 = s.spawn(|| self.msm_b_g2(w));
+            let g2 = s.spawn(timed_g2);
             let g1 = self.msm_g1(w, h);
-            let g2 = g2
+            rec("msm", t0, Instant::now());
+            let (g2, t0, t1) = g2
                 .join()
                 .expect("B in G2 does not panic: backend calls are guarded");
+            rec("msm_g2", t0, t1);
             Ok((g1?, Some(g2?)))
         })
-    }
-
-    /// Whether this prover runs a stage's MSMs side by side (see [`Prover::msm_stage`]).
-    pub fn msms_side_by_side(&self) -> bool {
-        self.concurrent_msms
     }
 
     /// Allows side-by-side MSMs (the default where the backends have room

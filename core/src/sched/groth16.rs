@@ -76,25 +76,12 @@ impl Groth16Workload {
         };
         let w = &part.witness;
         let h = timed(rec, "quotient", || prover.quotient_on(host, abc, &w.inputs))?;
-        if host.is_none() && with_b_g2 && prover.msms_side_by_side() {
-            // B in G2 beside the G1 MSMs; each keeps its own span.
-            return std::thread::scope(|sc| {
-                let g2 = sc.spawn(|| {
-                    let t0 = Instant::now();
-                    (prover.msm_b_g2(w), t0, Instant::now())
-                });
-                let g1 = timed(rec, "msm", || prover.msm_g1(w, &h));
-                let (g2, t0, t1) = g2.join().expect("backend calls are guarded");
-                rec("msm_g2", t0, t1);
-                Ok((g1?, Some(g2?)))
-            });
-        }
+        let Some(be) = host else {
+            return prover.msm_stage(w, &h, with_b_g2, rec);
+        };
         let g1 = timed(rec, "msm", || prover.msm_g1_on(host, w, &h))?;
         let g2 = if with_b_g2 {
-            Some(timed(rec, "msm_g2", || match host {
-                Some(be) => prover.msm_b_g2_on(be, w),
-                None => prover.msm_b_g2(w),
-            })?)
+            Some(timed(rec, "msm_g2", || prover.msm_b_g2_on(be, w))?)
         } else {
             None
         };
