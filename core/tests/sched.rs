@@ -246,14 +246,14 @@ fn every_policy_runs_every_stage_of_every_partition_once() {
 }
 
 fn engine_timeline_check(engine: &Engine<Fake>, jobs: u64, parts: u32, name: &str) {
-    // Async deallocs may still be finishing: wait for every span to land.
+    // Deallocs may still be finishing after the jobs' results are out:
+    // wait for every span to land. (2000 yields were not always enough on
+    // a loaded 2-core CI machine; the deadline only guards against a hang.)
     let want = jobs as usize * parts as usize * STAGES.len();
+    let deadline = Instant::now() + Duration::from_secs(30);
     let mut tl = engine.timeline();
-    for _ in 0..2000 {
-        if tl.len() >= want {
-            break;
-        }
-        std::thread::yield_now();
+    while tl.len() < want && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
         tl = engine.timeline();
     }
     for j in 0..jobs {
