@@ -3,12 +3,13 @@
 //! under each built-in policy.
 
 use std::sync::Arc;
+use zkpipe::Stage;
 use zkpipe::groth16::{self, PreparedVerifyingKey, Prover};
 use zkpipe::loader::{Registry, SearchPath};
 use zkpipe::plugin::BackendConfig;
 use zkpipe::r1cs::{R1cs, Witness};
 use zkpipe::sched::groth16::Groth16Workload;
-use zkpipe::sched::{Engine, JobRequest, STAGES, builtin};
+use zkpipe::sched::{Engine, JobRequest, builtin};
 use zkpipe_circuits::BenchCircuit;
 
 #[path = "support/common.rs"]
@@ -67,11 +68,10 @@ fn every_policy_proves_a_batch_that_verifies_with_a_complete_waterfall() {
                 );
             }
         }
-        drop_until_dealloc_done(&engine, 6);
-        let tl = engine.timeline();
+        let tl = engine.shutdown();
         for job in 0..3 {
             for part in 0..2 {
-                for stage in STAGES {
+                for stage in Stage::ALL {
                     let n = tl
                         .iter()
                         .filter(|s| s.job == job && s.partition == part && s.stage == stage)
@@ -84,21 +84,6 @@ fn every_policy_proves_a_batch_that_verifies_with_a_complete_waterfall() {
             }
         }
         assert!(tl.iter().all(|s| s.end_ms >= s.start_ms));
-    }
-}
-
-fn drop_until_dealloc_done<W: zkpipe::sched::Workload>(engine: &Engine<W>, partitions: usize) {
-    for _ in 0..10_000 {
-        if engine
-            .timeline()
-            .iter()
-            .filter(|s| s.stage == "dealloc")
-            .count()
-            >= partitions
-        {
-            return;
-        }
-        std::thread::yield_now();
     }
 }
 
@@ -141,6 +126,6 @@ fn partitions_over_the_device_budget_fall_back_to_the_host_and_verify() {
     );
     assert!(
         tl.iter()
-            .any(|s| s.stage == "quotient" && s.lane.ends_with("-host"))
+            .any(|s| s.stage == Stage::Quotient && s.lane.ends_with("-host"))
     );
 }

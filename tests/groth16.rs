@@ -46,7 +46,7 @@ fn every_circuit_proves_and_verifies() {
             let (proof, w, times) = prover
                 .prove_circuit(circuit, Fr::from_u64(11), Fr::from_u64(13))
                 .unwrap();
-            assert_eq!(times.stages.len(), 5);
+            assert_eq!(times.stages.len(), 6); // witness … msm, msm_g2, assemble
             assert!(
                 groth16::verify(&pvk, &proof, w.public_inputs()).unwrap(),
                 "{name} seed {seed}"
@@ -235,7 +235,12 @@ fn proves_through_the_fallback(backend: Arc<zkpipe::Backend>, error: &str, routi
         .to_string();
     assert!(e.contains(error), "{e}");
 
-    let prover = Prover::with_fallback(backend, Some(cpu()), params.clone(), r1cs.clone()).unwrap();
+    let cpu_fallback = cpu();
+    let prover = zkpipe::groth16::ProverBuilder::new(backend)
+        .fallback(&cpu_fallback)
+        .build(params.clone(), r1cs.clone())
+        .unwrap();
+    assert!(prover.fallback_note().is_some());
     assert_eq!(prover.routing().map(|(_, b)| b), routing);
     let (proof, _) = prover.prove(&w, Fr::from_u64(2), Fr::from_u64(3)).unwrap();
     let (expected, _) = Prover::new(cpu(), params, r1cs)
@@ -254,7 +259,8 @@ impl zkpipe::plugin::AcceleratorImpl for SmallNtt {
         zkpipe::plugin::BackendInfo {
             name: "small-ntt".into(),
             version: "0".into(),
-            devices: Default::default(),
+            // The CPU's device: a prover refuses a backend with none.
+            devices: self.0.info().devices,
             notes: Default::default(),
         }
     }

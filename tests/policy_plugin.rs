@@ -70,7 +70,7 @@ fn the_round_robin_plugin_interleaves_jobs() {
     let mut witness_spans: Vec<_> = engine
         .timeline()
         .into_iter()
-        .filter(|s| s.stage == "witness")
+        .filter(|s| s.stage == zkpipe::Stage::Witness)
         .collect();
     witness_spans.sort_by(|x, y| x.start_ms.total_cmp(&y.start_ms));
     let order: Vec<(u64, u32)> = witness_spans.iter().map(|s| (s.job, s.partition)).collect();

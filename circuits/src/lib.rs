@@ -22,6 +22,9 @@ use ff::Field;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 use std::fmt;
+use zkpipe_core::Error;
+use zkpipe_core::circuit::CircuitSource;
+use zkpipe_core::r1cs::{R1cs, Witness};
 
 pub use merkle::PoseidonMerkle;
 
@@ -79,6 +82,109 @@ fn parse_count(s: &str) -> Option<usize> {
     s.parse().ok()
 }
 
+/// Constraints per SHA-256 block (bellpepper's gadget, measured: 1 block
+/// records 27,904 constraints; rounded up).
+const SHA256_CONSTRAINTS_PER_BLOCK: u64 = 28_000;
+/// Constraints per arity-8 Poseidon hash (neptune 13's gadget) plus the
+/// path bits of one tree level, rounded up.
+const MERKLE_CONSTRAINTS_PER_LEVEL: u64 = 400;
+/// Most constraints (and variables) a recorded R1CS can index: columns are
+/// `u32` with the top bit marking aux variables while recording.
+pub const MAX_CONSTRAINTS: u64 = 1 << 31;
+
+/// A circuit's name and parsed size, checked: what [`BenchCircuit::new`]
+/// builds from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// `blocks` 64-byte SHA-256 blocks.
+    Sha256 {
+        /// Block count.
+        blocks: usize,
+    },
+    /// `k` inclusion proofs in a tree of height `h`.
+    PoseidonMerkle {
+        /// Challenges.
+        k: usize,
+        /// Tree height.
+        h: usize,
+    },
+    /// `n` squarings.
+    SquaringChain {
+        /// Squarings.
+        n: usize,
+    },
+}
+
+impl Shape {
+    /// Parses `size` for circuit `name`, refusing sizes past what a
+    /// recorded R1CS can hold ([`MAX_CONSTRAINTS`]) before anything is built.
+    ///
+    /// # Errors
+    /// [`BadSize`] for an unknown name, a malformed size or one too large.
+    pub fn parse(name: &str, size: &str) -> Result<Shape, BadSize> {
+        let bad = |why: &str| BadSize(format!("{name}: size `{size}`: {why}"));
+        let shape = match name {
+            "sha256" => Shape::Sha256 {
+                blocks: parse_count(size)
+                    .filter(|&b| b >= 1)
+                    .ok_or_else(|| bad("expected a block count ≥ 1"))?,
+            },
+            "poseidon-merkle" => {
+                let (k, h) = match size.split_once('x') {
+                    Some((k, h)) => (parse_count(k), parse_count(h)),
+                    None => (parse_count(size), Some(8)),
+                };
+                let (k, h) = k
+                    .zip(h)
+                    .filter(|&(k, h)| k >= 1 && (1..=20).contains(&h))
+                    .ok_or_else(|| bad("expected K or KxH with K ≥ 1, 1 ≤ H ≤ 20"))?;
+                Shape::PoseidonMerkle { k, h }
+            }
+            "squaring-chain" => Shape::SquaringChain {
+                n: parse_count(size)
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| bad("expected a count ≥ 1"))?,
+            },
+            _ => {
+                return Err(BadSize(format!(
+                    "unknown circuit `{name}`; known: {}",
+                    NAMES.join(", ")
+                )));
+            }
+        };
+        if shape.estimated_constraints() > MAX_CONSTRAINTS {
+            return Err(bad(&format!(
+                "about {} constraints, over the {} a recorded R1CS can hold",
+                shape.estimated_constraints(),
+                MAX_CONSTRAINTS
+            )));
+        }
+        Ok(shape)
+    }
+
+    /// About how many constraints the circuit has (a slight overestimate),
+    /// to check sizes against memory before recording.
+    pub fn estimated_constraints(&self) -> u64 {
+        let sat = |n: usize| n as u64;
+        match *self {
+            Shape::Sha256 { blocks } => sat(blocks).saturating_mul(SHA256_CONSTRAINTS_PER_BLOCK),
+            Shape::PoseidonMerkle { k, h } => sat(k)
+                .saturating_mul(sat(h))
+                .saturating_mul(MERKLE_CONSTRAINTS_PER_LEVEL),
+            Shape::SquaringChain { n } => sat(n),
+        }
+    }
+}
+
+/// The size each circuit gets when none is given: a small demo.
+pub fn default_size(name: &str) -> &'static str {
+    match name {
+        "sha256" => "1",
+        "squaring-chain" => "2^12",
+        _ => "2x8",
+    }
+}
+
 impl BenchCircuit {
     /// Builds circuit `name` at `size` with a witness derived from `seed`.
     ///
@@ -89,43 +195,25 @@ impl BenchCircuit {
     /// # Errors
     /// [`BadSize`] for an unknown name or a size it cannot use.
     pub fn new(name: &str, size: &str, seed: u64) -> Result<Self, BadSize> {
+        Ok(Self::from_shape(Shape::parse(name, size)?, seed))
+    }
+
+    /// Builds a parsed shape with a witness derived from `seed`.
+    pub fn from_shape(shape: Shape, seed: u64) -> Self {
         let mut rng = ChaCha20Rng::seed_from_u64(seed);
-        let bad = |why: &str| BadSize(format!("{name}: size `{size}`: {why}"));
-        match name {
-            "sha256" => {
-                let blocks = parse_count(size)
-                    .filter(|&b| b >= 1)
-                    .ok_or_else(|| bad("expected a block count ≥ 1"))?;
+        match shape {
+            Shape::Sha256 { blocks } => {
                 let mut message = vec![0u8; 64 * blocks - 9];
                 rng.fill_bytes(&mut message);
-                Ok(BenchCircuit::Sha256 { message })
+                BenchCircuit::Sha256 { message }
             }
-            "poseidon-merkle" => {
-                let (k, h) = match size.split_once('x') {
-                    Some((k, h)) => (parse_count(k), parse_count(h)),
-                    None => (parse_count(size), Some(8)),
-                };
-                let (k, h) = k
-                    .zip(h)
-                    .filter(|&(k, h)| k >= 1 && (1..=20).contains(&h))
-                    .ok_or_else(|| bad("expected K or KxH with K ≥ 1, 1 ≤ H ≤ 20"))?;
-                Ok(BenchCircuit::PoseidonMerkle(PoseidonMerkle::random(
-                    k, h, &mut rng,
-                )))
+            Shape::PoseidonMerkle { k, h } => {
+                BenchCircuit::PoseidonMerkle(PoseidonMerkle::random(k, h, &mut rng))
             }
-            "squaring-chain" => {
-                let n = parse_count(size)
-                    .filter(|&n| n >= 1)
-                    .ok_or_else(|| bad("expected a count ≥ 1"))?;
-                Ok(BenchCircuit::SquaringChain {
-                    n,
-                    x0: Scalar::random(&mut rng),
-                })
-            }
-            _ => Err(BadSize(format!(
-                "unknown circuit `{name}`; known: {}",
-                NAMES.join(", ")
-            ))),
+            Shape::SquaringChain { n } => BenchCircuit::SquaringChain {
+                n,
+                x0: Scalar::random(&mut rng),
+            },
         }
     }
 
@@ -175,5 +263,65 @@ impl Circuit<Scalar> for BenchCircuit {
                 Ok(())
             }
         }
+    }
+}
+
+/// A built-in circuit at one size, as zkpipe's caches, provers and
+/// workloads take circuits ([`CircuitSource`]).
+#[derive(Clone, Debug)]
+pub struct BuiltinCircuit {
+    name: String,
+    size: String,
+    shape: Shape,
+}
+
+impl BuiltinCircuit {
+    /// Circuit `name` at `size` (see [`BenchCircuit::new`]).
+    ///
+    /// # Errors
+    /// [`BadSize`] for an unknown name or a size it cannot use.
+    pub fn new(name: &str, size: &str) -> Result<Self, BadSize> {
+        Ok(BuiltinCircuit {
+            shape: Shape::parse(name, size)?,
+            name: name.to_string(),
+            size: size.to_string(),
+        })
+    }
+
+    /// The parsed shape.
+    pub fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    /// The circuit with the witness of `seed`, ready to synthesize.
+    pub fn build(&self, seed: u64) -> BenchCircuit {
+        BenchCircuit::from_shape(self.shape, seed)
+    }
+}
+
+impl CircuitSource for BuiltinCircuit {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn size(&self) -> &str {
+        &self.size
+    }
+
+    fn shape_key(&self) -> String {
+        format!(
+            "{} {} zkpipe-circuits {}",
+            self.name,
+            self.size,
+            env!("CARGO_PKG_VERSION")
+        )
+    }
+
+    fn record(&self) -> Result<R1cs, Error> {
+        R1cs::record(self.build(0)).map(|(r1cs, _)| r1cs)
+    }
+
+    fn witness(&self, seed: u64) -> Result<Witness, Error> {
+        Witness::generate(self.build(seed))
     }
 }

@@ -32,7 +32,7 @@ pub enum BenchOp {
     /// and witness-only synthesis + SpMV against synthesis with constraints.
     Prove {
         #[command(flatten)]
-        circuit: crate::prove::CircuitArgs,
+        circuit: crate::circuit::CircuitArgs,
         /// Backend name.
         #[arg(long, default_value = "cpu")]
         backend: String,
@@ -300,6 +300,16 @@ impl Printer {
     }
 }
 
+/// Refuses sizes whose inputs cannot fit this machine's memory
+/// (`bytes_per_element` for the largest size), before any work.
+fn check_size(common: &Common, op: &str, bytes_per_element: u64) -> Result<(), Error> {
+    let log = *common.log_size.end();
+    zkpipe_core::machine::check_memory(
+        &format!("bench {op} at 2^{log}"),
+        bytes_per_element.saturating_mul(1u64 << log),
+    )
+}
+
 fn report_for(
     be: &Backend,
     device: u32,
@@ -307,22 +317,7 @@ fn report_for(
     baseline: Option<&'static str>,
 ) -> Result<Report, Error> {
     let info = be.info();
-    let dev = info
-        .devices
-        .iter()
-        .find(|d| d.id == device)
-        .ok_or_else(|| {
-            Error::InvalidInput(format!(
-                "backend `{}` has no device {device} ({} device(s){})",
-                be.name(),
-                info.devices.len(),
-                if info.notes.is_empty() {
-                    String::new()
-                } else {
-                    format!("; {}", info.notes)
-                }
-            ))
-        })?;
+    let dev = be.device_info(device)?;
     Ok(Report {
         machine: machine(),
         backend: be.name().to_string(),
@@ -356,6 +351,13 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
             resident,
             baseline,
         } => {
+            // Bases (and a resident copy), scalars, Pippenger's buckets.
+            let per_point = if *group == Group::G1 {
+                3 * 96 + 32
+            } else {
+                3 * 192 + 32
+            };
+            check_size(common, "msm", per_point)?;
             let be = args.backend(&common.backend)?;
             let name = format!(
                 "msm_{}{}",
@@ -384,6 +386,8 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
             (common, report)
         }
         BenchOp::Quotient { common } => {
+            // a, b, c and their copies.
+            check_size(common, "quotient", 6 * 32)?;
             let be = args.backend(&common.backend)?;
             let fused = be
                 .capabilities()
@@ -445,6 +449,8 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
             coset,
             order,
         } => {
+            // Input, the working copy, twiddles.
+            check_size(common, "ntt", 3 * 32)?;
             let be = args.backend(&common.backend)?;
             let order = match order {
                 Order::Nn => NttOrder::NN,
@@ -637,44 +643,52 @@ struct ProveReport {
 
 fn bench_prove(
     args: &PluginArgs,
-    c: &crate::prove::CircuitArgs,
+    c: &crate::circuit::CircuitArgs,
     backend: &str,
     runs: u32,
     synthetic: bool,
     json: bool,
 ) -> Result<(), Error> {
-    use zkpipe_core::groth16::Stage;
+    use std::sync::Arc;
+    use zkpipe_core::groth16::{ProverBuilder, Stage};
     use zkpipe_core::r1cs::{R1cs, Witness};
 
-    let r1cs = c.r1cs()?;
-    let dir = crate::prove::cached_keys(c, synthetic)?;
-    let (params, synthetic) = crate::prove::load_keys(c, &dir)?;
-    let be = args.backend(backend)?;
-    let be = std::sync::Arc::new(be);
-    let prover = crate::prove::prover_for(
-        args,
-        be.clone(),
-        std::sync::Arc::new(params),
-        std::sync::Arc::new(r1cs.clone()),
-    )?;
+    let circuit = c.source()?;
+    crate::prove::check_fits(c)?;
+    let be = Arc::new(args.backend(backend)?);
+    let r1cs = c.r1cs(&circuit)?;
+    let keys = crate::prove::keys(c, &circuit, &r1cs, None, synthetic)?;
+    let synthetic = keys.synthetic();
+    let registry = args.registry();
+    let prover = ProverBuilder::new(be.clone())
+        .cpu_fallback(&registry)
+        .build(Arc::new(keys.params), Arc::new(r1cs.clone()))?;
+    if let Some(note) = prover.fallback_note() {
+        eprintln!("note: {note}");
+    }
 
     // What recording saves: building constraints on every proof vs witness-only + SpMV.
     let t = Instant::now();
-    let _ = R1cs::record(c.build(1)?)?;
+    let _ = R1cs::record(circuit.build(1))?;
     let with_constraints = t.elapsed();
     let t = Instant::now();
-    let w = Witness::generate(c.build(1)?)?;
+    let w = Witness::generate(circuit.build(1))?;
     let _ = r1cs.spmv(&w)?;
     let witness_spmv = t.elapsed();
 
     let (r, s) = (Fr::from_u64(1), Fr::from_u64(2));
     eprintln!("warm-up proof …");
-    prover.prove_circuit(c.build(1)?, r, s)?;
-    let mut per_stage: Vec<Vec<Duration>> = vec![Vec::new(); Stage::ALL.len()];
+    prover.prove_circuit(circuit.build(1), r, s)?;
+    // A single proof frees its memory on return: no dealloc stage.
+    let stages: Vec<Stage> = Stage::ALL
+        .into_iter()
+        .filter(|s| *s != Stage::Dealloc)
+        .collect();
+    let mut per_stage: Vec<Vec<Duration>> = vec![Vec::new(); stages.len()];
     let mut totals = Vec::new();
     for i in 0..runs {
-        let (_, _, times) = prover.prove_circuit(c.build(2 + i as u64)?, r, s)?;
-        for (k, st) in Stage::ALL.iter().enumerate() {
+        let (_, _, times) = prover.prove_circuit(circuit.build(2 + i as u64), r, s)?;
+        for (k, st) in stages.iter().enumerate() {
             per_stage[k].push(times.get(*st));
         }
         totals.push(times.total());
@@ -697,7 +711,7 @@ fn bench_prove(
         ),
         synthetic_keys: synthetic,
         runs,
-        stages_ms: Stage::ALL
+        stages_ms: stages
             .iter()
             .zip(per_stage.iter_mut())
             .map(|(s, v)| (s.name().to_string(), median(v)))

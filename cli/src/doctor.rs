@@ -55,7 +55,7 @@ fn gib(bytes: u64) -> f64 {
 
 pub fn run(args: &PluginArgs, json: bool) -> Result<(), Error> {
     let registry = args.registry();
-    let config = args.config();
+    let config = args.config()?;
     let backends = registry
         .plugins
         .iter()

@@ -4,8 +4,10 @@
 
 mod batch;
 mod bench;
-mod crosscheck_ops;
+mod circuit;
+mod crosscheck;
 mod doctor;
+mod progress;
 mod prove;
 mod waterfall;
 
@@ -56,8 +58,15 @@ impl PluginArgs {
         Registry::load(&SearchPath::standard(self.plugin_dir.as_deref()))
     }
 
-    pub fn config(&self) -> BackendConfig {
-        BackendConfig {
+    /// The backend settings of the flags.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a thread count this machine cannot use.
+    pub fn config(&self) -> Result<BackendConfig, Error> {
+        if let Some(t) = self.threads {
+            zkpipe_core::machine::check_threads(t)?;
+        }
+        Ok(BackendConfig {
             threads: self.threads.into(),
             ext: self
                 .settings
@@ -67,12 +76,12 @@ impl PluginArgs {
                     value: v.as_str().into(),
                 })
                 .collect(),
-        }
+        })
     }
 
     /// Loads plugins and creates the named backend.
     fn backend(&self, name: &str) -> Result<Backend, Error> {
-        self.backend_with(name, &self.config())
+        self.backend_with(name, &self.config()?)
     }
 
     /// As [`PluginArgs::backend`] for the backend a result is checked
@@ -81,7 +90,7 @@ impl PluginArgs {
     fn reference_backend(&self, name: &str) -> Result<Backend, Error> {
         let config = BackendConfig {
             ext: Default::default(),
-            ..self.config()
+            ..self.config()?
         };
         self.backend_with(name, &config)
     }
@@ -108,7 +117,7 @@ enum Command {
     /// test keys: the toxic waste is derivable from the seed).
     Setup {
         #[command(flatten)]
-        circuit: prove::CircuitArgs,
+        circuit: circuit::CircuitArgs,
         /// Output folder: params.bin (bellperson Parameters), vk.bin (VerifyingKey), circuit.json.
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
@@ -119,14 +128,15 @@ enum Command {
         #[arg(long)]
         synthetic: bool,
     },
-    /// Prove a built-in circuit. With no --params: set up test keys in the
-    /// cache folder, prove on the CPU backend and verify.
+    /// Prove a built-in circuit, verify the proof and save it (with its
+    /// public inputs). With no --params: insecure test keys from the cache
+    /// folder (set up on first use).
     Prove(prove::ProveArgs),
     /// Verify proofs: prints `valid` (exit 0) or `invalid` (exit 1).
     Verify(prove::VerifyArgs),
     /// Run each op and a whole proof on a backend and on the reference
     /// backend; report per-op equality (exit 1 on any mismatch).
-    Crosscheck(prove::CrosscheckArgs),
+    Crosscheck(crosscheck::CrosscheckArgs),
     /// Time backend ops: median over several runs after a warm-up.
     Bench {
         #[command(subcommand)]
@@ -158,7 +168,7 @@ fn main() -> ExitCode {
             }
             Err(e) => Err(e),
         },
-        Command::Crosscheck(x) => match prove::crosscheck(&cli.plugins, x) {
+        Command::Crosscheck(x) => match crosscheck::run(&cli.plugins, x) {
             Ok(true) => Ok(()),
             Ok(false) => {
                 eprintln!("crosscheck: mismatches found");

@@ -1,112 +1,20 @@
-//! `zkpipe setup | prove | verify | crosscheck`: Groth16 over the built-in circuits.
+//! `zkpipe setup | prove | verify`: Groth16 over the built-in circuits.
 
 use clap::Args;
-use serde::{Deserialize, Serialize};
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
-use zkpipe_circuits::BenchCircuit;
-use zkpipe_core::fsutil::write_atomically;
+use zkpipe_core::fsutil::{check_writable, write_atomically};
 use zkpipe_core::groth16::{
-    self, Parameters, PreparedVerifyingKey, Proof, Prover, Stage, StageTimes, VerifyingKey,
+    self, KeyInfo, Keys, PreparedVerifyingKey, Proof, ProverBuilder, Stage, StageTimes,
+    VerifyingKey,
 };
-use zkpipe_core::r1cs::R1cs;
-use zkpipe_core::{Backend, Error, Fr};
+use zkpipe_core::{Error, Fr, machine};
 
 use crate::PluginArgs;
-
-/// Which circuit, at which size.
-#[derive(Args, Debug, Clone)]
-pub struct CircuitArgs {
-    /// Built-in circuit: sha256, poseidon-merkle, squaring-chain.
-    #[arg(long, default_value = "poseidon-merkle")]
-    pub circuit: String,
-    /// Size: sha256 — blocks; poseidon-merkle — KxH (challenges x height);
-    /// squaring-chain — squarings (2^k allowed). Default: a small demo size.
-    #[arg(long)]
-    pub size: Option<String>,
-    /// Folder for recorded R1CS (default: $XDG_CACHE_HOME/zkpipe or ~/.cache/zkpipe).
-    #[arg(long, value_name = "DIR")]
-    pub cache_dir: Option<PathBuf>,
-}
-
-impl CircuitArgs {
-    pub fn size(&self) -> &str {
-        self.size.as_deref().unwrap_or(match self.circuit.as_str() {
-            "sha256" => "1",
-            "squaring-chain" => "2^12",
-            _ => "2x8",
-        })
-    }
-
-    /// The circuit with the witness of `seed`.
-    pub fn build(&self, seed: u64) -> Result<BenchCircuit, Error> {
-        BenchCircuit::new(&self.circuit, self.size(), seed)
-            .map_err(|e| Error::InvalidInput(e.to_string()))
-    }
-
-    fn cache_dir(&self) -> PathBuf {
-        self.cache_dir.clone().unwrap_or_else(default_cache_dir)
-    }
-
-    /// What identifies the circuit's shape (the R1CS cache key).
-    fn shape_key(&self) -> String {
-        format!(
-            "{} {} zkpipe-circuits {}",
-            self.circuit,
-            self.size(),
-            env!("CARGO_PKG_VERSION")
-        )
-    }
-
-    /// The recorded R1CS, from the cache or recorded now (and cached).
-    pub fn r1cs(&self) -> Result<R1cs, Error> {
-        let dir = self.cache_dir().join("r1cs");
-        let path = dir.join(format!(
-            "{}-{}.r1cs",
-            self.circuit,
-            self.size().replace(['^', '/'], "_")
-        ));
-        match R1cs::load(&path, &self.shape_key()) {
-            Ok(r) => return Ok(r),
-            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
-        }
-        let t = Instant::now();
-        let (r1cs, _) = R1cs::record(self.build(0)?)?;
-        eprintln!(
-            "recorded {} {}: {} constraints, {} public inputs, {} private variables in {:.2?}",
-            self.circuit,
-            self.size(),
-            r1cs.num_constraints(),
-            r1cs.num_inputs - 1,
-            r1cs.num_aux,
-            t.elapsed()
-        );
-        std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
-            path: dir.clone(),
-            source,
-        })?;
-        r1cs.save(&path, &self.shape_key())?;
-        Ok(r1cs)
-    }
-}
-
-pub fn default_cache_dir() -> PathBuf {
-    std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir)
-        .join("zkpipe")
-}
-
-/// What `setup` writes beside the keys, so `prove` can check it has the right ones.
-#[derive(Serialize, Deserialize, Debug, PartialEq, Eq)]
-struct KeyInfo {
-    circuit: String,
-    size: String,
-    /// Random points instead of a setup: timing only, proofs will not verify.
-    synthetic: bool,
-}
+use crate::circuit::CircuitArgs;
+use crate::progress::CliProgress;
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     move |source| Error::Io {
@@ -115,27 +23,37 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     }
 }
 
+/// Refuses a circuit too large for this machine's memory, before recording it.
+///
+/// # Errors
+/// [`Error::InvalidInput`] with the estimate and the limit.
+pub fn check_fits(c: &CircuitArgs) -> Result<(), Error> {
+    let shape = c.source()?.shape();
+    machine::check_memory(
+        &format!(
+            "{} {} (about {} constraints)",
+            c.circuit,
+            c.size(),
+            shape.estimated_constraints()
+        ),
+        shape
+            .estimated_constraints()
+            .saturating_mul(machine::PROVE_BYTES_PER_CONSTRAINT),
+    )
+}
+
 /// Runs setup and writes `dir/params.bin`, `dir/vk.bin`, `dir/circuit.json`.
 pub fn setup(c: &CircuitArgs, dir: &Path, seed: u64, synthetic: bool) -> Result<(), Error> {
-    let r1cs = c.r1cs()?;
+    check_fits(c)?;
+    let circuit = c.source()?;
+    let r1cs = c.r1cs(&circuit)?;
     let t = Instant::now();
     let params = if synthetic {
         groth16::synthetic_parameters(&r1cs, seed)
     } else {
-        groth16::setup(&r1cs, seed)
+        groth16::setup_with_progress(&r1cs, seed, &CliProgress::new())
     };
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
-    params.save(&dir.join("params.bin"))?;
-    params.vk.save(&dir.join("vk.bin"))?;
-    let info = KeyInfo {
-        circuit: c.circuit.clone(),
-        size: c.size().to_string(),
-        synthetic,
-    };
-    write_atomically(
-        &dir.join("circuit.json"),
-        serde_json::to_string_pretty(&info).unwrap().as_bytes(),
-    )?;
+    groth16::write_keys(dir, &params, &KeyInfo::of(&*circuit, synthetic))?;
     eprintln!(
         "{} keys for {} {} in {:.2?} → {}{}",
         if synthetic {
@@ -156,45 +74,29 @@ pub fn setup(c: &CircuitArgs, dir: &Path, seed: u64, synthetic: bool) -> Result<
     Ok(())
 }
 
-/// The cache folder's keys for this circuit (set up on first use: insecure
-/// test keys from seed 0, or synthetic ones).
-pub fn cached_keys(c: &CircuitArgs, synthetic: bool) -> Result<PathBuf, Error> {
-    let name = format!(
-        "{}-{}{}",
-        c.circuit,
-        c.size().replace(['^', '/'], "_"),
-        if synthetic { "-synthetic" } else { "" }
-    );
-    let dir = c.cache_dir().join("keys").join(name);
-    if !dir.join("params.bin").is_file() {
-        setup(c, &dir, 0, synthetic)?;
+/// Keys for `c`: the user's folder (checked, never changed) or the cache's
+/// (set up on first use, healed when broken).
+///
+/// # Errors
+/// As [`groth16::load_user_keys`] and [`groth16::KeyStore::get_or_setup`].
+pub fn keys(
+    c: &CircuitArgs,
+    circuit: &zkpipe_circuits::BuiltinCircuit,
+    r1cs: &zkpipe_core::r1cs::R1cs,
+    user_dir: Option<&Path>,
+    synthetic: bool,
+) -> Result<Keys, Error> {
+    match user_dir {
+        Some(dir) => groth16::load_user_keys(dir, circuit, r1cs).map_err(|e| {
+            Error::InvalidInput(format!(
+                "keys in {} cannot be used: {e} (zkpipe never changes keys named with --params; `zkpipe setup --out DIR` makes new ones)",
+                dir.display()
+            ))
+        }),
+        None => c
+            .key_store()
+            .get_or_setup(circuit, r1cs, synthetic, &CliProgress::new()),
     }
-    Ok(dir)
-}
-
-/// Loads keys from `dir`, checking they were made for this circuit.
-pub fn load_keys(c: &CircuitArgs, dir: &Path) -> Result<(Parameters, bool), Error> {
-    let info_path = dir.join("circuit.json");
-    let synthetic = match std::fs::read(&info_path) {
-        Ok(bytes) => {
-            let info: KeyInfo = serde_json::from_slice(&bytes)
-                .map_err(|e| Error::InvalidEncoding(format!("{}: {e}", info_path.display())))?;
-            if info.circuit != c.circuit || info.size != c.size() {
-                return Err(Error::InvalidInput(format!(
-                    "{} holds keys for {} {}, not {} {}",
-                    dir.display(),
-                    info.circuit,
-                    info.size,
-                    c.circuit,
-                    c.size()
-                )));
-            }
-            info.synthetic
-        }
-        // Keys from elsewhere (e.g. bellperson's): the shape check below still applies.
-        Err(_) => false,
-    };
-    Ok((Parameters::load(&dir.join("params.bin"), false)?, synthetic))
 }
 
 /// `r, s` for partition `i`: from the seed when given, else from the OS.
@@ -217,19 +119,25 @@ fn blinding(seed: Option<u64>, i: usize) -> Result<(Fr, Fr), Error> {
     }
 }
 
+/// Most partitions one `prove` makes (the proofs are kept in memory).
+pub const MAX_PARTITIONS: u32 = 1 << 16;
+
 #[derive(Args, Debug)]
 pub struct ProveArgs {
     #[command(flatten)]
     pub circuit: CircuitArgs,
-    /// Folder with params.bin (from `zkpipe setup`). Without it, keys are set
-    /// up into the cache folder (insecure test keys) and the proof is verified.
+    /// Folder with params.bin (from `zkpipe setup`). Without it, insecure
+    /// test keys are set up in the cache folder on first use.
     #[arg(long, value_name = "DIR")]
     pub params: Option<PathBuf>,
     /// Backend name.
     #[arg(long, default_value = "cpu")]
     pub backend: String,
+    /// Device of the backend.
+    #[arg(long, default_value_t = 0)]
+    pub device: u32,
     /// Partitions: proofs of P witnesses sharing one key (witness seeds w, w+1, …).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=MAX_PARTITIONS as i64))]
     pub partitions: u32,
     /// Seed for r, s (reproducible proofs); default: OS randomness.
     #[arg(long)]
@@ -237,10 +145,12 @@ pub struct ProveArgs {
     /// Seed of the circuit's private witness (partition i uses seed + i).
     #[arg(long, default_value_t = 1)]
     pub witness_seed: u64,
-    /// Proof output: 192 bytes per partition, in order.
+    /// Proof output, 192 bytes per partition in order (`-`: stdout).
+    /// Default: `<circuit>-<size>.proof` in the current folder.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Public inputs as JSON decimal strings (an array per partition when P > 1).
+    /// Public inputs as JSON decimal strings, an array per partition when
+    /// P > 1 (`-`: stdout). Default: `<circuit>-<size>.public.json`.
     #[arg(long, value_name = "FILE")]
     pub public_out: Option<PathBuf>,
 }
@@ -248,6 +158,7 @@ pub struct ProveArgs {
 fn print_times(label: &str, t: &StageTimes) {
     let parts: Vec<String> = Stage::ALL
         .iter()
+        .filter(|s| t.stages.iter().any(|(ran, _)| ran == *s))
         .map(|s| format!("{}={:.1}ms", s.name(), t.get(*s).as_secs_f64() * 1e3))
         .collect();
     eprintln!(
@@ -257,33 +168,104 @@ fn print_times(label: &str, t: &StageTimes) {
     );
 }
 
+/// Where an output goes: a file (written atomically), or stdout.
+enum Output {
+    File(PathBuf),
+    Stdout,
+}
+
+impl Output {
+    /// `given`, or `default` in the current folder; checked writable now,
+    /// before any work.
+    fn resolve(given: Option<&Path>, default: String) -> Result<Output, Error> {
+        let path = given.map_or_else(|| PathBuf::from(default), Path::to_path_buf);
+        if path.as_os_str() == "-" {
+            return Ok(Output::Stdout);
+        }
+        check_writable(&path)?;
+        Ok(Output::File(path))
+    }
+
+    fn write(&self, bytes: &[u8]) -> Result<(), Error> {
+        match self {
+            Output::File(p) => write_atomically(p, bytes),
+            Output::Stdout => std::io::stdout()
+                .write_all(bytes)
+                .and_then(|()| std::io::stdout().flush())
+                .map_err(io(Path::new("-"))),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Output::File(p) => p.display().to_string(),
+            Output::Stdout => "stdout".into(),
+        }
+    }
+}
+
 pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
     let c = &p.circuit;
-    let r1cs = c.r1cs()?;
-    let embedded = p.params.is_none();
-    let dir = match &p.params {
-        Some(d) => d.clone(),
-        None => cached_keys(c, false)?,
-    };
-    let (params, synthetic) = load_keys(c, &dir)?;
-    if synthetic {
-        eprintln!(
-            "warning: SYNTHETIC keys (random points): the proof is for timing only and will not verify"
-        );
+    let circuit = c.source()?;
+    let stem = format!(
+        "{}-{}",
+        zkpipe_core::cache::file_name_part(&c.circuit),
+        zkpipe_core::cache::file_name_part(c.size())
+    );
+    let proof_out = Output::resolve(p.out.as_deref(), format!("{stem}.proof"))?;
+    let public_out = Output::resolve(p.public_out.as_deref(), format!("{stem}.public.json"))?;
+    if matches!((&proof_out, &public_out), (Output::Stdout, Output::Stdout)) {
+        return Err(Error::InvalidInput(
+            "--out - and --public-out - would both write to stdout: give one a file".into(),
+        ));
     }
-    let params = std::sync::Arc::new(params);
-    let prover = prover_for(
-        args,
-        std::sync::Arc::new(args.backend(&p.backend)?),
-        params.clone(),
-        std::sync::Arc::new(r1cs),
-    )?;
+    let stdout_free = !matches!(proof_out, Output::Stdout) && !matches!(public_out, Output::Stdout);
+    check_fits(c)?;
+    let backend = Arc::new(args.backend(&p.backend)?);
+    let r1cs = Arc::new(c.r1cs(&circuit)?);
+    let keys = keys(c, &circuit, &r1cs, p.params.as_deref(), false)?;
+    if keys.synthetic() {
+        return Err(Error::InvalidInput(format!(
+            "{} holds SYNTHETIC keys (random points): their proofs cannot verify, so `prove` will not write one; use `bench prove --synthetic` for timing",
+            keys.dir.display()
+        )));
+    }
+    let params = Arc::new(keys.params);
+    let registry = args.registry();
+    let prover = ProverBuilder::new(backend)
+        .device(p.device)
+        .cpu_fallback(&registry)
+        .build(params.clone(), r1cs)?;
+    if let Some(note) = prover.fallback_note() {
+        eprintln!("note: {note}");
+    }
+    let pvk = PreparedVerifyingKey::new(&params.vk);
     let mut proofs = Vec::new();
     let mut publics = Vec::new();
     for i in 0..p.partitions as usize {
         let (r, s) = blinding(p.seed, i)?;
-        let (proof, w, times) = prover.prove_circuit(c.build(p.witness_seed + i as u64)?, r, s)?;
+        let witness_seed = p.witness_seed.wrapping_add(i as u64);
+        let (proof, w, times) = prover.prove_circuit(circuit.build(witness_seed), r, s)?;
         print_times(&format!("partition {i}"), &times);
+        // Every proof is checked before anything is written.
+        if !groth16::verify(&pvk, &proof, w.public_inputs())? {
+            return Err(Error::Backend {
+                backend: prover.routing()[1].1.to_string(),
+                source: zkpipe_core::plugin::AccelError::new(
+                    zkpipe_core::plugin::ErrorCode::INTERNAL,
+                    format!("partition {i}: the proof failed its self-check; nothing was written"),
+                ),
+            });
+        }
+        let line = format!(
+            "partition {i}: proof {} — valid",
+            hex(&proof.to_bytes()[..8])
+        );
+        if stdout_free {
+            println!("{line}");
+        } else {
+            eprintln!("{line}");
+        }
         proofs.push(proof);
         publics.push(
             w.public_inputs()
@@ -296,34 +278,16 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
         serde_json::to_string(&publics[0])
     } else {
         serde_json::to_string(&publics)
-    };
-    if let Some(out) = &p.out {
-        write_atomically(
-            out,
-            &proofs.iter().flat_map(|p| p.to_bytes()).collect::<Vec<_>>(),
-        )?;
     }
-    if let Some(out) = &p.public_out {
-        write_atomically(out, json.unwrap().as_bytes())?;
-    }
-    if embedded || p.out.is_none() {
-        let pvk = PreparedVerifyingKey::new(&params.vk);
-        for (i, (proof, public)) in proofs.iter().zip(&publics).enumerate() {
-            let inputs: Vec<Fr> = public
-                .iter()
-                .map(|s| groth16::fr_from_decimal(s))
-                .collect::<Result<_, _>>()?;
-            let ok = groth16::verify(&pvk, proof, &inputs)?;
-            println!(
-                "partition {i}: proof {} — {}",
-                hex(&proof.to_bytes()[..8]),
-                if ok { "valid" } else { "INVALID" }
-            );
-            if !ok && !synthetic {
-                return Err(Error::InvalidInput("a fresh proof failed to verify".into()));
-            }
-        }
-    }
+    .expect("strings serialise");
+    proof_out.write(&proofs.iter().flat_map(|p| p.to_bytes()).collect::<Vec<_>>())?;
+    public_out.write(json.as_bytes())?;
+    eprintln!(
+        "wrote {} proof(s) to {} and public inputs to {}",
+        proofs.len(),
+        proof_out.describe(),
+        public_out.describe()
+    );
     Ok(())
 }
 
@@ -376,135 +340,4 @@ pub fn verify(v: &VerifyArgs) -> Result<bool, Error> {
         all &= groth16::verify(&pvk, proof, &inputs)?;
     }
     Ok(all)
-}
-
-#[derive(Args, Debug)]
-pub struct CrosscheckArgs {
-    #[command(flatten)]
-    pub circuit: CircuitArgs,
-    /// Backend under test.
-    #[arg(long)]
-    pub backend: String,
-    /// Reference backend (created without the `--backend-opt` settings,
-    /// which belong to the backend under test).
-    #[arg(long, default_value = "cpu")]
-    pub reference: String,
-    /// Largest op size checked, as log2.
-    #[arg(long, default_value_t = 16)]
-    pub max_log_size: u32,
-    /// Seed for inputs and r, s.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-}
-
-/// Runs each op and one whole proof on both backends; returns whether all matched.
-pub fn crosscheck(args: &PluginArgs, x: &CrosscheckArgs) -> Result<bool, Error> {
-    let test = std::sync::Arc::new(args.backend(&x.backend)?);
-    let reference = std::sync::Arc::new(args.reference_backend(&x.reference)?);
-    let mut all = true;
-    let mut report =
-        |what: String, result: Result<crate::crosscheck_ops::Mismatch, Error>| match result {
-            Ok(None) => println!("ok        {what}"),
-            Ok(Some(detail)) => {
-                all = false;
-                println!("MISMATCH  {what}: {detail}");
-            }
-            Err(e) if zkpipe_core::backend::is_unsupported(&e) => println!("skipped   {what}: {e}"),
-            Err(e) => {
-                all = false;
-                println!("ERROR     {what}: {e}");
-            }
-        };
-    let sizes: Vec<usize> = [1usize, 5, 255]
-        .into_iter()
-        .chain((8..=x.max_log_size).step_by(4).map(|k| (1usize << k) + 1))
-        .chain([1usize << x.max_log_size])
-        .collect();
-    for &n in &sizes {
-        report(
-            format!("msm_g1/{n}"),
-            crate::crosscheck_ops::msm_g1(&test, &reference, n, x.seed),
-        );
-        report(
-            format!("msm_g2/{n}"),
-            crate::crosscheck_ops::msm_g2(&test, &reference, n.min(1 << 14), x.seed),
-        );
-    }
-    for log in [1u32, 5, x.max_log_size] {
-        for (name, cfg) in crate::crosscheck_ops::ntt_configs() {
-            report(
-                format!("ntt/{name}/2^{log}"),
-                crate::crosscheck_ops::ntt(&test, &reference, log, &cfg, x.seed),
-            );
-        }
-    }
-    let proof = whole_proof(args, &test, &reference, &x.circuit, x.seed);
-    report(
-        format!(
-            "groth16 proof bytes ({} {})",
-            x.circuit.circuit,
-            x.circuit.size()
-        ),
-        proof,
-    );
-    Ok(all)
-}
-
-fn whole_proof(
-    args: &PluginArgs,
-    test: &std::sync::Arc<Backend>,
-    reference: &std::sync::Arc<Backend>,
-    c: &CircuitArgs,
-    seed: u64,
-) -> Result<crate::crosscheck_ops::Mismatch, Error> {
-    let r1cs = c.r1cs()?;
-    let params = groth16::setup(&r1cs, seed);
-    let w = zkpipe_core::r1cs::Witness::generate(c.build(seed)?)?;
-    let (r, s) = blinding(Some(seed), 0)?;
-    let (params, r1cs) = (std::sync::Arc::new(params), std::sync::Arc::new(r1cs));
-    let (a, _) = prover_for(args, test.clone(), params.clone(), r1cs.clone())?.prove(&w, r, s)?;
-    let (b, _) = Prover::new(reference.clone(), params, r1cs)?.prove(&w, r, s)?;
-    let differing: Vec<&str> = [("A", a.a != b.a), ("B", a.b != b.b), ("C", a.c != b.c)]
-        .iter()
-        .filter(|(_, d)| *d)
-        .map(|(n, _)| *n)
-        .collect();
-    Ok((!differing.is_empty()).then(|| format!("proof points {} differ", differing.join(", "))))
-}
-
-/// A prover on `backend`; ops it declares unsupported, or NTTs past its
-/// size limit, run on the CPU backend instead, and a note says so.
-///
-/// # Errors
-/// As [`Prover::with_fallback`]; loading the CPU backend.
-pub fn prover_for(
-    args: &PluginArgs,
-    backend: std::sync::Arc<Backend>,
-    params: std::sync::Arc<Parameters>,
-    r1cs: std::sync::Arc<R1cs>,
-) -> Result<Prover, Error> {
-    let fallback = if !Prover::needs_fallback(&backend, &r1cs) || backend.name() == "cpu" {
-        None
-    } else {
-        Some(std::sync::Arc::new(args.registry().create(
-            "cpu",
-            &zkpipe_core::plugin::BackendConfig::default(),
-        )?))
-    };
-    let prover = Prover::with_fallback(backend.clone(), fallback, params, r1cs)?;
-    let moved: Vec<&str> = prover
-        .routing()
-        .into_iter()
-        .filter(|(_, on)| *on != backend.name())
-        .map(|(op, _)| op)
-        .collect();
-    if !moved.is_empty() {
-        eprintln!(
-            "note: backend `{}` does not run {} (unsupported, or past its size limit): \
-             the cpu backend runs them",
-            backend.name(),
-            moved.join(", ")
-        );
-    }
-    Ok(prover)
 }

@@ -4,9 +4,10 @@
 use plotters::prelude::*;
 use std::path::Path;
 use zkpipe_core::Error;
-use zkpipe_core::sched::{STAGES, Span};
+use zkpipe_core::Stage;
+use zkpipe_core::sched::Span;
 
-fn stage_colour(stage: &str) -> RGBColor {
+fn stage_colour(stage: Stage) -> RGBColor {
     const PALETTE: [RGBColor; 7] = [
         RGBColor(0x4e, 0x79, 0xa7),
         RGBColor(0x76, 0xb7, 0xb2),
@@ -16,7 +17,7 @@ fn stage_colour(stage: &str) -> RGBColor {
         RGBColor(0x59, 0xa1, 0x4f),
         RGBColor(0x9c, 0x75, 0x5f),
     ];
-    PALETTE[STAGES.iter().position(|s| *s == stage).unwrap_or(0)]
+    PALETTE[Stage::ALL.iter().position(|s| *s == stage).unwrap_or(0)]
 }
 
 /// Writes `spans` as an SVG chart to `path` (atomically).
@@ -59,7 +60,7 @@ pub fn draw(path: &Path, spans: &[Span], title: &str) -> Result<(), Error> {
             })
             .draw()
             .map_err(|e| draw_err(e.to_string()))?;
-        for stage in STAGES {
+        for stage in Stage::ALL {
             let colour = stage_colour(stage);
             chart
                 .draw_series(spans.iter().filter(|s| s.stage == stage).map(|s| {
@@ -69,7 +70,7 @@ pub fn draw(path: &Path, spans: &[Span], title: &str) -> Result<(), Error> {
                     Rectangle::new([(s.start_ms, y - 0.35), (x1, y + 0.35)], colour.filled())
                 }))
                 .map_err(|e| draw_err(e.to_string()))?
-                .label(stage)
+                .label(stage.name())
                 .legend(move |(x, y)| {
                     Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled())
                 });
@@ -90,7 +91,10 @@ pub fn draw(path: &Path, spans: &[Span], title: &str) -> Result<(), Error> {
 ///
 /// # Errors
 /// [`Error::Io`] when the file cannot be written.
-pub fn draw_compare(path: &Path, rows: &[(String, crate::batch::Summary)]) -> Result<(), Error> {
+pub fn draw_compare(
+    path: &Path,
+    rows: &[(String, zkpipe_core::sched::metrics::Summary)],
+) -> Result<(), Error> {
     let max = rows
         .iter()
         .map(|(_, s)| s.s_per_proof.max(s.device_floor_s_per_proof))
@@ -131,7 +135,7 @@ pub fn draw_compare(path: &Path, rows: &[(String, crate::batch::Summary)]) -> Re
             .draw_series(rows.iter().enumerate().map(|(i, (_, s))| {
                 Rectangle::new(
                     [(0.0, i as f64 - 0.3), (s.s_per_proof, i as f64 + 0.3)],
-                    stage_colour("msm").filled(),
+                    stage_colour(Stage::Msm).filled(),
                 )
             }))
             .map_err(|e| draw_err(e.to_string()))?;

@@ -66,6 +66,28 @@ impl Backend {
         self.inner.info()
     }
 
+    /// Device `device` of this backend.
+    ///
+    /// # Errors
+    /// [`Error::NoDevice`] when there is no such device, with the backend's
+    /// own reason when it found none (e.g. no driver).
+    pub fn device_info(&self, device: u32) -> Result<crate::plugin::DeviceInfo, Error> {
+        let info = self.info();
+        let count = info.devices.len();
+        info.devices
+            .into_iter()
+            .find(|d| d.id == device)
+            .ok_or_else(|| Error::NoDevice {
+                backend: self.name.clone(),
+                device,
+                reason: if count == 0 {
+                    format!("it found no usable device ({})", info.notes)
+                } else {
+                    format!("it has {count} device(s), numbered from 0")
+                },
+            })
+    }
+
     /// Supported ops.
     pub fn capabilities(&self) -> Capabilities {
         self.inner.capabilities()

@@ -37,6 +37,17 @@ pub enum Error {
         /// Every folder the loader looked in.
         searched: Vec<PathBuf>,
     },
+    /// A backend has no usable device of this index (no driver, no GPU, an
+    /// index past its devices).
+    #[error("backend `{backend}` cannot run on device {device}: {reason}")]
+    NoDevice {
+        /// The backend's name.
+        backend: String,
+        /// The device index asked for.
+        device: u32,
+        /// Why, in the backend's words where it gave any.
+        reason: String,
+    },
     /// A circuit failed to synthesize.
     #[error("circuit synthesis failed: {0}")]
     Synthesis(String),

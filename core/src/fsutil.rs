@@ -1,4 +1,5 @@
-//! Writing files so that readers never see half of one.
+//! Writing files so that readers never see half of one, and never over
+//! something that is not a file.
 
 use std::io::Write;
 use std::path::Path;
@@ -27,14 +28,9 @@ pub fn write_atomically_with(
         path: path.to_path_buf(),
         source,
     };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    check_target(path)?;
+    let (dir, name) = dir_and_name(path)?;
+    remove_stale_temporaries(dir, &name);
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let result = (|| {
         let file = std::fs::File::create(&tmp)?;
@@ -51,4 +47,116 @@ pub fn write_atomically_with(
         let _ = std::fs::remove_file(&tmp);
         io(e)
     })
+}
+
+/// The folder of `path` (`.` for a bare name) and its file name.
+fn dir_and_name(path: &Path) -> Result<(&Path, String), Error> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| Error::InvalidInput(format!("{} names no file", path.display())))?;
+    Ok((dir, name))
+}
+
+/// Refuses a target that exists and is not a regular file (a folder, a
+/// device such as `/dev/null`, a fifo, a socket): renaming over it would
+/// replace it.
+fn check_target(path: &Path) -> Result<(), Error> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => Err(Error::InvalidInput(format!(
+            "{} exists and is not a regular file; refusing to replace it",
+            path.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Checks, before any work, that [`write_atomically`] could write `path`:
+/// the target is a regular file or absent, its folder exists and takes a
+/// new file.
+///
+/// # Errors
+/// [`Error::InvalidInput`] or [`Error::Io`] saying what is wrong.
+pub fn check_writable(path: &Path) -> Result<(), Error> {
+    check_target(path)?;
+    let (dir, name) = dir_and_name(path)?;
+    if !dir.is_dir() {
+        return Err(Error::InvalidInput(format!(
+            "{}: the folder {} does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    let probe = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    std::fs::File::create(&probe).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// Removes `.{name}.tmp-<pid>` files in `dir` whose writer is gone (killed
+/// mid-write): no process with that id is running.
+fn remove_stale_temporaries(dir: &Path, name: &str) {
+    let prefix = format!(".{name}.tmp-");
+    let Ok(list) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in list.flatten() {
+        let file = e.file_name();
+        let Some(pid) = file
+            .to_string_lossy()
+            .strip_prefix(&prefix)
+            .map(str::to_string)
+        else {
+            continue;
+        };
+        let alive = pid.parse::<u32>().is_ok_and(|p| {
+            p == std::process::id() || Path::new("/proc").join(p.to_string()).exists()
+        });
+        if !alive && e.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_to_replace_what_is_not_a_regular_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("d");
+        std::fs::create_dir(&sub).unwrap();
+        assert!(write_atomically(&sub, b"x").is_err());
+        assert!(sub.is_dir());
+        assert!(check_writable(&sub).is_err());
+        #[cfg(unix)]
+        {
+            // A device node: /dev/null must stay a device.
+            let null = Path::new("/dev/null");
+            assert!(check_writable(null).is_err());
+            assert!(write_atomically(null, b"x").is_err());
+        }
+        assert!(check_writable(&dir.path().join("missing/f")).is_err());
+        assert!(check_writable(&dir.path().join("f")).is_ok());
+        assert!(!dir.path().join("f").exists());
+    }
+
+    #[test]
+    fn a_dead_writer_s_temporary_is_removed_on_the_next_write() {
+        let dir = tempfile::tempdir().unwrap();
+        // No process has id 4294967295 (above Linux's pid_max).
+        let stale = dir.path().join(".out.tmp-4294967295");
+        std::fs::write(&stale, b"half").unwrap();
+        write_atomically(&dir.path().join("out"), b"whole").unwrap();
+        assert!(!stale.exists());
+        assert_eq!(std::fs::read(dir.path().join("out")).unwrap(), b"whole");
+    }
 }

@@ -6,19 +6,26 @@
 //! → [`Backend`] (the host's validated handle on one backend instance).
 
 pub mod backend;
+pub mod cache;
+pub mod circuit;
+pub mod crosscheck;
 mod error;
 pub mod fsutil;
 pub mod groth16;
 pub mod loader;
+pub mod machine;
 pub mod plugin;
+pub mod progress;
 pub mod r1cs;
 pub mod reference;
 pub mod sample;
 pub mod sched;
+pub mod stage;
 pub mod types;
 
 pub use backend::Backend;
 pub use error::Error;
+pub use stage::Stage;
 pub use types::{Fp, Fp2, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 /// Re-exported for plugins (the export macro names it).

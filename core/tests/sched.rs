@@ -8,9 +8,10 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 use zkpipe_core::Error;
+use zkpipe_core::Stage;
 use zkpipe_core::plugin::{AccelError, ErrorCode};
 use zkpipe_core::sched::engine::Recorder;
-use zkpipe_core::sched::{Engine, JobRequest, STAGES, Settings, Workload, builtin};
+use zkpipe_core::sched::{Engine, JobRequest, Settings, Workload, builtin};
 
 #[derive(Default)]
 struct Shared {
@@ -52,7 +53,7 @@ impl Drop for Part {
     }
 }
 
-fn span(rec: &mut Recorder<'_>, stage: &'static str) {
+fn span(rec: &mut Recorder<'_>, stage: Stage) {
     let t = Instant::now();
     rec(stage, t, t);
 }
@@ -92,8 +93,8 @@ impl Workload for Fake {
             started.lock().unwrap().send(()).unwrap();
             release.lock().unwrap().recv().unwrap();
         }
-        span(&mut rec, "witness");
-        span(&mut rec, "spmv");
+        span(&mut rec, Stage::Witness);
+        span(&mut rec, Stage::Spmv);
         Ok(Part {
             shared: s.clone(),
             job: job.seed,
@@ -139,10 +140,10 @@ impl Workload for Fake {
                 s.log.lock().unwrap().push("alone on the device".into());
             }
         }
-        span(&mut rec, "quotient");
-        span(&mut rec, "msm");
+        span(&mut rec, Stage::Quotient);
+        span(&mut rec, Stage::Msm);
         if with_b_g2 {
-            span(&mut rec, "msm_g2");
+            span(&mut rec, Stage::MsmG2);
         }
         s.on_device.fetch_sub(1, Ordering::SeqCst);
         Ok(with_b_g2)
@@ -158,15 +159,15 @@ impl Workload for Fake {
             .lock()
             .unwrap()
             .push(format!("host {}.{}", part.job, part.partition));
-        span(&mut rec, "quotient");
-        span(&mut rec, "msm");
+        span(&mut rec, Stage::Quotient);
+        span(&mut rec, Stage::Msm);
         if with_b_g2 {
-            span(&mut rec, "msm_g2");
+            span(&mut rec, Stage::MsmG2);
         }
         Ok(with_b_g2)
     }
     fn cpu_b_g2(&self, _part: &Part, mut rec: Recorder<'_>) -> Result<(), Error> {
-        span(&mut rec, "msm_g2");
+        span(&mut rec, Stage::MsmG2);
         Ok(())
     }
     fn assemble(
@@ -234,8 +235,7 @@ fn every_policy_runs_every_stage_of_every_partition_once() {
                     "{name}/{dealloc}"
                 );
             }
-            engine_timeline_check(&engine, 3, 3, name);
-            drop(engine);
+            engine_timeline_check(engine.shutdown(), 3, 3, name);
             assert_eq!(
                 shared.in_flight.load(Ordering::SeqCst),
                 0,
@@ -245,20 +245,13 @@ fn every_policy_runs_every_stage_of_every_partition_once() {
     }
 }
 
-fn engine_timeline_check(engine: &Engine<Fake>, jobs: u64, parts: u32, name: &str) {
-    // Deallocs may still be finishing after the jobs' results are out:
-    // wait for every span to land. (2000 yields were not always enough on
-    // a loaded 2-core CI machine; the deadline only guards against a hang.)
-    let want = jobs as usize * parts as usize * STAGES.len();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut tl = engine.timeline();
-    while tl.len() < want && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(1));
-        tl = engine.timeline();
-    }
+/// Every stage of every partition ran once. `tl` comes from
+/// [`Engine::shutdown`], which waits for deallocs still running after the
+/// jobs' results are out.
+fn engine_timeline_check(tl: zkpipe_core::sched::Timeline, jobs: u64, parts: u32, name: &str) {
     for j in 0..jobs {
         for p in 0..parts {
-            for stage in STAGES {
+            for stage in Stage::ALL {
                 let n = tl
                     .iter()
                     .filter(|s| s.job == j && s.partition == p && s.stage == stage)

@@ -2,7 +2,10 @@
 //! rayon pool this backend owns (each plugin has its own rayon globals, so
 //! the host's thread settings never reach it).
 //!
-//! Config: `threads` (default: all cores). Backend-only settings: none yet.
+//! Config: `threads` (default: all cores). Backend-only setting:
+//! `devices=N` shows N logical devices, each a pool of `threads / N`
+//! threads with its own resident bases and `1/N` of the memory, so that
+//! multi-device placement and residency are exercised without GPUs.
 //! It is both a fast backend and, with [`zkpipe_core::reference`], the
 //! oracle other backends are checked against.
 
@@ -19,17 +22,28 @@ use zkpipe_core::plugin::{
 };
 use zkpipe_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
-/// Bases kept across calls.
-#[derive(Debug)]
-enum Resident {
+/// Bases kept across calls (cheap to clone: shared).
+#[derive(Debug, Clone)]
+enum Bases {
     G1(Arc<Vec<G1Affine>>),
     G2(Arc<Vec<G2Affine>>),
 }
 
+/// Bases kept on one logical device.
+#[derive(Debug)]
+struct Resident {
+    device: u32,
+    bases: Bases,
+}
+
+/// Most logical devices a `devices=N` setting may ask for.
+const MAX_DEVICES: usize = 64;
+
 /// The CPU backend.
 #[derive(Debug)]
 pub struct CpuBackend {
-    pool: rayon::ThreadPool,
+    /// One pool per logical device (one unless `devices=N`).
+    pools: Vec<rayon::ThreadPool>,
     resident: Mutex<HashMap<u64, Resident>>,
     next_handle: AtomicU64,
     twiddles: ntt::Twiddles,
@@ -50,24 +64,47 @@ impl BackendPlugin for CpuBackend {
                 .map(|n| n.get())
                 .unwrap_or(1),
         };
-        if let Some(kv) = config.ext.first() {
-            return Err(AccelError::invalid_input(format!(
-                "unknown cpu backend setting `{}`",
-                kv.key
-            )));
+        let mut devices = 1;
+        for kv in config.ext.iter() {
+            match kv.key.as_str() {
+                "devices" => {
+                    devices = kv
+                        .value
+                        .as_str()
+                        .parse::<usize>()
+                        .ok()
+                        .filter(|d| (1..=MAX_DEVICES).contains(d))
+                        .ok_or_else(|| {
+                            AccelError::invalid_input(format!(
+                                "devices must be a number from 1 to {MAX_DEVICES}, not `{}`",
+                                kv.value
+                            ))
+                        })?;
+                }
+                other => {
+                    return Err(AccelError::invalid_input(format!(
+                        "unknown cpu backend setting `{other}` (known: devices)"
+                    )));
+                }
+            }
         }
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("zkpipe-cpu-{i}"))
-            .build()
-            .map_err(|e| {
-                AccelError::new(
-                    zkpipe_core::plugin::ErrorCode::INTERNAL,
-                    format!("thread pool: {e}"),
-                )
-            })?;
+        let per_device = threads.div_ceil(devices).max(1);
+        let pools = (0..devices)
+            .map(|d| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(per_device)
+                    .thread_name(move |i| format!("zkpipe-cpu{d}-{i}"))
+                    .build()
+                    .map_err(|e| {
+                        AccelError::new(
+                            zkpipe_core::plugin::ErrorCode::INTERNAL,
+                            format!("thread pool: {e}"),
+                        )
+                    })
+            })
+            .collect::<Result<_, _>>()?;
         Ok(CpuBackend {
-            pool,
+            pools,
             resident: Mutex::new(HashMap::new()),
             next_handle: AtomicU64::new(1),
             twiddles: ntt::Twiddles::default(),
@@ -99,52 +136,73 @@ fn cpu_model() -> String {
         .unwrap_or_else(|| std::env::consts::ARCH.to_string())
 }
 
-fn check_device(device: u32) -> Result<(), AccelError> {
-    if device != 0 {
-        return Err(AccelError::invalid_input(format!(
-            "cpu backend has one device (0), not {device}"
-        )));
-    }
-    Ok(())
-}
-
 impl CpuBackend {
-    fn resident_g1(&self, h: BasesHandle, n: usize) -> Result<Arc<Vec<G1Affine>>, AccelError> {
+    /// The pool of logical device `device`.
+    fn pool(&self, device: u32) -> Result<&rayon::ThreadPool, AccelError> {
+        self.pools.get(device as usize).ok_or_else(|| {
+            AccelError::invalid_input(format!(
+                "cpu backend has {} device(s), numbered from 0; there is no device {device}",
+                self.pools.len()
+            ))
+        })
+    }
+    /// The bases behind `h`, which must live on `device`.
+    fn resident(&self, h: BasesHandle, device: u32) -> Result<Bases, AccelError> {
         match self.resident.lock().unwrap().get(&h.0) {
-            Some(Resident::G1(b)) if b.len() >= n => Ok(b.clone()),
-            Some(Resident::G1(b)) => Err(short_bases(h, b.len(), n)),
-            Some(Resident::G2(_)) => Err(AccelError::invalid_input(format!(
+            None => Err(unknown_handle(h)),
+            Some(r) if r.device != device => Err(AccelError::invalid_input(format!(
+                "bases handle {} lives on device {}, not on device {device}",
+                h.0, r.device
+            ))),
+            Some(r) => Ok(r.bases.clone()),
+        }
+    }
+    fn resident_g1(
+        &self,
+        h: BasesHandle,
+        device: u32,
+        n: usize,
+    ) -> Result<Arc<Vec<G1Affine>>, AccelError> {
+        match self.resident(h, device)? {
+            Bases::G1(b) if b.len() >= n => Ok(b),
+            Bases::G1(b) => Err(short_bases(h, b.len(), n)),
+            Bases::G2(_) => Err(AccelError::invalid_input(format!(
                 "bases handle {} holds G2 points, not G1",
                 h.0
             ))),
-            None => Err(unknown_handle(h)),
         }
     }
-    fn resident_g2(&self, h: BasesHandle, n: usize) -> Result<Arc<Vec<G2Affine>>, AccelError> {
-        match self.resident.lock().unwrap().get(&h.0) {
-            Some(Resident::G2(b)) if b.len() >= n => Ok(b.clone()),
-            Some(Resident::G2(b)) => Err(short_bases(h, b.len(), n)),
-            Some(Resident::G1(_)) => Err(AccelError::invalid_input(format!(
+    fn resident_g2(
+        &self,
+        h: BasesHandle,
+        device: u32,
+        n: usize,
+    ) -> Result<Arc<Vec<G2Affine>>, AccelError> {
+        match self.resident(h, device)? {
+            Bases::G2(b) if b.len() >= n => Ok(b),
+            Bases::G2(b) => Err(short_bases(h, b.len(), n)),
+            Bases::G1(_) => Err(AccelError::invalid_input(format!(
                 "bases handle {} holds G1 points, not G2",
                 h.0
             ))),
-            None => Err(unknown_handle(h)),
         }
     }
-    fn insert(&self, r: Resident) -> BasesHandle {
+    fn insert(&self, device: u32, bases: Bases) -> Result<BasesHandle, AccelError> {
+        self.pool(device)?;
         let id = self.next_handle.fetch_add(1, Ordering::Relaxed);
-        self.resident.lock().unwrap().insert(id, r);
-        BasesHandle(id)
+        self.resident
+            .lock()
+            .unwrap()
+            .insert(id, Resident { device, bases });
+        Ok(BasesHandle(id))
     }
-    /// G1 MSM over host bases (lengths equal) on this backend's pool.
+    /// G1 MSM over host bases (lengths equal) on this backend's first pool.
     pub fn msm_g1_host(&self, bases: &[G1Affine], scalars: &[Fr], window: u32) -> G1Projective {
-        self.pool
-            .install(|| msm::msm::<msm::G1>(bases, scalars, window as usize))
+        self.pools[0].install(|| msm::msm::<msm::G1>(bases, scalars, window as usize))
     }
-    /// G2 MSM over host bases (lengths equal) on this backend's pool.
+    /// G2 MSM over host bases (lengths equal) on this backend's first pool.
     pub fn msm_g2_host(&self, bases: &[G2Affine], scalars: &[Fr], window: u32) -> G2Projective {
-        self.pool
-            .install(|| msm::msm::<msm::G2>(bases, scalars, window as usize))
+        self.pools[0].install(|| msm::msm::<msm::G2>(bases, scalars, window as usize))
     }
 }
 
@@ -164,18 +222,28 @@ impl AcceleratorImpl for CpuBackend {
         BackendInfo {
             name: Self::NAME.into(),
             version: env!("CARGO_PKG_VERSION").into(),
-            devices: vec![DeviceInfo {
-                id: 0,
-                name: cpu_model().into(),
-                kind: DeviceKind::Cpu,
-                memory_bytes: total_memory_bytes(),
-                compute_units: self.pool.current_num_threads() as u32,
-            }]
-            .into(),
-            notes: format!(
-                "blst Pippenger + radix-2 NTT on {} rayon threads",
-                self.pool.current_num_threads()
-            )
+            devices: self
+                .pools
+                .iter()
+                .enumerate()
+                .map(|(d, pool)| DeviceInfo {
+                    id: d as u32,
+                    name: cpu_model().into(),
+                    kind: DeviceKind::Cpu,
+                    memory_bytes: total_memory_bytes() / self.pools.len() as u64,
+                    compute_units: pool.current_num_threads() as u32,
+                })
+                .collect(),
+            notes: match self.pools.len() {
+                1 => format!(
+                    "blst Pippenger + radix-2 NTT on {} rayon threads",
+                    self.pools[0].current_num_threads()
+                ),
+                n => format!(
+                    "blst Pippenger + radix-2 NTT; {n} logical devices of {} rayon threads each",
+                    self.pools[0].current_num_threads()
+                ),
+            }
             .into(),
         }
     }
@@ -204,12 +272,13 @@ impl AcceleratorImpl for CpuBackend {
         scalars: &[Fr],
         config: &MsmConfig,
     ) -> Result<G1Projective, AccelError> {
-        check_device(config.device)?;
+        let pool = self.pool(config.device)?;
+        let window = config.window_bits as usize;
         Ok(match bases {
-            BasesRef::Host(b) => self.msm_g1_host(b.as_slice(), scalars, config.window_bits),
+            BasesRef::Host(b) => pool.install(|| msm::msm::<msm::G1>(&b, scalars, window)),
             BasesRef::Resident(h) => {
-                let b = self.resident_g1(h, scalars.len())?;
-                self.msm_g1_host(&b[..scalars.len()], scalars, config.window_bits)
+                let b = self.resident_g1(h, config.device, scalars.len())?;
+                pool.install(|| msm::msm::<msm::G1>(&b[..scalars.len()], scalars, window))
             }
         })
     }
@@ -220,24 +289,23 @@ impl AcceleratorImpl for CpuBackend {
         scalars: &[Fr],
         config: &MsmConfig,
     ) -> Result<G2Projective, AccelError> {
-        check_device(config.device)?;
+        let pool = self.pool(config.device)?;
+        let window = config.window_bits as usize;
         Ok(match bases {
-            BasesRef::Host(b) => self.msm_g2_host(b.as_slice(), scalars, config.window_bits),
+            BasesRef::Host(b) => pool.install(|| msm::msm::<msm::G2>(&b, scalars, window)),
             BasesRef::Resident(h) => {
-                let b = self.resident_g2(h, scalars.len())?;
-                self.msm_g2_host(&b[..scalars.len()], scalars, config.window_bits)
+                let b = self.resident_g2(h, config.device, scalars.len())?;
+                pool.install(|| msm::msm::<msm::G2>(&b[..scalars.len()], scalars, window))
             }
         })
     }
 
     fn upload_bases_g1(&self, bases: &[G1Affine], device: u32) -> Result<BasesHandle, AccelError> {
-        check_device(device)?;
-        Ok(self.insert(Resident::G1(Arc::new(bases.to_vec()))))
+        self.insert(device, Bases::G1(Arc::new(bases.to_vec())))
     }
 
     fn upload_bases_g2(&self, bases: &[G2Affine], device: u32) -> Result<BasesHandle, AccelError> {
-        check_device(device)?;
-        Ok(self.insert(Resident::G2(Arc::new(bases.to_vec()))))
+        self.insert(device, Bases::G2(Arc::new(bases.to_vec())))
     }
 
     fn drop_bases(&self, handle: BasesHandle) -> Result<(), AccelError> {
@@ -250,14 +318,13 @@ impl AcceleratorImpl for CpuBackend {
     }
 
     fn ntt(&self, values: &mut [Fr], config: &NttConfig) -> Result<(), AccelError> {
-        check_device(config.device)?;
+        let pool = self.pool(config.device)?;
         if config.coset.into_option().is_some_and(|g| g.is_zero()) {
             return Err(AccelError::invalid_input(
                 "ntt: coset shift must be nonzero",
             ));
         }
-        self.pool
-            .install(|| ntt::ntt(values, config, &self.twiddles));
+        pool.install(|| ntt::ntt(values, config, &self.twiddles));
         Ok(())
     }
 }

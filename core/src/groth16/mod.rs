@@ -4,16 +4,21 @@
 //! (coset shift 7). With the same keys, witness and `r, s`, a proof here is
 //! byte-identical to bellperson's.
 
+mod builder;
+mod key_store;
 mod keys;
 mod proof;
 mod prover;
 mod setup;
 mod verifier;
 
+pub use crate::stage::Stage;
+pub use builder::ProverBuilder;
+pub use key_store::{KeyInfo, KeyStore, Keys, load_user_keys, write_keys};
 pub use keys::{Parameters, VerifyingKey};
 pub use proof::Proof;
-pub use prover::{G1Sums, Prover, Stage, StageTimes, quotient_by_ntts};
-pub use setup::{setup, synthetic_parameters};
+pub use prover::{G1Sums, Prover, StageTimes, quotient_by_ntts};
+pub use setup::{setup, setup_with_progress, synthetic_parameters};
 pub use verifier::{PreparedVerifyingKey, verify};
 
 use crate::types::Fr;

@@ -12,51 +12,18 @@ use crate::Error;
 use crate::backend::{Backend, is_unsupported};
 use crate::plugin::{BasesHandle, DeviceKind, MsmConfig, NttConfig, NttDirection, NttOrder, ops};
 use crate::r1cs::{R1cs, Witness};
+use crate::stage::Stage;
 use crate::types::{Fr, G1Affine, G1Projective, G2Projective};
 use rayon::prelude::*;
 
-/// The stages of one partition's proof, in order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Stage {
-    /// Witness-only synthesis of the circuit.
-    Witness,
-    /// `a, b, c = A·w, B·w, C·w`.
-    Spmv,
-    /// `h = (a·b − c)/Z` through NTTs on a coset.
-    Quotient,
-    /// The five MSMs: A, B in G1 and G2, L, H.
-    Msm,
-    /// Adding the `r, s` blinding terms.
-    Assemble,
-}
-
-impl Stage {
-    /// All stages, in pipeline order.
-    pub const ALL: [Stage; 5] = [
-        Stage::Witness,
-        Stage::Spmv,
-        Stage::Quotient,
-        Stage::Msm,
-        Stage::Assemble,
-    ];
-
-    /// The waterfall name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Stage::Witness => "witness",
-            Stage::Spmv => "spmv",
-            Stage::Quotient => "quotient",
-            Stage::Msm => "msm",
-            Stage::Assemble => "assemble",
-        }
-    }
-}
-
-/// Wall time per stage of one proof.
+/// Wall time per stage of one proof. Stages may overlap (B in G2 beside
+/// the G1 MSMs), so [`StageTimes::total`] is the wall time, not their sum.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StageTimes {
     /// `(stage, time)` in the order run.
     pub stages: Vec<(Stage, Duration)>,
+    /// Wall time of everything timed.
+    pub wall: Duration,
 }
 
 impl StageTimes {
@@ -68,14 +35,16 @@ impl StageTimes {
             .map(|(_, d)| *d)
             .sum()
     }
-    /// Sum over stages.
+    /// Wall time of the proof.
     pub fn total(&self) -> Duration {
-        self.stages.iter().map(|(_, d)| *d).sum()
+        self.wall
     }
     fn time<T>(&mut self, s: Stage, f: impl FnOnce() -> T) -> T {
         let t = Instant::now();
         let out = f();
-        self.stages.push((s, t.elapsed()));
+        let d = t.elapsed();
+        self.stages.push((s, d));
+        self.wall += d;
         out
     }
 }
@@ -105,6 +74,13 @@ enum Query {
 /// reused for every proof.
 #[derive(Debug)]
 pub struct Prover {
+    /// The proving backend (the others, if different, are the fallback).
+    primary: Arc<Backend>,
+    /// The device of the proving backend that this prover is bound to.
+    device: u32,
+    /// The device index each op names on its backend (`device`, or 0 on
+    /// the fallback): NTT, G1 MSMs, G2 MSM.
+    op_devices: [u32; 3],
     /// Runs the NTTs of the quotient.
     ntt: Arc<Backend>,
     /// Runs the G1 MSMs.
@@ -133,6 +109,12 @@ pub struct Prover {
     queries: [Query; 5], // a, b_g1, b_g2, l, h
 }
 
+/// The device index a prover bound to `device` of `backend` names on `be`:
+/// `device` itself, or 0 on a fallback backend (the CPU's one device).
+fn device_on(backend: &Arc<Backend>, be: &Arc<Backend>, device: u32) -> u32 {
+    if Arc::ptr_eq(backend, be) { device } else { 0 }
+}
+
 /// Whether `backend` can run `op` for a proof over a 2^`log_n` domain: the
 /// NTTs run on the whole domain, so their size limit counts too.
 fn runs(backend: &Backend, op: &str, log_n: u32) -> bool {
@@ -147,17 +129,18 @@ const L: usize = 3;
 const H: usize = 4;
 
 impl Prover {
-    /// Checks that `params` fit `r1cs` and uploads the bases.
+    /// A prover on device 0 of `backend` with no fallback: see
+    /// [`ProverBuilder`](super::ProverBuilder) for the device, the
+    /// fallback backend and the other choices.
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] for parameters of another circuit; backend
-    /// errors from uploading (an `OutOfMemory` among them).
+    /// As [`ProverBuilder::build`](super::ProverBuilder::build).
     pub fn new(
         backend: Arc<Backend>,
         params: Arc<Parameters>,
         r1cs: Arc<R1cs>,
     ) -> Result<Self, Error> {
-        Self::with_fallback(backend, None, params, r1cs)
+        super::ProverBuilder::new(backend).build(params, r1cs)
     }
 
     /// Whether a prover of `r1cs` on `backend` needs a fallback backend: an
@@ -169,16 +152,12 @@ impl Prover {
             .any(|op| !runs(backend, op, log_n))
     }
 
-    /// Like [`Prover::new`], running each op the backend declares
-    /// unsupported on `fallback` instead (e.g. the CPU backend under a GPU
-    /// backend that has no G2 MSM yet; the NTTs too when the domain is
-    /// larger than the backend's NTT limit). See [`Prover::routing`].
-    ///
-    /// # Errors
-    /// As [`Prover::new`]; [`Error::InvalidInput`] when an op is unsupported
-    /// and there is no fallback that supports it.
-    pub fn with_fallback(
+    /// Checks that `params` fit `r1cs`, routes each op to `backend` or, when
+    /// `backend` does not run it, to `fallback`, and uploads the bases to
+    /// `device` (see [`ProverBuilder`](super::ProverBuilder)).
+    pub(super) fn build(
         backend: Arc<Backend>,
+        device: u32,
         fallback: Option<Arc<Backend>>,
         params: Arc<Parameters>,
         r1cs: Arc<R1cs>,
@@ -218,12 +197,13 @@ impl Prover {
             if !be.capabilities().supports(ops::RESIDENT_BASES) {
                 continue;
             }
+            let on = device_on(&backend, be, device);
             let r = if i == B2 {
-                be.upload_bases_g2(&params.b_g2, 0)
+                be.upload_bases_g2(&params.b_g2, on)
             } else {
                 be.upload_bases_g1(
                     [&params.a, &params.b_g1, &params.b_g1, &params.l, &params.h][i],
-                    0,
+                    on,
                 )
             };
             match r {
@@ -240,6 +220,9 @@ impl Prover {
             }
         }
         let mut prover = Prover {
+            device,
+            op_devices: [&ntt, &g1, &g2].map(|be| device_on(&backend, be, device)),
+            primary: backend.clone(),
             fused_quotient: ntt.capabilities().supports_size(ops::QUOTIENT, log_n),
             ntt,
             g1,
@@ -255,15 +238,44 @@ impl Prover {
             msm_room: false,
         };
         let room = 8 * prover.msm_device_bytes();
-        let roomy_gpu = |be: &Backend| {
+        let roomy_gpu = |be: &Arc<Backend>| {
             be.info()
                 .devices
-                .first()
+                .get(device_on(&backend, be, device) as usize)
                 .is_some_and(|d| d.kind == DeviceKind::Gpu && d.memory_bytes >= room)
         };
         prover.msm_room = roomy_gpu(&prover.g1) && roomy_gpu(&prover.g2);
         prover.concurrent_msms = prover.msm_room;
         Ok(prover)
+    }
+
+    /// The device index this prover's backend ops name.
+    pub fn device(&self) -> u32 {
+        self.device
+    }
+
+    /// A line saying which ops run on the fallback backend instead of the
+    /// proving one, if any do.
+    pub fn fallback_note(&self) -> Option<String> {
+        let fallback = self.fallback.as_ref()?;
+        let moved: Vec<&str> = [
+            (ops::NTT, &self.ntt),
+            (ops::MSM_G1, &self.g1),
+            (ops::MSM_G2, &self.g2),
+        ]
+        .into_iter()
+        .filter(|(_, be)| !Arc::ptr_eq(be, &self.primary))
+        .map(|(op, _)| op)
+        .collect();
+        (!moved.is_empty()).then(|| {
+            format!(
+                "backend `{}` does not run {} (unsupported, or past its size limit): \
+                 the {} backend runs them",
+                self.primary.name(),
+                moved.join(", "),
+                fallback.name()
+            )
+        })
     }
 
     /// Which backend runs each op: `(op, backend name)`.
@@ -313,7 +325,12 @@ impl Prover {
     /// backend reports, less the bases this prover keeps resident there
     /// (0: unknown).
     pub fn device_memory(&self) -> u64 {
-        let total = self.g1.info().devices.first().map_or(0, |d| d.memory_bytes);
+        let total = self
+            .g1
+            .info()
+            .devices
+            .get(self.device as usize)
+            .map_or(0, |d| d.memory_bytes);
         let p = &*self.params;
         let bytes = [
             std::mem::size_of_val(&p.a[..]),
@@ -338,14 +355,15 @@ impl Prover {
         host: &[G1Affine],
         scalars: &[Fr],
     ) -> Result<G1Projective, Error> {
-        let cfg = MsmConfig::default();
+        let here = self.msm_config();
+        let elsewhere = MsmConfig::default();
         let r = match (on, &self.queries[q]) {
-            (Some(be), _) => return be.msm_g1(host, scalars, &cfg),
-            (None, Query::Resident(h)) => self.g1.msm_g1(*h, scalars, &cfg),
-            (None, Query::Host) => self.g1.msm_g1(host, scalars, &cfg),
+            (Some(be), _) => return be.msm_g1(host, scalars, &elsewhere),
+            (None, Query::Resident(h)) => self.g1.msm_g1(*h, scalars, &here),
+            (None, Query::Host) => self.g1.msm_g1(host, scalars, &here),
         };
         match (r, &self.fallback) {
-            (Err(e), Some(f)) if is_unsupported(&e) => f.msm_g1(host, scalars, &cfg),
+            (Err(e), Some(f)) if is_unsupported(&e) => f.msm_g1(host, scalars, &elsewhere),
             (r, _) => r,
         }
     }
@@ -364,6 +382,7 @@ impl Prover {
         let witness = times.time(Stage::Witness, || Witness::generate(circuit))?;
         let (proof, rest) = self.prove(&witness, r, s)?;
         times.stages.extend(rest.stages);
+        times.wall += rest.wall;
         Ok((proof, witness, times))
     }
 
@@ -376,9 +395,12 @@ impl Prover {
         let mut times = StageTimes::default();
         let abc = times.time(Stage::Spmv, || self.spmv(w))?;
         let h = times.time(Stage::Quotient, || self.quotient(abc, &w.inputs))?;
-        let (g1, b_g2) = times.time(Stage::Msm, || {
-            self.msm_stage(w, &h, true, &mut |_, _, _| {})
-        })?;
+        let t0 = Instant::now();
+        let mut spans = Vec::new();
+        let msms = self.msm_stage(w, &h, true, &mut |s, a, b| spans.push((s, b - a)));
+        times.stages.extend(spans);
+        times.wall += t0.elapsed();
+        let (g1, b_g2) = msms?;
         let b_g2 = b_g2.expect("asked for");
         let proof = times.time(Stage::Assemble, || self.assemble(&g1, &b_g2, r, s));
         Ok((proof, times))
@@ -438,7 +460,7 @@ impl Prover {
         w: &Witness,
         h: &[Fr],
         with_b_g2: bool,
-        rec: &mut dyn FnMut(&'static str, Instant, Instant),
+        rec: &mut dyn FnMut(Stage, Instant, Instant),
     ) -> Result<(G1Sums, Option<G2Projective>), Error> {
         let timed_g2 = || {
             let t0 = Instant::now();
@@ -447,11 +469,11 @@ impl Prover {
         let t0 = Instant::now();
         if !(self.concurrent_msms && with_b_g2) {
             let g1 = self.msm_g1(w, h);
-            rec("msm", t0, Instant::now());
+            rec(Stage::Msm, t0, Instant::now());
             let g1 = g1?;
             let g2 = if with_b_g2 {
                 let (g2, t0, t1) = timed_g2();
-                rec("msm_g2", t0, t1);
+                rec(Stage::MsmG2, t0, t1);
                 Some(g2?)
             } else {
                 None
@@ -461,11 +483,11 @@ impl Prover {
         std::thread::scope(|s| {
             let g2 = s.spawn(timed_g2);
             let g1 = self.msm_g1(w, h);
-            rec("msm", t0, Instant::now());
+            rec(Stage::Msm, t0, Instant::now());
             let (g2, t0, t1) = g2
                 .join()
                 .expect("B in G2 does not panic: backend calls are guarded");
-            rec("msm_g2", t0, t1);
+            rec(Stage::MsmG2, t0, t1);
             Ok((g1?, Some(g2?)))
         })
     }
@@ -501,7 +523,10 @@ impl Prover {
     /// # Errors
     /// Backend errors.
     pub fn msm_b_g2(&self, w: &Witness) -> Result<G2Projective, Error> {
-        let cfg = MsmConfig::default();
+        let cfg = MsmConfig {
+            device: self.op_devices[2],
+            ..Default::default()
+        };
         let scalars = gather(w, &self.b_vars);
         let r = match self.queries[B2] {
             Query::Resident(h) => self.g2.msm_g2(h, &scalars, &cfg),
@@ -509,9 +534,17 @@ impl Prover {
         };
         match (r, &self.fallback) {
             (Err(e), Some(f)) if is_unsupported(&e) => {
-                f.msm_g2(&self.params.b_g2[..], &scalars, &cfg)
+                f.msm_g2(&self.params.b_g2[..], &scalars, &MsmConfig::default())
             }
             (r, _) => r,
+        }
+    }
+
+    /// The MSM settings of this prover's G1 backend: its device.
+    fn msm_config(&self) -> MsmConfig {
+        MsmConfig {
+            device: self.op_devices[1],
+            ..Default::default()
         }
     }
 
@@ -573,6 +606,7 @@ impl Prover {
         inputs: &[Fr],
     ) -> Result<Vec<Fr>, Error> {
         let ntt = on.unwrap_or(&self.ntt);
+        let device = if on.is_some() { 0 } else { self.op_devices[0] };
         let [mut a, mut b, mut c] = abc;
         let (a, b, c) = (&mut a, &mut b, &mut c);
         let n = 1usize << self.log_n;
@@ -590,13 +624,13 @@ impl Prover {
         };
         if fused {
             let cfg = crate::plugin::QuotientConfig {
-                device: 0,
+                device,
                 coset: g,
                 ext: Default::default(),
             };
             ntt.quotient(a, b, c, &cfg)?;
         } else {
-            quotient_by_ntts(ntt, a, b, c, g, 0)?;
+            quotient_by_ntts(ntt, a, b, c, g, device)?;
         }
         a.truncate(n - 1);
         Ok(std::mem::take(a))

@@ -5,6 +5,7 @@
 use rayon::prelude::*;
 
 use super::keys::{Parameters, VerifyingKey};
+use crate::progress::{Progress, Silent};
 use crate::r1cs::R1cs;
 use crate::sample;
 use crate::types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
@@ -37,23 +38,32 @@ fn batch_inverse(v: &mut [Fr]) {
     }
 }
 
+/// A G2 point costs about this many G1 points' time (progress units).
+const G2_WEIGHT: u64 = 3;
+
 /// `k·G` for each k, as affine points.
-fn g1_fixed_base(scalars: &[Fr]) -> Vec<G1Affine> {
+fn g1_fixed_base(scalars: &[Fr], progress: &dyn Progress) -> Vec<G1Affine> {
     let g = G1Projective::generator();
     scalars
         .par_chunks(1024)
         .flat_map_iter(|c| {
-            G1Projective::batch_to_affine(&c.iter().map(|k| g.mul(k)).collect::<Vec<_>>())
+            let out =
+                G1Projective::batch_to_affine(&c.iter().map(|k| g.mul(k)).collect::<Vec<_>>());
+            progress.advance(c.len() as u64);
+            out
         })
         .collect()
 }
 
-fn g2_fixed_base(scalars: &[Fr]) -> Vec<G2Affine> {
+fn g2_fixed_base(scalars: &[Fr], progress: &dyn Progress) -> Vec<G2Affine> {
     let g = G2Projective::generator();
     scalars
         .par_chunks(1024)
         .flat_map_iter(|c| {
-            G2Projective::batch_to_affine(&c.iter().map(|k| g.mul(k)).collect::<Vec<_>>())
+            let out =
+                G2Projective::batch_to_affine(&c.iter().map(|k| g.mul(k)).collect::<Vec<_>>());
+            progress.advance(G2_WEIGHT * c.len() as u64);
+            out
         })
         .collect()
 }
@@ -82,6 +92,11 @@ fn qap_at(r1cs: &R1cs, lagrange: &[Fr]) -> [Vec<Fr>; 3] {
 /// Generates parameters for `r1cs` with toxic waste drawn from `seed`
 /// (**insecure**: for tests and demos).
 pub fn setup(r1cs: &R1cs, seed: u64) -> Parameters {
+    setup_with_progress(r1cs, seed, &Silent)
+}
+
+/// [`setup`], reporting the points made to `progress`.
+pub fn setup_with_progress(r1cs: &R1cs, seed: u64, progress: &dyn Progress) -> Parameters {
     let mut rng = sample::rng(seed);
     let [tau, alpha, beta, gamma, delta] = std::array::from_fn(|_| nonzero(&mut rng));
     let log_n = super::domain_log_size(r1cs.num_constraints(), r1cs.num_inputs);
@@ -144,7 +159,12 @@ pub fn setup(r1cs: &R1cs, seed: u64) -> Parameters {
 
     let g1 = G1Projective::generator();
     let g2 = G2Projective::generator();
-    Parameters {
+    let points = (ic.len() + h.len() + l.len() + a.len() + b.len()) as u64;
+    progress.begin(
+        "setup (insecure test keys)",
+        points + G2_WEIGHT * b.len() as u64,
+    );
+    let params = Parameters {
         vk: VerifyingKey {
             alpha_g1: g1.mul(&alpha).to_affine(),
             beta_g1: g1.mul(&beta).to_affine(),
@@ -152,14 +172,16 @@ pub fn setup(r1cs: &R1cs, seed: u64) -> Parameters {
             gamma_g2: g2.mul(&gamma).to_affine(),
             delta_g1: g1.mul(&delta).to_affine(),
             delta_g2: g2.mul(&delta).to_affine(),
-            ic: g1_fixed_base(&ic),
+            ic: g1_fixed_base(&ic, progress),
         },
-        h: g1_fixed_base(&h),
-        l: g1_fixed_base(&l),
-        a: g1_fixed_base(&a),
-        b_g1: g1_fixed_base(&b),
-        b_g2: g2_fixed_base(&b),
-    }
+        h: g1_fixed_base(&h, progress),
+        l: g1_fixed_base(&l, progress),
+        a: g1_fixed_base(&a, progress),
+        b_g1: g1_fixed_base(&b, progress),
+        b_g2: g2_fixed_base(&b, progress),
+    };
+    progress.end();
+    params
 }
 
 /// Random valid points with the shape `setup` would give: honest timing,

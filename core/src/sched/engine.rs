@@ -15,6 +15,7 @@ use super::policy::{Policy, Ticket};
 use super::settings::{Dealloc, DeviceLock, G2Placement, Settings};
 use crate::Error;
 use crate::plugin::{AccelError, ErrorCode};
+use crate::stage::Stage;
 
 /// One proof request: P partitions sharing a key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,7 +29,7 @@ pub struct JobRequest {
 }
 
 /// Records one stage's span.
-pub type Recorder<'a> = &'a mut dyn FnMut(&'static str, Instant, Instant);
+pub type Recorder<'a> = &'a mut dyn FnMut(Stage, Instant, Instant);
 
 /// What the engine runs. Stage functions take the partition by shared
 /// reference so that B in G2 can run beside the device work on the same
@@ -123,8 +124,8 @@ pub struct Span {
     pub job: u64,
     /// Partition index.
     pub partition: u32,
-    /// Stage name (see [`super::STAGES`]).
-    pub stage: &'static str,
+    /// The stage.
+    pub stage: Stage,
     /// Worker lane (`synth-0`, `dev0-w1`, `cpu-g2-0`, `dealloc`).
     pub lane: String,
     /// Device index for device stages.
@@ -406,7 +407,27 @@ impl<W: Workload> Engine<W> {
         self.inner.cv.notify_all();
     }
 
-    /// Every span recorded so far.
+    /// Stops the engine and returns its whole timeline: running stages
+    /// finish, queued work is dropped, and every dealloc already handed to
+    /// the dealloc thread is done (and recorded) before this returns.
+    pub fn shutdown(mut self) -> Timeline {
+        self.stop();
+        std::mem::take(&mut *self.inner.timeline.lock().unwrap())
+    }
+
+    fn stop(&mut self) {
+        self.inner.lock().shutdown = true;
+        self.inner.cv.notify_all();
+        // Closing the channel ends the dealloc thread once it has freed
+        // what was sent (it joins the frees it started).
+        self.inner.dealloc_tx.lock().unwrap().take();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+
+    /// Every span recorded so far (deallocs may still be running: see
+    /// [`Engine::shutdown`] for the complete timeline).
     pub fn timeline(&self) -> Timeline {
         self.inner.timeline.lock().unwrap().clone()
     }
@@ -434,12 +455,7 @@ impl<W: Workload> Engine<W> {
 
 impl<W: Workload> Drop for Engine<W> {
     fn drop(&mut self) {
-        self.inner.lock().shutdown = true;
-        self.inner.cv.notify_all();
-        self.inner.dealloc_tx.lock().unwrap().take();
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
+        self.stop();
     }
 }
 
@@ -455,7 +471,7 @@ impl<W: Workload> Inner<W> {
     fn record(
         &self,
         t: &Ticket,
-        stage: &'static str,
+        stage: Stage,
         lane: &str,
         device: Option<usize>,
         start: Instant,
@@ -775,7 +791,7 @@ impl<W: Workload> Inner<W> {
                 let r = self
                     .workload
                     .assemble(&req, ticket.partition, &part, dev, g2);
-                self.record(&ticket, "assemble", &lane, None, t0, Instant::now());
+                self.record(&ticket, Stage::Assemble, &lane, None, t0, Instant::now());
                 r
             }
             None => Err(Error::InvalidInput("job failed".into())),
@@ -795,7 +811,7 @@ impl<W: Workload> Inner<W> {
         if self.settings.dealloc == Dealloc::Inline {
             let t0 = Instant::now();
             drop(part);
-            self.record(&ticket, "dealloc", lane, None, t0, Instant::now());
+            self.record(&ticket, Stage::Dealloc, lane, None, t0, Instant::now());
             self.release_memory();
         } else if let Some(tx) = self.dealloc_tx.lock().unwrap().as_ref() {
             let _ = tx.send((ticket, part));
@@ -812,7 +828,7 @@ impl<W: Workload> Inner<W> {
                 drop(part);
                 me.record(
                     &ticket,
-                    "dealloc",
+                    Stage::Dealloc,
                     if serialized {
                         "dealloc"
                     } else {

@@ -7,6 +7,7 @@ use std::time::Instant;
 use super::engine::{JobRequest, Recorder, Workload};
 use crate::groth16::{G1Sums, Proof, Prover};
 use crate::r1cs::Witness;
+use crate::stage::Stage;
 use crate::types::{Fr, G2Projective};
 use crate::{Backend, Error};
 
@@ -72,16 +73,18 @@ impl Groth16Workload {
         let abc = part.abc.lock().unwrap().take();
         let abc = match abc {
             Some(abc) => abc,
-            None => timed(rec, "spmv", || prover.spmv(&part.witness))?,
+            None => timed(rec, Stage::Spmv, || prover.spmv(&part.witness))?,
         };
         let w = &part.witness;
-        let h = timed(rec, "quotient", || prover.quotient_on(host, abc, &w.inputs))?;
+        let h = timed(rec, Stage::Quotient, || {
+            prover.quotient_on(host, abc, &w.inputs)
+        })?;
         let Some(be) = host else {
             return prover.msm_stage(w, &h, with_b_g2, rec);
         };
-        let g1 = timed(rec, "msm", || prover.msm_g1_on(host, w, &h))?;
+        let g1 = timed(rec, Stage::Msm, || prover.msm_g1_on(host, w, &h))?;
         let g2 = if with_b_g2 {
-            Some(timed(rec, "msm_g2", || prover.msm_b_g2_on(be, w))?)
+            Some(timed(rec, Stage::MsmG2, || prover.msm_b_g2_on(be, w))?)
         } else {
             None
         };
@@ -98,7 +101,7 @@ pub struct ProofOutput {
     pub public_inputs: Vec<Fr>,
 }
 
-fn timed<T>(rec: &mut Recorder<'_>, stage: &'static str, f: impl FnOnce() -> T) -> T {
+fn timed<T>(rec: &mut Recorder<'_>, stage: Stage, f: impl FnOnce() -> T) -> T {
     let t0 = Instant::now();
     let out = f();
     rec(stage, t0, Instant::now());
@@ -135,8 +138,10 @@ impl Workload for Groth16Workload {
         partition: u32,
         mut rec: Recorder<'_>,
     ) -> Result<Part, Error> {
-        let witness = timed(&mut rec, "witness", || (self.witness)(job.seed, partition))?;
-        let abc = timed(&mut rec, "spmv", || self.provers[0].spmv(&witness))?;
+        let witness = timed(&mut rec, Stage::Witness, || {
+            (self.witness)(job.seed, partition)
+        })?;
+        let abc = timed(&mut rec, Stage::Spmv, || self.provers[0].spmv(&witness))?;
         Ok(Part {
             witness,
             abc: Mutex::new(Some(abc)),
@@ -163,7 +168,7 @@ impl Workload for Groth16Workload {
     }
 
     fn cpu_b_g2(&self, part: &Part, mut rec: Recorder<'_>) -> Result<G2Projective, Error> {
-        timed(&mut rec, "msm_g2", || {
+        timed(&mut rec, Stage::MsmG2, || {
             self.provers[0].msm_b_g2_on(&self.cpu, &part.witness)
         })
     }

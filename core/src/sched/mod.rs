@@ -9,9 +9,13 @@
 //! - [`engine`]: threads, queues and the timeline, over any [`Workload`].
 //! - [`groth16`]: the real workload — zkpipe's Groth16 prover on a backend.
 //! - [`plugin`]: policies as plugins (`cdylib`s loaded at run time).
+//! - [`batch`]: a batch of requests on every device of a backend, measured.
+//! - [`metrics`]: what a batch measured (latency, throughput, device busy).
 
+pub mod batch;
 pub mod engine;
 pub mod groth16;
+pub mod metrics;
 pub mod plugin;
 pub mod policy;
 pub mod settings;
@@ -19,8 +23,3 @@ pub mod settings;
 pub use engine::{Engine, JobHandle, JobOutcome, JobRequest, Span, Timeline, Workload};
 pub use policy::{Policy, Ticket, builtin};
 pub use settings::{Dealloc, DeviceLock, G2Placement, JobOrder, Settings};
-
-/// Stage names of the waterfall, in pipeline order.
-pub const STAGES: [&str; 7] = [
-    "witness", "spmv", "quotient", "msm", "msm_g2", "assemble", "dealloc",
-];

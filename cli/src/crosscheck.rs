@@ -1,0 +1,60 @@
+//! `zkpipe crosscheck`: every op and a whole proof on a backend and on the
+//! reference, compared bit for bit ([`zkpipe_core::crosscheck`]).
+
+use clap::Args;
+use std::sync::Arc;
+use zkpipe_core::Error;
+use zkpipe_core::crosscheck::{self, Check, Outcome, Spec};
+
+use crate::PluginArgs;
+use crate::circuit::CircuitArgs;
+
+#[derive(Args, Debug)]
+pub struct CrosscheckArgs {
+    #[command(flatten)]
+    pub circuit: CircuitArgs,
+    /// Backend under test.
+    #[arg(long)]
+    pub backend: String,
+    /// Device of the backend under test.
+    #[arg(long, default_value_t = 0)]
+    pub device: u32,
+    /// Reference backend (created without the `--backend-opt` settings,
+    /// which belong to the backend under test).
+    #[arg(long, default_value = "cpu")]
+    pub reference: String,
+    /// Largest op size checked, as log2 (at most 26).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=crosscheck::MAX_LOG_SIZE as i64))]
+    pub max_log_size: u32,
+    /// Seed for inputs and r, s.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// Runs the checks, printing a line each; returns whether all matched.
+pub fn run(args: &PluginArgs, x: &CrosscheckArgs) -> Result<bool, Error> {
+    let circuit = x.circuit.source()?;
+    crate::prove::check_fits(&x.circuit)?;
+    let test = Arc::new(args.backend(&x.backend)?);
+    let reference = Arc::new(args.reference_backend(&x.reference)?);
+    let r1cs = Arc::new(x.circuit.r1cs(&circuit)?);
+    let spec = Spec {
+        max_log_size: x.max_log_size,
+        seed: x.seed,
+        device: x.device,
+    };
+    crosscheck::run(
+        &test,
+        &reference,
+        &args.registry(),
+        &*circuit,
+        r1cs,
+        &spec,
+        &mut |c: &Check| match &c.outcome {
+            Outcome::Match => println!("ok        {}", c.what),
+            Outcome::Mismatch(d) => println!("MISMATCH  {}: {d}", c.what),
+            Outcome::Skipped(why) => println!("skipped   {}: {why}", c.what),
+            Outcome::Failed(why) => println!("ERROR     {}: {why}", c.what),
+        },
+    )
+}

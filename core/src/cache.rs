@@ -1,0 +1,182 @@
+//! zkpipe's cache folder (recorded R1CS, keys) and the rules every entry
+//! follows: one process fills an entry while the others wait for it (a file
+//! lock), an entry that cannot be used is moved aside and rebuilt, and a
+//! write cut short leaves nothing that a later run mistakes for an entry.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use crate::Error;
+
+/// Environment variable naming the cache folder.
+pub const CACHE_DIR_ENV: &str = "ZKPIPE_CACHE_DIR";
+
+/// The cache folder: `$ZKPIPE_CACHE_DIR`, else `$XDG_CACHE_HOME/zkpipe`,
+/// else `~/.cache/zkpipe`, else the temporary folder's `zkpipe`.
+pub fn default_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os(CACHE_DIR_ENV).filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("zkpipe")
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// `entry` with `suffix` appended to its file name.
+fn sibling(entry: &Path, suffix: &str) -> PathBuf {
+    let mut name = entry.file_name().unwrap_or_default().to_os_string();
+    name.push(suffix);
+    entry.with_file_name(name)
+}
+
+/// An exclusive lock on one cache entry (the file `<entry>.lock`), held
+/// while the entry is checked or filled; released on drop.
+#[derive(Debug)]
+pub struct EntryLock {
+    _file: File,
+}
+
+impl EntryLock {
+    /// Takes the lock of `entry`, calling `on_wait` first if another
+    /// process holds it (then waits for it).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the lock file cannot be made or locked.
+    pub fn acquire(entry: &Path, on_wait: impl FnOnce()) -> Result<EntryLock, Error> {
+        if let Some(dir) = entry.parent() {
+            std::fs::create_dir_all(dir).map_err(io(dir))?;
+        }
+        let path = sibling(entry, ".lock");
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io(&path))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                on_wait();
+                file.lock().map_err(io(&path))?;
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(&path)(e)),
+        }
+        Ok(EntryLock { _file: file })
+    }
+}
+
+/// Moves a cache entry that cannot be used out of the way
+/// (`<entry>.broken-<unix seconds>`) and returns where it went.
+///
+/// # Errors
+/// [`Error::Io`] when it cannot be moved.
+pub fn move_aside(entry: &Path) -> Result<PathBuf, Error> {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let mut aside = sibling(entry, &format!(".broken-{secs}"));
+    let mut k = 1;
+    while aside.exists() {
+        aside = sibling(entry, &format!(".broken-{secs}-{k}"));
+        k += 1;
+    }
+    std::fs::rename(entry, &aside).map_err(io(entry))?;
+    Ok(aside)
+}
+
+/// A folder to fill before it becomes `entry` (renamed into place by
+/// [`publish_dir`]); leftovers of writers that were killed are removed
+/// first. Call with the entry's lock held.
+///
+/// # Errors
+/// [`Error::Io`].
+pub fn staging_dir(entry: &Path) -> Result<PathBuf, Error> {
+    remove_leftovers(entry);
+    let dir = sibling(entry, &format!(".tmp-{}", std::process::id()));
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(io(&dir))?;
+    }
+    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+    Ok(dir)
+}
+
+/// Renames a filled staging folder to `entry`.
+///
+/// # Errors
+/// [`Error::Io`].
+pub fn publish_dir(staging: &Path, entry: &Path) -> Result<(), Error> {
+    std::fs::rename(staging, entry).map_err(|e| {
+        let _ = std::fs::remove_dir_all(staging);
+        io(entry)(e)
+    })
+}
+
+/// Removes `<entry>.tmp-*` left by writers that died mid-write.
+fn remove_leftovers(entry: &Path) {
+    let (Some(dir), Some(name)) = (entry.parent(), entry.file_name()) else {
+        return;
+    };
+    let prefix = format!("{}.tmp-", name.to_string_lossy());
+    let Ok(list) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in list.flatten() {
+        if e.file_name().to_string_lossy().starts_with(&prefix) {
+            let p = e.path();
+            let _ = if p.is_dir() {
+                std::fs::remove_dir_all(&p)
+            } else {
+                std::fs::remove_file(&p)
+            };
+        }
+    }
+}
+
+/// A file-name-safe form of a cache key part (`2^20` → `2_20`).
+pub fn file_name_part(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_broken_entry_is_moved_aside_and_leftovers_are_cleaned() {
+        let dir = tempfile::tempdir().unwrap();
+        let entry = dir.path().join("e");
+        std::fs::write(&entry, b"junk").unwrap();
+        let aside = move_aside(&entry).unwrap();
+        assert!(!entry.exists() && aside.exists());
+        std::fs::create_dir(dir.path().join("e.tmp-999999")).unwrap();
+        let staging = staging_dir(&entry).unwrap();
+        assert!(!dir.path().join("e.tmp-999999").exists());
+        std::fs::write(staging.join("x"), b"1").unwrap();
+        publish_dir(&staging, &entry).unwrap();
+        assert!(entry.join("x").exists() && !staging.exists());
+    }
+
+    #[test]
+    fn names_are_made_safe() {
+        assert_eq!(file_name_part("2^20"), "2_20");
+        assert_eq!(file_name_part("../x"), ".._x");
+    }
+}

@@ -1,0 +1,254 @@
+//! Crosscheck: each op and one whole proof on a backend under test and on a
+//! reference backend, from identical seeded inputs, compared bit for bit.
+
+use std::sync::Arc;
+
+use crate::circuit::CircuitSource;
+use crate::groth16::{self, ProverBuilder};
+use crate::loader::Registry;
+use crate::plugin::{MsmConfig, NttConfig, NttDirection, NttOrder};
+use crate::r1cs::R1cs;
+use crate::{Backend, Error, Fr, sample};
+
+/// Largest op size a crosscheck takes, as log2 (the reference's naive
+/// parts and the host memory bound it).
+pub const MAX_LOG_SIZE: u32 = 26;
+
+/// How one check came out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Bit-identical results.
+    Match,
+    /// Different results: the first difference.
+    Mismatch(String),
+    /// The backend under test does not run this op.
+    Skipped(String),
+    /// An op failed.
+    Failed(String),
+}
+
+/// One check: what ran, and how it came out.
+#[derive(Debug, Clone)]
+pub struct Check {
+    /// The op and size, e.g. `msm_g1/257`, `ntt/forward/NN/2^16`.
+    pub what: String,
+    /// The outcome.
+    pub outcome: Outcome,
+}
+
+/// What to check.
+#[derive(Debug, Clone, Copy)]
+pub struct Spec {
+    /// Largest op size, as log2 (at most [`MAX_LOG_SIZE`]).
+    pub max_log_size: u32,
+    /// Seed of the inputs and of `r, s`.
+    pub seed: u64,
+    /// Device of the backend under test.
+    pub device: u32,
+}
+
+/// Runs every check, calling `report` as each finishes; returns whether
+/// all matched (skipped ops count as matched).
+///
+/// # Errors
+/// [`Error::InvalidInput`] for a size past [`MAX_LOG_SIZE`]; the backend
+/// under test having no such device.
+pub fn run(
+    test: &Arc<Backend>,
+    reference: &Arc<Backend>,
+    registry: &Registry,
+    circuit: &dyn CircuitSource,
+    r1cs: Arc<R1cs>,
+    spec: &Spec,
+    report: &mut dyn FnMut(&Check),
+) -> Result<bool, Error> {
+    if spec.max_log_size > MAX_LOG_SIZE {
+        return Err(Error::InvalidInput(format!(
+            "--max-log-size {} is over the {MAX_LOG_SIZE} a crosscheck takes",
+            spec.max_log_size
+        )));
+    }
+    test.device_info(spec.device)?;
+    let mut all = true;
+    let mut check = |what: String, result: Result<Option<String>, Error>| {
+        let outcome = match result {
+            Ok(None) => Outcome::Match,
+            Ok(Some(d)) => Outcome::Mismatch(d),
+            Err(e) if crate::backend::is_unsupported(&e) => Outcome::Skipped(e.to_string()),
+            Err(e) => Outcome::Failed(e.to_string()),
+        };
+        all &= matches!(outcome, Outcome::Match | Outcome::Skipped(_));
+        report(&Check { what, outcome });
+    };
+    let ops = Ops {
+        test,
+        reference,
+        seed: spec.seed,
+        device: spec.device,
+    };
+    let max = spec.max_log_size;
+    let sizes: Vec<usize> = [1usize, 5, 255]
+        .into_iter()
+        .chain((8..=max).step_by(4).map(|k| (1usize << k) + 1))
+        .chain([1usize << max])
+        .collect();
+    for &n in &sizes {
+        check(format!("msm_g1/{n}"), ops.msm_g1(n));
+        check(format!("msm_g2/{n}"), ops.msm_g2(n.min(1 << 14)));
+    }
+    for log in [1u32, 5, max] {
+        for (name, cfg) in ntt_configs(spec.device) {
+            check(format!("ntt/{name}/2^{log}"), ops.ntt(log, &cfg));
+        }
+    }
+    check(
+        format!(
+            "groth16 proof bytes ({} {})",
+            circuit.name(),
+            circuit.size()
+        ),
+        ops.whole_proof(registry, circuit, r1cs),
+    );
+    Ok(all)
+}
+
+/// Inputs with edge cases mixed in: zero and r − 1 scalars.
+fn scalars(n: usize, seed: u64) -> Vec<Fr> {
+    let mut s = sample::scalars(n, seed);
+    if n > 2 {
+        s[0] = Fr::ZERO;
+        s[1] = Fr::one().neg();
+    }
+    s
+}
+
+fn compare<T: PartialEq + std::fmt::Debug>(got: T, want: T) -> Option<String> {
+    (got != want).then(|| format!("got {got:?}, reference {want:?}"))
+}
+
+/// Every order × direction × coset combination, named, on `device`.
+pub fn ntt_configs(device: u32) -> Vec<(String, NttConfig)> {
+    let mut out = Vec::new();
+    for order in NttOrder::ALL {
+        for direction in [NttDirection::Forward, NttDirection::Inverse] {
+            for coset in [None, Some(Fr::from_u64(7))] {
+                let name = format!(
+                    "{}/{order:?}{}",
+                    if direction == NttDirection::Forward {
+                        "forward"
+                    } else {
+                        "inverse"
+                    },
+                    if coset.is_some() { "/coset" } else { "" }
+                );
+                out.push((
+                    name,
+                    NttConfig {
+                        device,
+                        direction,
+                        order,
+                        coset: coset.into(),
+                        ..Default::default()
+                    },
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The two backends and the inputs' seed.
+struct Ops<'a> {
+    test: &'a Arc<Backend>,
+    reference: &'a Arc<Backend>,
+    seed: u64,
+    device: u32,
+}
+
+impl Ops<'_> {
+    fn on_test(&self) -> MsmConfig {
+        MsmConfig {
+            device: self.device,
+            ..Default::default()
+        }
+    }
+
+    fn msm_g1(&self, n: usize) -> Result<Option<String>, Error> {
+        let mut bases = sample::g1_points(n, self.seed);
+        if n > 3 {
+            bases[2] = crate::G1Affine::identity();
+        }
+        let s = scalars(n, self.seed + 1);
+        Ok(compare(
+            self.test
+                .msm_g1(&bases[..], &s, &self.on_test())?
+                .to_affine(),
+            self.reference
+                .msm_g1(&bases[..], &s, &MsmConfig::default())?
+                .to_affine(),
+        ))
+    }
+
+    fn msm_g2(&self, n: usize) -> Result<Option<String>, Error> {
+        let mut bases = sample::g2_points(n, self.seed);
+        if n > 3 {
+            bases[2] = crate::G2Affine::identity();
+        }
+        let s = scalars(n, self.seed + 1);
+        Ok(compare(
+            self.test
+                .msm_g2(&bases[..], &s, &self.on_test())?
+                .to_affine(),
+            self.reference
+                .msm_g2(&bases[..], &s, &MsmConfig::default())?
+                .to_affine(),
+        ))
+    }
+
+    fn ntt(&self, log: u32, cfg: &NttConfig) -> Result<Option<String>, Error> {
+        let input = sample::scalars(1 << log, self.seed);
+        let (mut a, mut b) = (input.clone(), input);
+        self.test.ntt(&mut a, cfg)?;
+        let on_reference = NttConfig {
+            device: 0,
+            ..cfg.clone()
+        };
+        self.reference.ntt(&mut b, &on_reference)?;
+        Ok(a.iter().zip(&b).position(|(x, y)| x != y).map(|i| {
+            format!(
+                "first mismatch at index {i}: got {:?}, reference {:?}",
+                a[i], b[i]
+            )
+        }))
+    }
+
+    /// One proof with the same keys, witness and `r, s` on both backends.
+    fn whole_proof(
+        &self,
+        registry: &Registry,
+        circuit: &dyn CircuitSource,
+        r1cs: Arc<R1cs>,
+    ) -> Result<Option<String>, Error> {
+        let params = Arc::new(groth16::setup(&r1cs, self.seed));
+        let w = circuit.witness(self.seed)?;
+        let mut rng = sample::rng(self.seed);
+        let (r, s) = (Fr::random(&mut rng), Fr::random(&mut rng));
+        let (a, _) = ProverBuilder::new(self.test.clone())
+            .device(self.device)
+            .cpu_fallback(registry)
+            .build(params.clone(), r1cs.clone())?
+            .prove(&w, r, s)?;
+        let (b, _) = ProverBuilder::new(self.reference.clone())
+            .build(params, r1cs)?
+            .prove(&w, r, s)?;
+        let differing: Vec<&str> = [("A", a.a != b.a), ("B", a.b != b.b), ("C", a.c != b.c)]
+            .iter()
+            .filter(|(_, d)| *d)
+            .map(|(n, _)| *n)
+            .collect();
+        Ok(
+            (!differing.is_empty())
+                .then(|| format!("proof points {} differ", differing.join(", "))),
+        )
+    }
+}

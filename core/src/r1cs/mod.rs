@@ -1,0 +1,193 @@
+//! Recorded R1CS: a circuit's constraints captured once as CSR matrices
+//! A, B, C, so later proofs run witness-only synthesis and then
+//! `a, b, c = A·w, B·w, C·w` (SpMV) instead of rebuilding constraints.
+//!
+//! Variables are numbered inputs first (index 0 is the constant one), then
+//! aux: column `j < num_inputs` is input `j`, column `num_inputs + k` is aux `k`.
+
+use blstrs::Scalar;
+use rayon::prelude::*;
+
+use crate::Error;
+use crate::types::Fr;
+
+pub mod cache;
+mod file;
+mod record;
+
+pub use record::Witness;
+
+/// Converts a bellpepper scalar to the seam type (same bits, no copy of note).
+#[inline]
+pub fn fr(s: Scalar) -> Fr {
+    Fr::from_blst(s.into())
+}
+
+/// A sparse matrix in compressed sparse row form.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Csr {
+    /// `row_ptr[r]..row_ptr[r + 1]` indexes row `r`'s entries.
+    pub row_ptr: Vec<u64>,
+    /// Column (variable) of each entry.
+    pub cols: Vec<u32>,
+    /// Coefficient of each entry.
+    pub vals: Vec<Fr>,
+}
+
+impl Csr {
+    pub(super) fn new() -> Self {
+        Csr {
+            row_ptr: vec![0],
+            cols: vec![],
+            vals: vec![],
+        }
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.row_ptr.len() - 1
+    }
+
+    /// Number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.cols.len()
+    }
+
+    /// `self · w`, one value per row, on the current rayon pool.
+    pub fn mul_vec(&self, w: &[Fr]) -> Vec<Fr> {
+        self.mul_split(w, &[])
+    }
+
+    /// `self · (head ‖ tail)` without building the concatenation (a
+    /// witness's inputs and aux: the copy would cost as much as the products).
+    pub fn mul_split(&self, head: &[Fr], tail: &[Fr]) -> Vec<Fr> {
+        let split = head.len();
+        (0..self.rows())
+            .into_par_iter()
+            .with_min_len(1024)
+            .map(|r| {
+                let (lo, hi) = (self.row_ptr[r] as usize, self.row_ptr[r + 1] as usize);
+                let mut acc = Fr::ZERO;
+                for k in lo..hi {
+                    let col = self.cols[k] as usize;
+                    let v = if col < split {
+                        &head[col]
+                    } else {
+                        &tail[col - split]
+                    };
+                    let c = &self.vals[k];
+                    // Most coefficients are one: skip the multiplication then.
+                    acc = acc.add(&if *c == ONE_MONT { *v } else { v.mul(c) });
+                }
+                acc
+            })
+            .collect()
+    }
+}
+
+/// Fr's one in Montgomery form (2^256 mod r).
+const ONE_MONT: Fr = Fr {
+    limbs: [
+        0x00000001fffffffe,
+        0x5884b7fa00034802,
+        0x998c4fefecbc4ff5,
+        0x1824b159acc5056f,
+    ],
+};
+
+/// A circuit's constraint system, recorded.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct R1cs {
+    /// Number of public inputs, the constant one included.
+    pub num_inputs: usize,
+    /// Number of private variables.
+    pub num_aux: usize,
+    /// Left factors, one row per constraint.
+    pub a: Csr,
+    /// Right factors.
+    pub b: Csr,
+    /// Products.
+    pub c: Csr,
+}
+
+/// Which variables appear in A and B (bellperson's density bitmaps: its
+/// parameter files omit the A and B query points of the others).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Density {
+    /// Aux variables appearing in A.
+    pub a_aux: Vec<bool>,
+    /// Inputs appearing in B.
+    pub b_input: Vec<bool>,
+    /// Aux variables appearing in B.
+    pub b_aux: Vec<bool>,
+}
+
+impl R1cs {
+    /// Number of constraints (rows).
+    pub fn num_constraints(&self) -> usize {
+        self.a.rows()
+    }
+
+    /// `(A·w, B·w, C·w)` for the full assignment `w = inputs ‖ aux`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when the witness has the wrong shape.
+    pub fn spmv(&self, w: &Witness) -> Result<[Vec<Fr>; 3], Error> {
+        if w.inputs.len() != self.num_inputs || w.aux.len() != self.num_aux {
+            return Err(Error::InvalidInput(format!(
+                "witness has {} inputs and {} aux; the R1CS expects {} and {}",
+                w.inputs.len(),
+                w.aux.len(),
+                self.num_inputs,
+                self.num_aux
+            )));
+        }
+        let (i, x) = (w.inputs.as_slice(), w.aux.as_slice());
+        Ok([
+            self.a.mul_split(i, x),
+            self.b.mul_split(i, x),
+            self.c.mul_split(i, x),
+        ])
+    }
+
+    /// Index of the first row where `a·b ≠ c`, if any.
+    ///
+    /// # Errors
+    /// As [`R1cs::spmv`].
+    pub fn first_unsatisfied(&self, w: &Witness) -> Result<Option<usize>, Error> {
+        let [a, b, c] = self.spmv(w)?;
+        Ok((0..a.len()).find(|&i| a[i].mul(&b[i]) != c[i]))
+    }
+
+    /// Which variables appear in A and B.
+    pub fn density(&self) -> Density {
+        let n_in = self.num_inputs;
+        let mark = |m: &Csr, inputs: bool| {
+            let mut d = vec![false; if inputs { n_in } else { self.num_aux }];
+            for &c in &m.cols {
+                let c = c as usize;
+                match (inputs, c < n_in) {
+                    (true, true) => d[c] = true,
+                    (false, false) => d[c - n_in] = true,
+                    _ => {}
+                }
+            }
+            d
+        };
+        Density {
+            a_aux: mark(&self.a, false),
+            b_input: mark(&self.b, true),
+            b_aux: mark(&self.b, false),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_constant_is_montgomery_one() {
+        assert_eq!(ONE_MONT, Fr::one());
+    }
+}

@@ -1,0 +1,247 @@
+//! A batch of proof requests through the engine: the Groth16 workload of a
+//! circuit on every device of a backend, and the driver that keeps a number
+//! of requests in flight and measures them. `zkpipe bench batch`, the tests
+//! and a daemon's benchmarks all run batches through here.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::engine::{Engine, JobOutcome, JobRequest, Timeline};
+use super::groth16::{Groth16Workload, ProofOutput};
+use super::metrics::{self, Summary};
+use super::policy::Policy;
+use super::settings::{DeviceLock, Settings};
+use crate::circuit::CircuitSource;
+use crate::groth16::{self, Parameters, PreparedVerifyingKey, ProverBuilder};
+use crate::loader::Registry;
+use crate::plugin::BackendConfig;
+use crate::r1cs::R1cs;
+use crate::{Backend, Error};
+
+/// The Groth16 workload of `circuit` on every device of `backend`: one
+/// prover per device (its bases resident there; ops the backend does not
+/// run go to a CPU backend from `registry`), and a CPU backend of
+/// `settings.gpu_threads` threads for B in G2 off the device.
+///
+/// # Errors
+/// [`Error::NoDevice`] for a backend with no usable device; errors of
+/// [`ProverBuilder::build`]; creating the CPU backend.
+pub fn groth16_workload(
+    registry: &Registry,
+    backend: Arc<Backend>,
+    params: Arc<Parameters>,
+    r1cs: Arc<R1cs>,
+    circuit: Arc<dyn CircuitSource>,
+    settings: &Settings,
+) -> Result<Groth16Workload, Error> {
+    let devices = backend.info().devices.len().max(1);
+    let mut provers = Vec::with_capacity(devices);
+    for d in 0..devices {
+        // A partition's MSMs side by side only where partitions do not
+        // share the device, and where five MSMs' scratch fits the budget.
+        let mut prover = ProverBuilder::new(backend.clone())
+            .device(d as u32)
+            .cpu_fallback(registry)
+            .msms_side_by_side(settings.device_lock == DeviceLock::Partition)
+            .build(params.clone(), r1cs.clone())?;
+        let budget = settings.device_memory_budget;
+        if budget > 0 && prover.partition_device_bytes() > budget {
+            prover.allow_msms_side_by_side(false);
+        }
+        provers.push(prover);
+    }
+    let cpu_config = BackendConfig {
+        threads: Some(settings.gpu_threads as u32).into(),
+        ext: Default::default(),
+    };
+    let cpu = Arc::new(registry.create("cpu", &cpu_config)?);
+    let witness = Arc::new(move |seed: u64, p: u32| {
+        circuit.witness(seed.wrapping_mul(1000).wrapping_add(p as u64))
+    });
+    Ok(Groth16Workload::new(provers, cpu, witness))
+}
+
+/// Which proofs of a batch are verified.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verify {
+    /// None (synthetic keys: the proofs cannot verify).
+    None,
+    /// The first partition of each request.
+    Sample,
+    /// Every partition.
+    All,
+}
+
+/// What to run.
+#[derive(Debug, Clone, Copy)]
+pub struct BatchSpec {
+    /// Proof requests.
+    pub count: u32,
+    /// Partitions per request.
+    pub partitions: u32,
+    /// Requests in flight at once.
+    pub concurrency: u32,
+    /// Which proofs to verify.
+    pub verify: Verify,
+}
+
+/// One request that finished, as [`run_batch`] reports it.
+#[derive(Debug)]
+pub struct Finished<'a> {
+    /// Requests finished so far, this one included.
+    pub done: u32,
+    /// Submission → result.
+    pub latency: Duration,
+    /// The engine's outcome.
+    pub outcome: &'a JobOutcome<ProofOutput>,
+}
+
+/// What a batch did.
+#[derive(Debug, Default)]
+pub struct BatchRun {
+    /// Wall time.
+    pub total: Duration,
+    /// Latencies of the requests that completed.
+    pub latencies: Vec<Duration>,
+    /// Why each failed request failed.
+    pub failures: Vec<String>,
+    /// Proofs verified.
+    pub verified: u32,
+    /// Device out-of-memory errors retried.
+    pub oom_retries: u32,
+    /// Partitions whose device stages ran on the host after out-of-memory.
+    pub oom_fallbacks: u32,
+    /// The most partition bytes the scheduler admitted at once.
+    pub admitted_peak_bytes: u64,
+    /// Every stage of every partition (complete: the engine was shut down).
+    pub timeline: Timeline,
+    /// Devices of the workload.
+    pub devices: usize,
+}
+
+/// Runs `spec` on `engine` (keeping `spec.concurrency` requests in
+/// flight), verifies proofs with `pvk` as `spec.verify` says, calls
+/// `on_finished` per request, then shuts the engine down.
+///
+/// # Errors
+/// [`Error::InvalidInput`] when a proof fails to verify (a wrong proof is
+/// never counted as a success).
+pub fn run_batch(
+    engine: Engine<Groth16Workload>,
+    spec: &BatchSpec,
+    pvk: &PreparedVerifyingKey,
+    on_finished: &mut dyn FnMut(&Finished<'_>),
+) -> Result<BatchRun, Error> {
+    let t0 = Instant::now();
+    let mut run = BatchRun {
+        devices: super::engine::Workload::devices(engine.workload()),
+        ..Default::default()
+    };
+    let mut in_flight = VecDeque::new();
+    let mut submitted_at = HashMap::new();
+    let (mut next, mut done) = (0u32, 0u32);
+    while done < spec.count {
+        while next < spec.count && in_flight.len() < spec.concurrency.max(1) as usize {
+            let h = engine.submit(JobRequest {
+                partitions: spec.partitions,
+                priority: 0,
+                seed: next as u64 + 1,
+            });
+            submitted_at.insert(h.id, Instant::now());
+            in_flight.push_back(h);
+            next += 1;
+        }
+        // Take whichever request finishes first.
+        let outcome = 'found: loop {
+            for i in 0..in_flight.len() {
+                if let Some(o) = in_flight[i].try_wait() {
+                    in_flight.remove(i);
+                    break 'found o;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        done += 1;
+        let latency = submitted_at[&outcome.job].elapsed();
+        run.oom_retries += outcome.oom_retries;
+        run.oom_fallbacks += outcome.oom_fallbacks;
+        match &outcome.result {
+            Ok(proofs) => {
+                run.latencies.push(latency);
+                run.verified += verify(pvk, proofs, spec.verify)?;
+            }
+            Err(why) => run.failures.push(why.clone()),
+        }
+        on_finished(&Finished {
+            done,
+            latency,
+            outcome: &outcome,
+        });
+    }
+    run.total = t0.elapsed();
+    run.admitted_peak_bytes = engine.peak_bytes();
+    run.timeline = engine.shutdown();
+    Ok(run)
+}
+
+fn verify(pvk: &PreparedVerifyingKey, proofs: &[ProofOutput], which: Verify) -> Result<u32, Error> {
+    let n = match which {
+        Verify::None => 0,
+        Verify::Sample => proofs.len().min(1),
+        Verify::All => proofs.len(),
+    };
+    for p in &proofs[..n] {
+        if !groth16::verify(pvk, &p.proof, &p.public_inputs)? {
+            return Err(Error::InvalidInput(
+                "a proof from the batch failed to verify".into(),
+            ));
+        }
+    }
+    Ok(n as u32)
+}
+
+/// The run summarised for one policy.
+pub fn summarize(policy: &dyn Policy, run: &BatchRun, requests: u32) -> Summary {
+    let (avg, min, max, p95) = metrics::latency_stats(&run.latencies);
+    let completed = run.latencies.len() as u32;
+    let busy = metrics::device_busy_s(&run.timeline);
+    let device_time: f64 = busy.values().sum();
+    let total = run.total.as_secs_f64();
+    let devices = run.devices.max(1);
+    Summary {
+        policy: policy.name().to_string(),
+        settings: policy.settings().describe(),
+        total_s: total,
+        completed,
+        failed: run.failures.len() as u32,
+        latency_avg_s: avg,
+        latency_min_s: min,
+        latency_max_s: max,
+        latency_p95_s: p95,
+        proofs_per_min: if total > 0.0 {
+            completed as f64 / total * 60.0
+        } else {
+            0.0
+        },
+        s_per_proof: if completed == 0 {
+            0.0
+        } else {
+            total / completed as f64
+        },
+        admitted_peak_bytes: run.admitted_peak_bytes,
+        process_peak_rss_bytes: metrics::process_peak_rss_bytes(),
+        device_busy_pct: if total > 0.0 {
+            device_time / (total * devices as f64) * 100.0
+        } else {
+            0.0
+        },
+        device_floor_s_per_proof: device_time / (requests as f64).max(1.0),
+        device_busy_s: (0..devices)
+            .map(|d| busy.get(&d).copied().unwrap_or(0.0))
+            .collect(),
+        oom_retries: run.oom_retries,
+        oom_fallbacks: run.oom_fallbacks,
+        verified: run.verified,
+    }
+}

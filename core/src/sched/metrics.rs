@@ -1,0 +1,177 @@
+//! What a batch measured: latency percentiles, throughput, device busy
+//! time (from the timeline), memory.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::engine::Span;
+
+/// One run of a batch under one policy, summarised.
+#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+pub struct Summary {
+    /// Policy name.
+    pub policy: String,
+    /// Its settings, described.
+    pub settings: String,
+    /// Wall time of the batch.
+    pub total_s: f64,
+    /// Requests that completed.
+    pub completed: u32,
+    /// Requests that failed.
+    pub failed: u32,
+    /// Latency (submission → result) of completed requests.
+    pub latency_avg_s: f64,
+    /// Fastest request.
+    pub latency_min_s: f64,
+    /// Slowest request.
+    pub latency_max_s: f64,
+    /// 95th percentile (nearest rank).
+    pub latency_p95_s: f64,
+    /// Completed requests per minute.
+    pub proofs_per_min: f64,
+    /// Wall time per completed request.
+    pub s_per_proof: f64,
+    /// The most partition bytes the scheduler admitted at once (its
+    /// estimate of host memory in flight, checked against the budget).
+    pub admitted_peak_bytes: u64,
+    /// The process's real peak resident memory (`VmHWM`; 0 where unknown),
+    /// keys and caches included.
+    pub process_peak_rss_bytes: u64,
+    /// Time some device stage ran, per device / (wall time × devices).
+    pub device_busy_pct: f64,
+    /// Time some device stage ran, summed over devices, per proof request:
+    /// what the devices alone need (partitions that overlap on a device
+    /// under `device_lock=op` count once).
+    pub device_floor_s_per_proof: f64,
+    /// Busy time per device, in seconds (index = device).
+    pub device_busy_s: Vec<f64>,
+    /// Device out-of-memory errors that were retried.
+    pub oom_retries: u32,
+    /// Partitions whose device stages ran on the host after out-of-memory.
+    pub oom_fallbacks: u32,
+    /// Proofs verified.
+    pub verified: u32,
+}
+
+/// The `q` quantile (nearest rank) of sorted values; 0 for none.
+pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    sorted[((sorted.len() - 1) as f64 * q.clamp(0.0, 1.0)).round() as usize]
+}
+
+/// Latency statistics of `latencies`: `(avg, min, max, p95)` in seconds.
+pub fn latency_stats(latencies: &[Duration]) -> (f64, f64, f64, f64) {
+    let mut l: Vec<f64> = latencies.iter().map(Duration::as_secs_f64).collect();
+    l.sort_by(f64::total_cmp);
+    let avg = if l.is_empty() {
+        0.0
+    } else {
+        l.iter().sum::<f64>() / l.len() as f64
+    };
+    (
+        avg,
+        percentile(&l, 0.0),
+        percentile(&l, 1.0),
+        percentile(&l, 0.95),
+    )
+}
+
+/// Seconds during which each device ran at least one device stage (the
+/// union of its spans), by device index.
+pub fn device_busy_s(spans: &[Span]) -> BTreeMap<usize, f64> {
+    let mut by_device: BTreeMap<usize, Vec<(f64, f64)>> = BTreeMap::new();
+    for s in spans {
+        if let Some(d) = s.device {
+            by_device.entry(d).or_default().push((s.start_ms, s.end_ms));
+        }
+    }
+    by_device
+        .into_iter()
+        .map(|(d, mut v)| {
+            v.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let (mut lo, mut hi) = v[0];
+            let mut ms = 0.0;
+            for &(a, b) in &v[1..] {
+                if a > hi {
+                    ms += hi - lo;
+                    lo = a;
+                }
+                hi = hi.max(b);
+            }
+            ms += hi - lo;
+            (d, ms / 1e3)
+        })
+        .collect()
+}
+
+/// The process's peak resident memory so far (`VmHWM` in
+/// `/proc/self/status`), 0 where unknown.
+pub fn process_peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .map_or(0, |kib| kib * 1024)
+}
+
+/// `TIMELINE,<offset_ms>,<event>,<job>,<detail>` lines, in time order.
+pub fn timeline_lines(spans: &[Span]) -> Vec<String> {
+    let mut events: Vec<(f64, String)> = Vec::with_capacity(2 * spans.len());
+    for s in spans {
+        let detail = format!("p{} {}", s.partition, s.lane);
+        events.push((s.start_ms, format!("{}_start,{},{detail}", s.stage, s.job)));
+        events.push((s.end_ms, format!("{}_end,{},{detail}", s.stage, s.job)));
+    }
+    events.sort_by(|a, b| a.0.total_cmp(&b.0));
+    events
+        .into_iter()
+        .map(|(t, e)| format!("TIMELINE,{t:.3},{e}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Stage;
+
+    fn span(device: Option<usize>, start_ms: f64, end_ms: f64) -> Span {
+        Span {
+            job: 0,
+            partition: 0,
+            stage: Stage::Msm,
+            lane: "dev0-w0".into(),
+            device,
+            start_ms,
+            end_ms,
+        }
+    }
+
+    #[test]
+    fn device_time_counts_overlapping_stages_once_per_device() {
+        let spans = [
+            span(Some(0), 0.0, 100.0),
+            span(Some(0), 50.0, 150.0), // overlaps the first: +50
+            span(Some(0), 200.0, 250.0),
+            span(Some(1), 0.0, 100.0), // another device counts apart
+            span(None, 0.0, 1000.0),   // host stages do not count
+        ];
+        let busy = device_busy_s(&spans);
+        assert!((busy[&0] - 0.2).abs() < 1e-12);
+        assert!((busy[&1] - 0.1).abs() < 1e-12);
+        assert!(device_busy_s(&[]).is_empty());
+    }
+
+    #[test]
+    fn percentiles_take_the_nearest_rank() {
+        let l: Vec<Duration> = [3, 1, 2, 4].map(Duration::from_secs).into();
+        let (avg, min, max, p95) = latency_stats(&l);
+        assert_eq!((avg, min, max, p95), (2.5, 1.0, 4.0, 4.0));
+        assert_eq!(latency_stats(&[]), (0.0, 0.0, 0.0, 0.0));
+    }
+}
