@@ -15,6 +15,8 @@ use crate::Error;
 use crate::backend::Backend;
 use crate::plugin::{ABI_VERSION, BackendConfig, BackendModRef};
 
+pub mod elf;
+
 /// Environment variable with extra plugin folders, colon-separated.
 pub const PLUGIN_PATH_ENV: &str = "ZKPIPE_PLUGIN_PATH";
 /// File name prefix of backend libraries.
@@ -121,9 +123,11 @@ impl Registry {
             let Ok(entries) = std::fs::read_dir(dir) else {
                 continue;
             };
+            // Chosen by name only: a directory or dangling link named like a
+            // plugin is reported below rather than silently skipped.
             let mut files: Vec<PathBuf> = entries
                 .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| is_backend_file(p))
+                .filter(|p| has_backend_file_name(p))
                 .collect();
             files.sort();
             for path in files {
@@ -173,15 +177,16 @@ impl Registry {
     }
 }
 
-fn is_backend_file(p: &Path) -> bool {
+fn has_backend_file_name(p: &Path) -> bool {
     let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
         return false;
     };
-    name.starts_with(LIB_PREFIX) && name.ends_with(std::env::consts::DLL_SUFFIX) && p.is_file()
+    name.starts_with(LIB_PREFIX) && name.ends_with(std::env::consts::DLL_SUFFIX)
 }
 
-/// Opens one library and checks it is a zkpipe backend of our ABI.
+/// Checks one file, opens it and checks it is a zkpipe backend of our ABI.
 fn load_one(path: &Path) -> Result<(String, BackendModRef), String> {
+    elf::check_shared_object(path)?;
     let header = lib_header_from_path(path).map_err(|e| match e {
         abi_stable::library::LibraryError::GetSymbolError { .. } => {
             "not a zkpipe plugin (no abi_stable root module exported)".to_string()
