@@ -266,10 +266,7 @@ impl zkpipe::plugin::AcceleratorImpl for SmallNtt {
     }
     fn capabilities(&self) -> zkpipe::plugin::Capabilities {
         use zkpipe::plugin::{OpSupport, ops};
-        let op = |op: &str, max_log_size| OpSupport {
-            op: op.into(),
-            max_log_size,
-        };
+        let op = OpSupport::new;
         zkpipe::plugin::Capabilities {
             ops: vec![op(ops::NTT, 3), op(ops::MSM_G1, 30)].into(),
         }

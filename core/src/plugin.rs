@@ -30,7 +30,7 @@ use crate::types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 /// zkpipe's plugin ABI version. Bump it when the meaning of a call changes;
 /// the loader refuses plugins whose version differs.
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 
 // ------------------------------------------------------------------ errors
 
@@ -221,6 +221,29 @@ pub struct OpSupport {
     pub op: RString,
     /// Largest supported input, as log2 of the element count.
     pub max_log_size: u32,
+    /// Device memory the op allocates besides its inputs and resident
+    /// bases, by log2 of the element count: entry `k` is for inputs of up to
+    /// 2^k elements. Empty: none (a host backend) or not known. The
+    /// scheduler admits device work with these numbers, so a backend knows
+    /// its own layout and core never guesses it.
+    pub scratch_bytes: RVec<u64>,
+}
+
+impl OpSupport {
+    /// `op` up to 2^`max_log_size` elements, with no device scratch declared.
+    pub fn new(op: &str, max_log_size: u32) -> Self {
+        OpSupport {
+            op: op.into(),
+            max_log_size,
+            scratch_bytes: RVec::new(),
+        }
+    }
+
+    /// With scratch `bytes(n)` for each size n = 2^k, k ≤ `max_log_size`.
+    pub fn with_scratch(mut self, bytes: impl Fn(u64) -> u64) -> Self {
+        self.scratch_bytes = (0..=self.max_log_size).map(|k| bytes(1 << k)).collect();
+        self
+    }
 }
 
 /// The ops a backend implements. An op missing here answers
@@ -243,6 +266,18 @@ impl Capabilities {
         self.ops
             .iter()
             .any(|o| o.op.as_str() == op && o.max_log_size >= log_size)
+    }
+
+    /// Device scratch bytes the backend declares for `op` on `n` elements
+    /// (the entry for the next power of two; the last entry past the
+    /// table); 0 when it declares none.
+    pub fn scratch_bytes(&self, op: &str, n: u64) -> u64 {
+        let k = n.max(1).next_power_of_two().trailing_zeros() as usize;
+        self.ops
+            .iter()
+            .find(|o| o.op.as_str() == op)
+            .and_then(|o| o.scratch_bytes.get(k).or(o.scratch_bytes.last()).copied())
+            .unwrap_or(0)
     }
 }
 

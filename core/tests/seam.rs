@@ -232,3 +232,24 @@ fn roots_of_unity_have_exact_order() {
         assert_eq!(x, Fr::one().neg(), "log_n = {log_n}");
     }
 }
+
+/// A backend declares its own device scratch per size; core reads it for
+/// the next power of two and never assumes one backend's layout.
+#[test]
+fn declared_scratch_is_read_per_power_of_two() {
+    use zkpipe_core::plugin::{Capabilities, OpSupport, ops};
+    let caps = Capabilities {
+        ops: vec![
+            OpSupport::new(ops::MSM_G1, 10).with_scratch(|n| 100 * n + 7),
+            OpSupport::new(ops::NTT, 10),
+        ]
+        .into(),
+    };
+    assert_eq!(caps.scratch_bytes(ops::MSM_G1, 1), 107);
+    assert_eq!(caps.scratch_bytes(ops::MSM_G1, 1000), 100 * 1024 + 7);
+    assert_eq!(caps.scratch_bytes(ops::MSM_G1, 1024), 100 * 1024 + 7);
+    // Past the table: its last entry; undeclared or unknown ops: none.
+    assert_eq!(caps.scratch_bytes(ops::MSM_G1, 1 << 20), 100 * 1024 + 7);
+    assert_eq!(caps.scratch_bytes(ops::NTT, 1 << 8), 0);
+    assert_eq!(caps.scratch_bytes(ops::MSM_G2, 4), 0);
+}

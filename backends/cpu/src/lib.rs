@@ -249,17 +249,19 @@ impl AcceleratorImpl for CpuBackend {
     }
 
     fn capabilities(&self) -> Capabilities {
-        let op = |name: &str, max_log_size| OpSupport {
-            op: name.into(),
-            max_log_size,
+        // The device is host memory: what an op allocates there, at most.
+        // An MSM copies the points and scalars that are not 0 or 1 (see
+        // `msm::msm`); an NTT keeps a twiddle table.
+        let op = |name: &str, bytes_per_element: u64| {
+            OpSupport::new(name, 32).with_scratch(move |n| bytes_per_element * n)
         };
         Capabilities {
             ops: vec![
-                op(ops::MSM_G1, 32),
-                op(ops::MSM_G2, 32),
-                op(ops::MSM_G1_BATCH, 32),
-                op(ops::MSM_G2_BATCH, 32),
-                op(ops::RESIDENT_BASES, 32),
+                op(ops::MSM_G1, 96 + 32),
+                op(ops::MSM_G2, 192 + 32),
+                op(ops::MSM_G1_BATCH, 96 + 32),
+                op(ops::MSM_G2_BATCH, 192 + 32),
+                OpSupport::new(ops::RESIDENT_BASES, 32),
                 op(ops::NTT, 32),
             ]
             .into(),

@@ -1206,19 +1206,28 @@ impl AcceleratorImpl for CudaBackend {
         if self.gpus.is_empty() {
             return Capabilities::default();
         }
-        let op = |op: &str| OpSupport {
-            op: op.into(),
-            max_log_size: 28,
+        const MAX_LOG: u32 = 28;
+        let op = |op: &str| OpSupport::new(op, MAX_LOG);
+        // What each op allocates on the device besides its inputs: the
+        // MSM's plan (scalars, sorted indices, chunk, bucket and segment
+        // sums), the NTT's data, permutation scratch and twiddle table per
+        // direction (what `check_free` asks for, plus the tables).
+        let msm = |words: usize| {
+            move |n: u64| {
+                let n = n as usize;
+                msm::Plan::new(n, auto_window(n)).device_bytes(words) as u64
+            }
         };
+        let (ntt, quotient) = (|n: u64| (3 + 1) * 32 * n, |n: u64| (5 + 2) * 32 * n);
         Capabilities {
             ops: vec![
-                op(ops::MSM_G1),
-                op(ops::MSM_G2),
-                op(ops::MSM_G1_BATCH),
-                op(ops::MSM_G2_BATCH),
+                op(ops::MSM_G1).with_scratch(msm(<msm::G1 as msm::Curve>::WORDS)),
+                op(ops::MSM_G2).with_scratch(msm(<msm::G2 as msm::Curve>::WORDS)),
+                op(ops::MSM_G1_BATCH).with_scratch(msm(<msm::G1 as msm::Curve>::WORDS)),
+                op(ops::MSM_G2_BATCH).with_scratch(msm(<msm::G2 as msm::Curve>::WORDS)),
                 op(ops::RESIDENT_BASES),
-                op(ops::NTT),
-                op(ops::QUOTIENT),
+                op(ops::NTT).with_scratch(ntt),
+                op(ops::QUOTIENT).with_scratch(quotient),
             ]
             .into(),
         }

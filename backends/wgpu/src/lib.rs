@@ -312,10 +312,7 @@ impl AcceleratorImpl for WgpuBackend {
         if self.slots.is_empty() {
             return Capabilities::default();
         }
-        let op = |name: &str, max_log_size| OpSupport {
-            op: name.into(),
-            max_log_size,
-        };
+        let op = OpSupport::new;
         // Larger MSMs run in pieces (bases in several buffers): memory is the limit.
         let msm = 30;
         Capabilities {

@@ -9,6 +9,7 @@ mod key_store;
 mod keys;
 mod proof;
 mod prover;
+mod quotient;
 mod setup;
 mod verifier;
 
@@ -17,7 +18,8 @@ pub use builder::ProverBuilder;
 pub use key_store::{KeyInfo, KeyStore, Keys, load_user_keys, write_keys};
 pub use keys::{Parameters, VerifyingKey};
 pub use proof::Proof;
-pub use prover::{G1Sums, Prover, StageTimes, quotient_by_ntts};
+pub use prover::{G1Sums, Prover, StageTimes};
+pub use quotient::quotient_by_ntts;
 pub use setup::{setup, setup_with_progress, synthetic_parameters};
 pub use verifier::{PreparedVerifyingKey, verify};
 

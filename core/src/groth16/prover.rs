@@ -10,7 +10,7 @@ use super::keys::Parameters;
 use super::proof::Proof;
 use crate::Error;
 use crate::backend::{Backend, is_unsupported};
-use crate::plugin::{BasesHandle, DeviceKind, MsmConfig, NttConfig, NttDirection, NttOrder, ops};
+use crate::plugin::{BasesHandle, DeviceKind, MsmConfig, ops};
 use crate::r1cs::{R1cs, Witness};
 use crate::stage::Stage;
 use crate::types::{Fr, G1Affine, G1Projective, G2Projective};
@@ -80,15 +80,15 @@ pub struct Prover {
     device: u32,
     /// The device index each op names on its backend (`device`, or 0 on
     /// the fallback): NTT, G1 MSMs, G2 MSM.
-    op_devices: [u32; 3],
+    pub(super) op_devices: [u32; 3],
     /// Runs the NTTs of the quotient.
-    ntt: Arc<Backend>,
+    pub(super) ntt: Arc<Backend>,
     /// Runs the G1 MSMs.
     g1: Arc<Backend>,
     /// Runs B in G2.
     g2: Arc<Backend>,
     /// Whether `ntt` has the fused quotient op.
-    fused_quotient: bool,
+    pub(super) fused_quotient: bool,
     /// Takes an MSM the chosen backend turns down at run time (e.g. a bucket
     /// over a driver limit) with an `UNSUPPORTED` error.
     fallback: Option<Arc<Backend>>,
@@ -105,7 +105,7 @@ pub struct Prover {
     /// MSMs' scratch (`msm_room`) unless turned off.
     concurrent_msms: bool,
     msm_room: bool,
-    log_n: u32,
+    pub(super) log_n: u32,
     queries: [Query; 5], // a, b_g1, b_g2, l, h
 }
 
@@ -237,7 +237,7 @@ impl Prover {
             concurrent_msms: false,
             msm_room: false,
         };
-        let room = 8 * prover.msm_device_bytes();
+        let room = 8 * prover.msm_device_bytes().0;
         let roomy_gpu = |be: &Arc<Backend>| {
             be.info()
                 .devices
@@ -296,29 +296,36 @@ impl Prover {
         32 * (2 * vars + 4 * n)
     }
 
-    /// One G1 MSM on this prover's backend, or on `on` from host bases.
     /// Device bytes this prover's device stages need at their peak besides
-    /// the resident bases, for a GPU backend of zkpipe's design: the fused
-    /// quotient holds a, b, c and twiddle/scale tables (5 vectors of n);
-    /// a Pippenger MSM of m points holds the scalars, 16 windows of sorted
-    /// indices, and chunk and bucket sums of up to 2^15 buckets per window in
-    /// XYZZ form (384 bytes per G2 point). The larger of the two.
+    /// the resident bases, as its backends declare them
+    /// ([`Capabilities::scratch_bytes`](crate::plugin::Capabilities::scratch_bytes)):
+    /// the larger of the quotient's and the MSM stage's (five MSMs when
+    /// they run side by side). 0 for host backends.
     pub fn partition_device_bytes(&self) -> u64 {
         let n = 1u64 << self.log_n;
-        let msm = if self.concurrent_msms {
-            5 * self.msm_device_bytes()
+        let quotient = if self.fused_quotient {
+            self.ntt.capabilities().scratch_bytes(ops::QUOTIENT, n)
         } else {
-            self.msm_device_bytes()
+            // a, b, c stay on the host; one NTT at a time on the device.
+            self.ntt.capabilities().scratch_bytes(ops::NTT, n)
         };
-        (5 * 32 * n).max(msm)
+        let (g1, g2) = self.msm_device_bytes();
+        let msm = if self.concurrent_msms {
+            4 * g1 + g2
+        } else {
+            g1.max(g2)
+        };
+        quotient.max(msm)
     }
 
-    /// Device bytes of one MSM of this prover (see [`Prover::partition_device_bytes`]).
-    fn msm_device_bytes(&self) -> u64 {
+    /// Device scratch of one G1 and of the G2 MSM of this prover.
+    fn msm_device_bytes(&self) -> (u64, u64) {
         let n = 1u64 << self.log_n;
         let m = n.max((self.r1cs.num_inputs + self.r1cs.num_aux) as u64);
-        let (windows, buckets, xyzz) = (16u64, m.min(1 << 15), 384u64);
-        32 * m + 4 * windows * m + windows * (2 * (m / 32 + buckets) * xyzz + 16 * buckets)
+        (
+            self.g1.capabilities().scratch_bytes(ops::MSM_G1, m),
+            self.g2.capabilities().scratch_bytes(ops::MSM_G2, m),
+        )
     }
 
     /// Memory of the device the MSMs run on left for proofs: what its
@@ -348,6 +355,7 @@ impl Prover {
         total.saturating_sub(resident)
     }
 
+    /// One G1 MSM on this prover's backend, or on `on` from host bases.
     fn g1(
         &self,
         on: Option<&Backend>,
@@ -585,89 +593,6 @@ impl Prover {
             c: g_c.to_affine(),
         }
     }
-
-    /// `h = (a·b − c)/Z` as coefficients (n − 1 of them), bellman's convention:
-    /// iNTT, NTT on the coset 7·⟨ω⟩, pointwise, divide by Z = 7^n − 1, coset iNTT.
-    ///
-    /// # Errors
-    /// Backend errors.
-    pub fn quotient(&self, abc: [Vec<Fr>; 3], inputs: &[Fr]) -> Result<Vec<Fr>, Error> {
-        self.quotient_on(None, abc, inputs)
-    }
-
-    /// [`Prover::quotient`] with its NTTs on `on` when given.
-    ///
-    /// # Errors
-    /// As [`Prover::quotient`].
-    pub fn quotient_on(
-        &self,
-        on: Option<&Backend>,
-        abc: [Vec<Fr>; 3],
-        inputs: &[Fr],
-    ) -> Result<Vec<Fr>, Error> {
-        let ntt = on.unwrap_or(&self.ntt);
-        let device = if on.is_some() { 0 } else { self.op_devices[0] };
-        let [mut a, mut b, mut c] = abc;
-        let (a, b, c) = (&mut a, &mut b, &mut c);
-        let n = 1usize << self.log_n;
-        // bellman's extra rows: input_i · 1 = 0.
-        a.extend_from_slice(inputs);
-        b.resize(a.len(), Fr::ZERO);
-        c.resize(a.len(), Fr::ZERO);
-        for v in [&mut *a, &mut *b, &mut *c] {
-            v.resize(n, Fr::ZERO);
-        }
-        let g = Fr::from_u64(super::COSET_SHIFT);
-        let fused = match on {
-            Some(be) => be.capabilities().supports(ops::QUOTIENT),
-            None => self.fused_quotient,
-        };
-        if fused {
-            let cfg = crate::plugin::QuotientConfig {
-                device,
-                coset: g,
-                ext: Default::default(),
-            };
-            ntt.quotient(a, b, c, &cfg)?;
-        } else {
-            quotient_by_ntts(ntt, a, b, c, g, device)?;
-        }
-        a.truncate(n - 1);
-        Ok(std::mem::take(a))
-    }
-}
-
-/// Groth16's quotient through a backend's NTTs (for backends without the
-/// fused op): `a, b, c` are evaluations over the n-th roots of unity; on
-/// return `a` holds `h`'s coefficients, computed on the coset `g·⟨ω⟩`
-/// (`b` and `c` are overwritten).
-///
-/// # Errors
-/// Backend errors; [`Error::InvalidInput`] when `gⁿ = 1`.
-pub fn quotient_by_ntts(
-    ntt: &Backend,
-    a: &mut [Fr],
-    b: &mut [Fr],
-    c: &mut [Fr],
-    g: Fr,
-    device: u32,
-) -> Result<(), Error> {
-    let cfg = |direction, order, coset: Option<Fr>| NttConfig {
-        device,
-        direction,
-        order,
-        coset: coset.into(),
-        ext: Default::default(),
-    };
-    // Bit-reversed coefficients feed the coset NTT directly: no permutation between.
-    for v in [&mut *a, &mut *b, &mut *c] {
-        ntt.ntt(v, &cfg(NttDirection::Inverse, NttOrder::NR, None))?;
-        ntt.ntt(v, &cfg(NttDirection::Forward, NttOrder::RN, Some(g)))?;
-    }
-    let z_inv = super::vanishing_inverse(&g, a.len())
-        .ok_or_else(|| Error::InvalidInput("quotient: gⁿ = 1 for this coset shift".into()))?;
-    pointwise(a, b, c, &z_inv);
-    ntt.ntt(a, &cfg(NttDirection::Inverse, NttOrder::NN, Some(g)))
 }
 
 impl Drop for Prover {
@@ -678,15 +603,6 @@ impl Drop for Prover {
             }
         }
     }
-}
-
-/// `a ← (a·b − c)·z_inv`, in parallel.
-fn pointwise(a: &mut [Fr], b: &[Fr], c: &[Fr], z_inv: &Fr) {
-    use rayon::prelude::*;
-    a.par_iter_mut()
-        .zip(b.par_iter().zip(c))
-        .with_min_len(4096)
-        .for_each(|(x, (y, z))| *x = x.mul(y).sub(z).mul(z_inv));
 }
 
 /// Positions in `inputs ‖ aux` of the variables set in `inputs` then `aux`.

@@ -1,0 +1,102 @@
+//! Stage `quotient`: `h = (a·b − c)/Z` on a coset, through the fused op
+//! where the backend has it, else through its NTTs (bellman's convention).
+
+use super::prover::Prover;
+use crate::Error;
+use crate::backend::Backend;
+use crate::plugin::{NttConfig, NttDirection, NttOrder, ops};
+use crate::types::Fr;
+
+impl Prover {
+    /// `h = (a·b − c)/Z` as coefficients (n − 1 of them), bellman's convention:
+    /// iNTT, NTT on the coset 7·⟨ω⟩, pointwise, divide by Z = 7^n − 1, coset iNTT.
+    ///
+    /// # Errors
+    /// Backend errors.
+    pub fn quotient(&self, abc: [Vec<Fr>; 3], inputs: &[Fr]) -> Result<Vec<Fr>, Error> {
+        self.quotient_on(None, abc, inputs)
+    }
+
+    /// [`Prover::quotient`] with its NTTs on `on` when given.
+    ///
+    /// # Errors
+    /// As [`Prover::quotient`].
+    pub fn quotient_on(
+        &self,
+        on: Option<&Backend>,
+        abc: [Vec<Fr>; 3],
+        inputs: &[Fr],
+    ) -> Result<Vec<Fr>, Error> {
+        let ntt = on.unwrap_or(&self.ntt);
+        let device = if on.is_some() { 0 } else { self.op_devices[0] };
+        let [mut a, mut b, mut c] = abc;
+        let (a, b, c) = (&mut a, &mut b, &mut c);
+        let n = 1usize << self.log_n;
+        // bellman's extra rows: input_i · 1 = 0.
+        a.extend_from_slice(inputs);
+        b.resize(a.len(), Fr::ZERO);
+        c.resize(a.len(), Fr::ZERO);
+        for v in [&mut *a, &mut *b, &mut *c] {
+            v.resize(n, Fr::ZERO);
+        }
+        let g = Fr::from_u64(super::COSET_SHIFT);
+        let fused = match on {
+            Some(be) => be.capabilities().supports(ops::QUOTIENT),
+            None => self.fused_quotient,
+        };
+        if fused {
+            let cfg = crate::plugin::QuotientConfig {
+                device,
+                coset: g,
+                ext: Default::default(),
+            };
+            ntt.quotient(a, b, c, &cfg)?;
+        } else {
+            quotient_by_ntts(ntt, a, b, c, g, device)?;
+        }
+        a.truncate(n - 1);
+        Ok(std::mem::take(a))
+    }
+}
+
+/// Groth16's quotient through a backend's NTTs (for backends without the
+/// fused op): `a, b, c` are evaluations over the n-th roots of unity; on
+/// return `a` holds `h`'s coefficients, computed on the coset `g·⟨ω⟩`
+/// (`b` and `c` are overwritten).
+///
+/// # Errors
+/// Backend errors; [`Error::InvalidInput`] when `gⁿ = 1`.
+pub fn quotient_by_ntts(
+    ntt: &Backend,
+    a: &mut [Fr],
+    b: &mut [Fr],
+    c: &mut [Fr],
+    g: Fr,
+    device: u32,
+) -> Result<(), Error> {
+    let cfg = |direction, order, coset: Option<Fr>| NttConfig {
+        device,
+        direction,
+        order,
+        coset: coset.into(),
+        ext: Default::default(),
+    };
+    // Bit-reversed coefficients feed the coset NTT directly: no permutation between.
+    for v in [&mut *a, &mut *b, &mut *c] {
+        ntt.ntt(v, &cfg(NttDirection::Inverse, NttOrder::NR, None))?;
+        ntt.ntt(v, &cfg(NttDirection::Forward, NttOrder::RN, Some(g)))?;
+    }
+    let z_inv = super::vanishing_inverse(&g, a.len())
+        .ok_or_else(|| Error::InvalidInput("quotient: gⁿ = 1 for this coset shift".into()))?;
+    pointwise(a, b, c, &z_inv);
+    ntt.ntt(a, &cfg(NttDirection::Inverse, NttOrder::NN, Some(g)))
+}
+
+/// `a ← (a·b − c)·z_inv`, in parallel.
+fn pointwise(a: &mut [Fr], b: &[Fr], c: &[Fr], z_inv: &Fr) {
+    use rayon::prelude::*;
+    a.par_iter_mut()
+        .zip(b.par_iter().zip(c))
+        .with_min_len(4096)
+        .for_each(|(x, (y, z))| *x = x.mul(y).sub(z).mul(z_inv));
+}
