@@ -293,3 +293,202 @@ fn ntts_past_the_backend_size_limit_run_on_the_fallback() {
         ["cpu", "small-ntt", "cpu"],
     );
 }
+
+/// A key, a proof of the 8-squaring chain and its public inputs.
+fn small_proof() -> (Parameters, Proof, Vec<Fr>) {
+    let (r1cs, w) = R1cs::record(BenchCircuit::new("squaring-chain", "8", 1).unwrap()).unwrap();
+    let params = groth16::setup(&r1cs, 2);
+    let (proof, _) = Prover::new(cpu(), Arc::new(params.clone()), Arc::new(r1cs))
+        .unwrap()
+        .prove(&w, Fr::from_u64(1), Fr::from_u64(2))
+        .unwrap();
+    (params, proof, w.public_inputs().to_vec())
+}
+
+fn vk_bytes(vk: &VerifyingKey) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    vk.write(&mut bytes).unwrap();
+    bytes
+}
+
+fn params_bytes(params: &Parameters) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    params.write(&mut bytes).unwrap();
+    bytes
+}
+
+/// Bytes of a verifying key before its IC points (six points and the count).
+const VK_HEADER: usize = 3 * 96 + 3 * 192 + 4;
+
+#[test]
+fn verifying_keys_without_ic_points_are_refused() {
+    let (params, proof, inputs) = small_proof();
+    let mut empty = params.vk.clone();
+    empty.ic.clear();
+    let no_points = "vk.ic has no points";
+
+    let e = VerifyingKey::from_bytes(&vk_bytes(&empty)).unwrap_err();
+    assert!(e.to_string().contains(no_points), "{e}");
+    let mut with_empty_vk = params.clone();
+    with_empty_vk.vk = empty.clone();
+    let e = Parameters::from_bytes(&params_bytes(&with_empty_vk), false).unwrap_err();
+    assert!(e.to_string().contains(no_points), "{e}");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("vk.bin");
+    std::fs::write(&path, vk_bytes(&empty)).unwrap();
+    let e = VerifyingKey::load(&path).unwrap_err();
+    assert!(e.to_string().contains(no_points), "{e}");
+
+    // A key built in memory: verify refuses it (it used to index ic[0] and
+    // panic) whatever the number of inputs.
+    let pvk = PreparedVerifyingKey::new(&empty);
+    for given in [&inputs[..0], &inputs[..]] {
+        let e = groth16::verify(&pvk, &proof, given).unwrap_err();
+        assert!(
+            matches!(e, Error::InvalidInput(_)) && e.to_string().contains(no_points),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn the_ic_count_must_match_the_public_inputs() {
+    let (params, proof, inputs) = small_proof();
+    let pvk = PreparedVerifyingKey::new(&params.vk);
+    assert!(groth16::verify(&pvk, &proof, &inputs).unwrap());
+    let takes = format!("the key takes {} public inputs", inputs.len());
+    let mut one_more = inputs.clone();
+    one_more.push(Fr::one());
+    for given in [&inputs[..inputs.len() - 1], &one_more[..]] {
+        let e = groth16::verify(&pvk, &proof, given).unwrap_err();
+        assert!(
+            matches!(e, Error::InvalidInput(_)) && e.to_string().contains(&takes),
+            "{e}"
+        );
+    }
+    // A key with an IC point more than the proof's inputs: the same refusal.
+    let mut longer = params.vk.clone();
+    longer.ic.push(zkpipe::G1Affine::generator());
+    let e = groth16::verify(&PreparedVerifyingKey::new(&longer), &proof, &inputs).unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidInput(_))
+            && e.to_string().contains(&format!(
+                "takes {} public inputs ({} IC points), {} were given",
+                inputs.len() + 1,
+                inputs.len() + 2,
+                inputs.len()
+            )),
+        "{e}"
+    );
+}
+
+#[test]
+fn keys_with_gamma_or_delta_at_infinity_are_refused() {
+    let (params, proof, inputs) = small_proof();
+    type Spoil = fn(&mut VerifyingKey);
+    let spoilers: [(&str, Spoil); 3] = [
+        ("vk.gamma_g2", |vk| {
+            vk.gamma_g2 = zkpipe::G2Affine::identity()
+        }),
+        ("vk.delta_g1", |vk| {
+            vk.delta_g1 = zkpipe::G1Affine::identity()
+        }),
+        ("vk.delta_g2", |vk| {
+            vk.delta_g2 = zkpipe::G2Affine::identity()
+        }),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (field, spoil) in spoilers {
+        let mut vk = params.vk.clone();
+        spoil(&mut vk);
+        let refused = |e: Error| {
+            let text = e.to_string();
+            assert!(
+                text.contains(field) && text.contains("point at infinity"),
+                "{field}: {text}"
+            );
+        };
+        refused(VerifyingKey::from_bytes(&vk_bytes(&vk)).unwrap_err());
+        let path = dir.path().join("vk.bin");
+        std::fs::write(&path, vk_bytes(&vk)).unwrap();
+        refused(VerifyingKey::load(&path).unwrap_err());
+        let mut spoilt = params.clone();
+        spoilt.vk = vk.clone();
+        refused(Parameters::from_bytes(&params_bytes(&spoilt), true).unwrap_err());
+        let path = dir.path().join("params.bin");
+        std::fs::write(&path, params_bytes(&spoilt)).unwrap();
+        refused(Parameters::load(&path, false).unwrap_err());
+        let e = groth16::verify(&PreparedVerifyingKey::new(&vk), &proof, &inputs).unwrap_err();
+        assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+        refused(e);
+    }
+}
+
+#[test]
+fn key_files_are_sized_by_their_header_before_they_are_read() {
+    let (r1cs, _) = R1cs::record(BenchCircuit::new("squaring-chain", "8", 1).unwrap()).unwrap();
+    let params = groth16::setup(&r1cs, 2);
+    let vk = vk_bytes(&params.vk);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("vk.bin");
+    let load_error = |bytes: &[u8]| {
+        std::fs::write(&path, bytes).unwrap();
+        VerifyingKey::load(&path).unwrap_err().to_string()
+    };
+
+    // An IC count whose key would pass 1 GiB: refused from the header.
+    let mut huge_count = vk[..VK_HEADER].to_vec();
+    huge_count[VK_HEADER - 4..].copy_from_slice(&u32::MAX.to_be_bytes());
+    let e = load_error(&huge_count);
+    assert!(
+        e.contains("4294967295 points") && e.contains("over the limit"),
+        "{e}"
+    );
+    // Shorter or longer than the header says, or shorter than the header.
+    let e = load_error(&vk[..vk.len() - 1]);
+    assert!(e.contains("its header"), "{e}");
+    let e = load_error(&[&vk[..], &[0]].concat());
+    assert!(e.contains("its header"), "{e}");
+    let e = load_error(&vk[..VK_HEADER - 1]);
+    assert!(e.contains("truncated key"), "{e}");
+
+    // A 4 GiB file (sparse) holding a small key: refused without reading
+    // the tail (a reader that read the file first would allocate 4 GiB).
+    let file = std::fs::File::create(&path).unwrap();
+    std::io::Write::write_all(&mut &file, &vk).unwrap();
+    file.set_len(4 << 30).unwrap();
+    let start = std::time::Instant::now();
+    let e = VerifyingKey::load(&path).unwrap_err().to_string();
+    assert!(e.contains("the file is 4294967296 bytes"), "{e}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(1));
+
+    // Parameters: every count set to 2^32 − 1 is checked against the bytes
+    // left (an error, not an allocation or an abort).
+    let bytes = params_bytes(&params);
+    let mut count_at = VK_HEADER - 4;
+    let counts = [
+        ("vk.ic", 96),
+        ("h", 96),
+        ("l", 96),
+        ("a", 96),
+        ("b_g1", 96),
+        ("b_g2", 192),
+    ];
+    let params_path = dir.path().join("params.bin");
+    for (what, point_bytes) in counts {
+        let mut huge = bytes.clone();
+        huge[count_at..count_at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
+        let e = Parameters::from_bytes(&huge, false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!("truncated key: {what} needs")),
+            "{what}: {e}"
+        );
+        std::fs::write(&params_path, &huge).unwrap();
+        assert!(Parameters::load(&params_path, false).is_err(), "{what}");
+        let n = u32::from_be_bytes(bytes[count_at..count_at + 4].try_into().unwrap());
+        count_at += 4 + n as usize * point_bytes;
+    }
+    assert_eq!(count_at, bytes.len(), "every count was patched");
+}
