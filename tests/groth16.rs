@@ -492,3 +492,142 @@ fn key_files_are_sized_by_their_header_before_they_are_read() {
     }
     assert_eq!(count_at, bytes.len(), "every count was patched");
 }
+
+/// BLS12-381's base field modulus p, big-endian.
+const P_BE: [u8; 48] = [
+    0x1a, 0x01, 0x11, 0xea, 0x39, 0x7f, 0xe6, 0x9a, 0x4b, 0x1b, 0xa7, 0xb6, 0x43, 0x4b, 0xac, 0xd7,
+    0x64, 0x77, 0x4b, 0x84, 0xf3, 0x85, 0x12, 0xbf, 0x67, 0x30, 0xd2, 0xa0, 0xf6, 0xb0, 0xf6, 0x24,
+    0x1e, 0xab, 0xff, 0xfe, 0xb1, 0x53, 0xff, 0xff, 0xb9, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xaa, 0xab,
+];
+
+/// A compressed coordinate (flag bit set) holding `x`: 48 big-endian bytes.
+fn compressed_x(x: u64) -> [u8; 48] {
+    let mut out = [0u8; 48];
+    out[40..].copy_from_slice(&x.to_be_bytes());
+    out[0] |= 0x80;
+    out
+}
+
+/// The errors `Proof::from_bytes` gives when the point at `range` of a good
+/// proof is replaced by each of `encodings`.
+fn errors_with(
+    good: &[u8; Proof::SIZE],
+    range: std::ops::Range<usize>,
+    encodings: &[Vec<u8>],
+) -> Vec<Error> {
+    encodings
+        .iter()
+        .map(|encoding| {
+            let mut bytes = *good;
+            bytes[range.clone()].copy_from_slice(encoding);
+            Proof::from_bytes(&bytes).expect_err("a bad point was accepted")
+        })
+        .collect()
+}
+
+#[test]
+fn proof_points_are_checked_encoding_curve_and_subgroup() {
+    let (_, proof, _) = small_proof();
+    let good = proof.to_bytes();
+
+    // Non-canonical: x = p and x = p + 1 (a second encoding of 1); the
+    // point at infinity with stray bits; no compression flag.
+    let mut x_p = P_BE;
+    x_p[0] |= 0x80;
+    let mut x_p_plus_1 = x_p;
+    x_p_plus_1[47] += 1;
+    let mut stray_infinity = [0u8; 48];
+    stray_infinity[0] = 0xc0;
+    stray_infinity[47] = 1;
+    let mut unflagged = good[..48].to_vec();
+    unflagged[0] &= 0x7f;
+    let malformed_g1 = [
+        x_p.to_vec(),
+        x_p_plus_1.to_vec(),
+        stray_infinity.to_vec(),
+        unflagged,
+    ];
+    for (name, range) in [("A", 0..48), ("C", 144..192)] {
+        for e in errors_with(&good, range, &malformed_g1) {
+            assert!(matches!(e, Error::InvalidEncoding(_)), "{name}: {e}");
+            assert!(e.to_string().contains(&format!("{name}: ")), "{e}");
+        }
+    }
+    // In G2 (c1, c0): c0 = p, and c1 = p.
+    let mut c0_p = [0u8; 96];
+    c0_p[0] = 0x80;
+    c0_p[48..].copy_from_slice(&P_BE);
+    let c1_p = [&x_p[..], &[0u8; 48][..]].concat();
+    for e in errors_with(&good, 48..144, &[c0_p.to_vec(), c1_p]) {
+        assert!(
+            matches!(e, Error::InvalidEncoding(_)) && e.to_string().contains("B: "),
+            "{e}"
+        );
+    }
+
+    // Small x: off the curve (x³ + 4 not a square) or on it but outside the
+    // prime-order subgroup (almost every curve point is); both kinds occur.
+    let g1s: Vec<Vec<u8>> = (1..40).map(|x| compressed_x(x).to_vec()).collect();
+    let g2s: Vec<Vec<u8>> = (1..40)
+        .map(|x| [&compressed_x(0)[..], &compressed_x(x)[..]].concat())
+        .map(|mut b| {
+            b[48] &= 0x7f; // the flags live in the first byte only
+            b
+        })
+        .collect();
+    for (name, range, encodings) in [
+        ("A", 0..48, &g1s),
+        ("B", 48..144, &g2s),
+        ("C", 144..192, &g1s),
+    ] {
+        let errors = errors_with(&good, range, encodings);
+        assert!(
+            errors.iter().any(|e| matches!(e, Error::NotOnCurve(_))),
+            "{name}"
+        );
+        assert!(
+            errors.iter().any(|e| matches!(e, Error::NotInSubgroup(_))),
+            "{name}"
+        );
+        for e in &errors {
+            assert!(
+                matches!(e, Error::NotOnCurve(_) | Error::NotInSubgroup(_))
+                    && e.to_string().starts_with(&format!("{name}: ")),
+                "{name}: {e}"
+            );
+        }
+    }
+    // In a file of several, the error names the proof.
+    let mut two = [good, good].concat();
+    two[192..240].copy_from_slice(&compressed_x(1));
+    let e = Proof::many_from_bytes(&two).unwrap_err();
+    assert!(e.to_string().contains("proof 1: A: "), "{e}");
+}
+
+#[test]
+fn proof_files_are_bounded_before_they_are_read() {
+    let (_, proof, _) = small_proof();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("proof.bin");
+    std::fs::write(&path, [proof.to_bytes(), proof.to_bytes()].concat()).unwrap();
+    assert_eq!(Proof::load_many(&path).unwrap(), vec![proof, proof]);
+
+    std::fs::write(&path, &proof.to_bytes()[..191]).unwrap();
+    let e = Proof::load_many(&path).unwrap_err().to_string();
+    assert!(
+        e.contains("multiple of 192") && e.contains("proof.bin"),
+        "{e}"
+    );
+
+    // One proof more than the limit (sparse): refused before it is read.
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(Proof::MAX_FILE_BYTES + Proof::SIZE as u64)
+        .unwrap();
+    let start = std::time::Instant::now();
+    let e = Proof::load_many(&path).unwrap_err().to_string();
+    assert!(
+        e.contains("larger than the limit of 201326592 bytes"),
+        "{e}"
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(1));
+}
