@@ -296,3 +296,341 @@ fn ntts_past_the_backend_size_limit_run_on_the_fallback() {
         ["cpu", "small-ntt", "cpu"],
     );
 }
+
+/// A key, a proof of the 8-squaring chain and its public inputs.
+fn small_proof() -> (Parameters, Proof, Vec<Fr>) {
+    let (r1cs, w) = R1cs::record(BenchCircuit::new("squaring-chain", "8", 1).unwrap()).unwrap();
+    let params = groth16::setup(&r1cs, 2);
+    let (proof, _) = Prover::new(cpu(), Arc::new(params.clone()), Arc::new(r1cs))
+        .unwrap()
+        .prove(&w, Fr::from_u64(1), Fr::from_u64(2))
+        .unwrap();
+    (params, proof, w.public_inputs().to_vec())
+}
+
+fn vk_bytes(vk: &VerifyingKey) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    vk.write(&mut bytes).unwrap();
+    bytes
+}
+
+fn params_bytes(params: &Parameters) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    params.write(&mut bytes).unwrap();
+    bytes
+}
+
+/// Bytes of a verifying key before its IC points (six points and the count).
+const VK_HEADER: usize = 3 * 96 + 3 * 192 + 4;
+
+#[test]
+fn verifying_keys_without_ic_points_are_refused() {
+    let (params, proof, inputs) = small_proof();
+    let mut empty = params.vk.clone();
+    empty.ic.clear();
+    let no_points = "vk.ic has no points";
+
+    let e = VerifyingKey::from_bytes(&vk_bytes(&empty)).unwrap_err();
+    assert!(e.to_string().contains(no_points), "{e}");
+    let mut with_empty_vk = params.clone();
+    with_empty_vk.vk = empty.clone();
+    let e = Parameters::from_bytes(&params_bytes(&with_empty_vk), false).unwrap_err();
+    assert!(e.to_string().contains(no_points), "{e}");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("vk.bin");
+    std::fs::write(&path, vk_bytes(&empty)).unwrap();
+    let e = VerifyingKey::load(&path).unwrap_err();
+    assert!(e.to_string().contains(no_points), "{e}");
+
+    // A key built in memory: verify refuses it (it used to index ic[0] and
+    // panic) whatever the number of inputs.
+    let pvk = PreparedVerifyingKey::new(&empty);
+    for given in [&inputs[..0], &inputs[..]] {
+        let e = groth16::verify(&pvk, &proof, given).unwrap_err();
+        assert!(
+            matches!(e, Error::InvalidInput(_)) && e.to_string().contains(no_points),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn the_ic_count_must_match_the_public_inputs() {
+    let (params, proof, inputs) = small_proof();
+    let pvk = PreparedVerifyingKey::new(&params.vk);
+    assert!(groth16::verify(&pvk, &proof, &inputs).unwrap());
+    let takes = format!("the key takes {} public inputs", inputs.len());
+    let mut one_more = inputs.clone();
+    one_more.push(Fr::one());
+    for given in [&inputs[..inputs.len() - 1], &one_more[..]] {
+        let e = groth16::verify(&pvk, &proof, given).unwrap_err();
+        assert!(
+            matches!(e, Error::InvalidInput(_)) && e.to_string().contains(&takes),
+            "{e}"
+        );
+    }
+    // A key with an IC point more than the proof's inputs: the same refusal.
+    let mut longer = params.vk.clone();
+    longer.ic.push(zkpipe::G1Affine::generator());
+    let e = groth16::verify(&PreparedVerifyingKey::new(&longer), &proof, &inputs).unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidInput(_))
+            && e.to_string().contains(&format!(
+                "takes {} public inputs ({} IC points), {} were given",
+                inputs.len() + 1,
+                inputs.len() + 2,
+                inputs.len()
+            )),
+        "{e}"
+    );
+}
+
+#[test]
+fn keys_with_gamma_or_delta_at_infinity_are_refused() {
+    let (params, proof, inputs) = small_proof();
+    type Spoil = fn(&mut VerifyingKey);
+    let spoilers: [(&str, Spoil); 3] = [
+        ("vk.gamma_g2", |vk| {
+            vk.gamma_g2 = zkpipe::G2Affine::identity()
+        }),
+        ("vk.delta_g1", |vk| {
+            vk.delta_g1 = zkpipe::G1Affine::identity()
+        }),
+        ("vk.delta_g2", |vk| {
+            vk.delta_g2 = zkpipe::G2Affine::identity()
+        }),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (field, spoil) in spoilers {
+        let mut vk = params.vk.clone();
+        spoil(&mut vk);
+        let refused = |e: Error| {
+            let text = e.to_string();
+            assert!(
+                text.contains(field) && text.contains("point at infinity"),
+                "{field}: {text}"
+            );
+        };
+        refused(VerifyingKey::from_bytes(&vk_bytes(&vk)).unwrap_err());
+        let path = dir.path().join("vk.bin");
+        std::fs::write(&path, vk_bytes(&vk)).unwrap();
+        refused(VerifyingKey::load(&path).unwrap_err());
+        let mut spoilt = params.clone();
+        spoilt.vk = vk.clone();
+        refused(Parameters::from_bytes(&params_bytes(&spoilt), true).unwrap_err());
+        let path = dir.path().join("params.bin");
+        std::fs::write(&path, params_bytes(&spoilt)).unwrap();
+        refused(Parameters::load(&path, false).unwrap_err());
+        let e = groth16::verify(&PreparedVerifyingKey::new(&vk), &proof, &inputs).unwrap_err();
+        assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+        refused(e);
+    }
+}
+
+#[test]
+fn key_files_are_sized_by_their_header_before_they_are_read() {
+    let (r1cs, _) = R1cs::record(BenchCircuit::new("squaring-chain", "8", 1).unwrap()).unwrap();
+    let params = groth16::setup(&r1cs, 2);
+    let vk = vk_bytes(&params.vk);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("vk.bin");
+    let load_error = |bytes: &[u8]| {
+        std::fs::write(&path, bytes).unwrap();
+        VerifyingKey::load(&path).unwrap_err().to_string()
+    };
+
+    // An IC count whose key would pass 1 GiB: refused from the header.
+    let mut huge_count = vk[..VK_HEADER].to_vec();
+    huge_count[VK_HEADER - 4..].copy_from_slice(&u32::MAX.to_be_bytes());
+    let e = load_error(&huge_count);
+    assert!(
+        e.contains("4294967295 points") && e.contains("over the limit"),
+        "{e}"
+    );
+    // Shorter or longer than the header says, or shorter than the header.
+    let e = load_error(&vk[..vk.len() - 1]);
+    assert!(e.contains("its header"), "{e}");
+    let e = load_error(&[&vk[..], &[0]].concat());
+    assert!(e.contains("its header"), "{e}");
+    let e = load_error(&vk[..VK_HEADER - 1]);
+    assert!(e.contains("truncated key"), "{e}");
+
+    // A 4 GiB file (sparse) holding a small key: refused without reading
+    // the tail (a reader that read the file first would allocate 4 GiB).
+    let file = std::fs::File::create(&path).unwrap();
+    std::io::Write::write_all(&mut &file, &vk).unwrap();
+    file.set_len(4 << 30).unwrap();
+    let start = std::time::Instant::now();
+    let e = VerifyingKey::load(&path).unwrap_err().to_string();
+    assert!(e.contains("the file is 4294967296 bytes"), "{e}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(1));
+
+    // Parameters: every count set to 2^32 − 1 is checked against the bytes
+    // left (an error, not an allocation or an abort).
+    let bytes = params_bytes(&params);
+    let mut count_at = VK_HEADER - 4;
+    let counts = [
+        ("vk.ic", 96),
+        ("h", 96),
+        ("l", 96),
+        ("a", 96),
+        ("b_g1", 96),
+        ("b_g2", 192),
+    ];
+    let params_path = dir.path().join("params.bin");
+    for (what, point_bytes) in counts {
+        let mut huge = bytes.clone();
+        huge[count_at..count_at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
+        let e = Parameters::from_bytes(&huge, false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!("truncated key: {what} needs")),
+            "{what}: {e}"
+        );
+        std::fs::write(&params_path, &huge).unwrap();
+        assert!(Parameters::load(&params_path, false).is_err(), "{what}");
+        let n = u32::from_be_bytes(bytes[count_at..count_at + 4].try_into().unwrap());
+        count_at += 4 + n as usize * point_bytes;
+    }
+    assert_eq!(count_at, bytes.len(), "every count was patched");
+}
+
+/// BLS12-381's base field modulus p, big-endian.
+const P_BE: [u8; 48] = [
+    0x1a, 0x01, 0x11, 0xea, 0x39, 0x7f, 0xe6, 0x9a, 0x4b, 0x1b, 0xa7, 0xb6, 0x43, 0x4b, 0xac, 0xd7,
+    0x64, 0x77, 0x4b, 0x84, 0xf3, 0x85, 0x12, 0xbf, 0x67, 0x30, 0xd2, 0xa0, 0xf6, 0xb0, 0xf6, 0x24,
+    0x1e, 0xab, 0xff, 0xfe, 0xb1, 0x53, 0xff, 0xff, 0xb9, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xaa, 0xab,
+];
+
+/// A compressed coordinate (flag bit set) holding `x`: 48 big-endian bytes.
+fn compressed_x(x: u64) -> [u8; 48] {
+    let mut out = [0u8; 48];
+    out[40..].copy_from_slice(&x.to_be_bytes());
+    out[0] |= 0x80;
+    out
+}
+
+/// The errors `Proof::from_bytes` gives when the point at `range` of a good
+/// proof is replaced by each of `encodings`.
+fn errors_with(
+    good: &[u8; Proof::SIZE],
+    range: std::ops::Range<usize>,
+    encodings: &[Vec<u8>],
+) -> Vec<Error> {
+    encodings
+        .iter()
+        .map(|encoding| {
+            let mut bytes = *good;
+            bytes[range.clone()].copy_from_slice(encoding);
+            Proof::from_bytes(&bytes).expect_err("a bad point was accepted")
+        })
+        .collect()
+}
+
+#[test]
+fn proof_points_are_checked_encoding_curve_and_subgroup() {
+    let (_, proof, _) = small_proof();
+    let good = proof.to_bytes();
+
+    // Non-canonical: x = p and x = p + 1 (a second encoding of 1); the
+    // point at infinity with stray bits; no compression flag.
+    let mut x_p = P_BE;
+    x_p[0] |= 0x80;
+    let mut x_p_plus_1 = x_p;
+    x_p_plus_1[47] += 1;
+    let mut stray_infinity = [0u8; 48];
+    stray_infinity[0] = 0xc0;
+    stray_infinity[47] = 1;
+    let mut unflagged = good[..48].to_vec();
+    unflagged[0] &= 0x7f;
+    let malformed_g1 = [
+        x_p.to_vec(),
+        x_p_plus_1.to_vec(),
+        stray_infinity.to_vec(),
+        unflagged,
+    ];
+    for (name, range) in [("A", 0..48), ("C", 144..192)] {
+        for e in errors_with(&good, range, &malformed_g1) {
+            assert!(matches!(e, Error::InvalidEncoding(_)), "{name}: {e}");
+            assert!(e.to_string().contains(&format!("{name}: ")), "{e}");
+        }
+    }
+    // In G2 (c1, c0): c0 = p, and c1 = p.
+    let mut c0_p = [0u8; 96];
+    c0_p[0] = 0x80;
+    c0_p[48..].copy_from_slice(&P_BE);
+    let c1_p = [&x_p[..], &[0u8; 48][..]].concat();
+    for e in errors_with(&good, 48..144, &[c0_p.to_vec(), c1_p]) {
+        assert!(
+            matches!(e, Error::InvalidEncoding(_)) && e.to_string().contains("B: "),
+            "{e}"
+        );
+    }
+
+    // Small x: off the curve (x³ + 4 not a square) or on it but outside the
+    // prime-order subgroup (almost every curve point is); both kinds occur.
+    let g1s: Vec<Vec<u8>> = (1..40).map(|x| compressed_x(x).to_vec()).collect();
+    let g2s: Vec<Vec<u8>> = (1..40)
+        .map(|x| [&compressed_x(0)[..], &compressed_x(x)[..]].concat())
+        .map(|mut b| {
+            b[48] &= 0x7f; // the flags live in the first byte only
+            b
+        })
+        .collect();
+    for (name, range, encodings) in [
+        ("A", 0..48, &g1s),
+        ("B", 48..144, &g2s),
+        ("C", 144..192, &g1s),
+    ] {
+        let errors = errors_with(&good, range, encodings);
+        assert!(
+            errors.iter().any(|e| matches!(e, Error::NotOnCurve(_))),
+            "{name}"
+        );
+        assert!(
+            errors.iter().any(|e| matches!(e, Error::NotInSubgroup(_))),
+            "{name}"
+        );
+        for e in &errors {
+            assert!(
+                matches!(e, Error::NotOnCurve(_) | Error::NotInSubgroup(_))
+                    && e.to_string().starts_with(&format!("{name}: ")),
+                "{name}: {e}"
+            );
+        }
+    }
+    // In a file of several, the error names the proof.
+    let mut two = [good, good].concat();
+    two[192..240].copy_from_slice(&compressed_x(1));
+    let e = Proof::many_from_bytes(&two).unwrap_err();
+    assert!(e.to_string().contains("proof 1: A: "), "{e}");
+}
+
+#[test]
+fn proof_files_are_bounded_before_they_are_read() {
+    let (_, proof, _) = small_proof();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("proof.bin");
+    std::fs::write(&path, [proof.to_bytes(), proof.to_bytes()].concat()).unwrap();
+    assert_eq!(Proof::load_many(&path).unwrap(), vec![proof, proof]);
+
+    std::fs::write(&path, &proof.to_bytes()[..191]).unwrap();
+    let e = Proof::load_many(&path).unwrap_err().to_string();
+    assert!(
+        e.contains("multiple of 192") && e.contains("proof.bin"),
+        "{e}"
+    );
+
+    // One proof more than the limit (sparse): refused before it is read.
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(Proof::MAX_FILE_BYTES + Proof::SIZE as u64)
+        .unwrap();
+    let start = std::time::Instant::now();
+    let e = Proof::load_many(&path).unwrap_err().to_string();
+    assert!(
+        e.contains("larger than the limit of 201326592 bytes"),
+        "{e}"
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(1));
+}

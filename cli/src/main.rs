@@ -1,6 +1,12 @@
 //! `zkpipe`: pick a backend at run time, inspect what loaded, benchmark ops.
 //!
-//! Exit codes: 0 success, 1 runtime error, 2 usage error.
+//! Exit codes (see [`exit_code`]):
+//!
+//! | code | meaning |
+//! |---|---|
+//! | 0 | success; `verify`: every proof is valid (`valid` on stdout) |
+//! | 1 | `verify`: a proof is invalid (`invalid` on stdout); any command: a runtime error (unknown backend, bad config, backend failure, crosscheck mismatch) |
+//! | 2 | usage error, or bad input: a file that is missing, unreadable, too large or malformed, or inputs that do not fit together (`verify`: wrong number of proofs or public inputs); the error is on stderr |
 
 mod batch;
 mod bench;
@@ -157,6 +163,7 @@ fn main() -> ExitCode {
             synthetic,
         } => prove::setup(circuit, out, *seed, *synthetic),
         Command::Prove(p) => prove::prove(&cli.plugins, p),
+        // 0 valid, 1 invalid, 2 bad input (from `exit_code` below).
         Command::Verify(v) => match prove::verify(v) {
             Ok(true) => {
                 println!("valid");
@@ -181,8 +188,36 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(1)
+            ExitCode::from(exit_code(&e))
         }
+    }
+}
+
+/// 2 when the command's input is at fault: bytes that do not decode
+/// (malformed keys, proofs, public inputs, points off the curve or outside
+/// the subgroup), or a named file that cannot be used as given (missing,
+/// unreadable, a folder, cut short). 1 for everything else: backends, plugin
+/// loading, synthesis, caches, I/O failures of the machine (a full disk).
+/// [`Error::InvalidInput`] stays 1: besides caller mistakes it carries
+/// configuration errors, which this CLI reports as runtime errors (as the
+/// README says), and internal failures.
+fn exit_code(e: &Error) -> u8 {
+    use std::io::ErrorKind;
+    const BAD_INPUT: u8 = 2;
+    const RUNTIME: u8 = 1;
+    match e {
+        Error::InvalidEncoding(_) | Error::NotOnCurve(_) | Error::NotInSubgroup(_) => BAD_INPUT,
+        Error::Io { source, .. } => match source.kind() {
+            ErrorKind::NotFound
+            | ErrorKind::PermissionDenied
+            | ErrorKind::IsADirectory
+            | ErrorKind::NotADirectory
+            | ErrorKind::InvalidFilename
+            | ErrorKind::InvalidData
+            | ErrorKind::UnexpectedEof => BAD_INPUT,
+            _ => RUNTIME,
+        },
+        _ => RUNTIME,
     }
 }
 

@@ -297,46 +297,83 @@ fn hex(b: &[u8]) -> String {
 
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
-    /// Verifying key (bellperson layout).
+    /// Verifying key (bellperson layout; at most 1 GiB).
     #[arg(long, value_name = "FILE")]
     pub vk: PathBuf,
-    /// Proof file: 192 bytes per partition.
+    /// Proof file: 192 bytes per partition (at most 2^20 proofs).
     #[arg(long, value_name = "FILE")]
     pub proof: PathBuf,
-    /// Public inputs: JSON array of decimal strings, or an array of those per partition.
+    /// Public inputs: JSON array of decimal strings, or an array of those per
+    /// partition (at most 64 MiB).
     #[arg(long, value_name = "FILE")]
     pub public: PathBuf,
 }
 
-/// Returns whether every proof verified.
+/// Returns whether every proof verified. Every input problem (a file that
+/// is missing, too large or malformed, counts that do not fit together) is
+/// an [`Error::Io`] or [`Error::InvalidEncoding`] naming the file, so the
+/// command exits with 2 for it; an invalid proof is `Ok(false)`.
 pub fn verify(v: &VerifyArgs) -> Result<bool, Error> {
+    /// Largest public-inputs file read: far above any real circuit's inputs.
+    const MAX_PUBLIC_JSON_BYTES: u64 = 64 << 20;
+
     let vk = VerifyingKey::load(&v.vk)?;
-    let proofs = Proof::many_from_bytes(&std::fs::read(&v.proof).map_err(io(&v.proof))?)
-        .map_err(|e| Error::InvalidEncoding(format!("{}: {e}", v.proof.display())))?;
-    let text = std::fs::read(&v.public).map_err(io(&v.public))?;
-    let bad_json = |e: String| Error::InvalidEncoding(format!("{}: {e}", v.public.display()));
+    let proofs = Proof::load_many(&v.proof)?;
+
+    let public = v.public.display();
+    let bad_public = |e: String| Error::InvalidEncoding(format!("{public}: {e}"));
+    let file = std::fs::File::open(&v.public).map_err(io(&v.public))?;
+    let mut text = Vec::new();
+    // One byte past the limit, so that a longer file or stream is seen and refused.
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, MAX_PUBLIC_JSON_BYTES + 1),
+        &mut text,
+    )
+    .map_err(io(&v.public))?;
+    if text.len() as u64 > MAX_PUBLIC_JSON_BYTES {
+        return Err(bad_public(format!(
+            "larger than the limit of {MAX_PUBLIC_JSON_BYTES} bytes"
+        )));
+    }
     let value: serde_json::Value =
-        serde_json::from_slice(&text).map_err(|e| bad_json(e.to_string()))?;
-    let sets: Vec<Vec<String>> = match &value {
-        serde_json::Value::Array(a) if a.iter().all(|x| x.is_string()) => {
-            vec![serde_json::from_value(value.clone()).unwrap()]
+        serde_json::from_slice(&text).map_err(|e| bad_public(e.to_string()))?;
+    drop(text);
+    let sets: Vec<Vec<String>> = match value {
+        serde_json::Value::Array(a) if a.iter().all(serde_json::Value::is_string) => {
+            vec![
+                serde_json::from_value(serde_json::Value::Array(a))
+                    .map_err(|e| bad_public(e.to_string()))?,
+            ]
         }
-        _ => serde_json::from_value(value).map_err(|e| bad_json(e.to_string()))?,
+        other => serde_json::from_value(other).map_err(|e| bad_public(e.to_string()))?,
     };
     if sets.len() != proofs.len() {
-        return Err(Error::InvalidInput(format!(
-            "{} proofs but {} sets of public inputs",
+        return Err(bad_public(format!(
+            "{} sets of public inputs for {} proofs in {}",
+            sets.len(),
             proofs.len(),
-            sets.len()
+            v.proof.display()
         )));
     }
     let pvk = PreparedVerifyingKey::new(&vk);
+    let takes = pvk.num_public_inputs();
     let mut all = true;
-    for (proof, set) in proofs.iter().zip(&sets) {
+    for (i, (proof, set)) in proofs.iter().zip(&sets).enumerate() {
+        if set.len() != takes {
+            return Err(bad_public(format!(
+                "set {i} has {} public inputs, the key {} takes {takes}",
+                set.len(),
+                v.vk.display()
+            )));
+        }
         let inputs: Vec<Fr> = set
             .iter()
             .map(|s| groth16::fr_from_decimal(s))
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<_, _>>()
+            .map_err(|e| match e {
+                Error::InvalidEncoding(why) => bad_public(format!("set {i}: {why}")),
+                other => other,
+            })?;
         all &= groth16::verify(&pvk, proof, &inputs)?;
     }
     Ok(all)

@@ -198,3 +198,289 @@ fn usage_errors_exit_2() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// A folder with a valid `vk.bin`, `proof.bin` and `public.json` for the
+/// 16-squaring chain, made by `zkpipe setup` and `zkpipe prove`.
+fn verify_fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let circuit = [
+        "--circuit",
+        "squaring-chain",
+        "--size",
+        "16",
+        "--cache-dir",
+        &path("cache"),
+    ];
+    let o = zkpipe(
+        &[&["setup"][..], &circuit, &["--out", &path("keys")]].concat(),
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let prove = [
+        "prove",
+        "--params",
+        &path("keys"),
+        "--seed",
+        "7",
+        "--out",
+        &path("proof.bin"),
+        "--public-out",
+        &path("public.json"),
+    ];
+    let o = zkpipe(&[&prove[..], &circuit].concat(), &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::copy(dir.path().join("keys/vk.bin"), dir.path().join("vk.bin")).unwrap();
+    dir
+}
+
+/// `zkpipe verify` on `vk`, `proof` and `public`, each a path or a file name in `dir`.
+fn verify_in(dir: &std::path::Path, vk: &str, proof: &str, public: &str) -> Output {
+    let p = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    zkpipe(
+        &[
+            "verify",
+            "--vk",
+            &p(vk),
+            "--proof",
+            &p(proof),
+            "--public",
+            &p(public),
+        ],
+        &[],
+    )
+}
+
+/// Asserts exit code 2 and an error on stderr containing each of `needles`.
+fn assert_bad_input(o: &Output, needles: &[&str]) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("error: "), "{err}");
+    for needle in needles {
+        assert!(err.contains(needle), "no `{needle}` in: {err}");
+    }
+    assert_eq!(stdout(o), "", "nothing on stdout for bad input");
+}
+
+#[test]
+fn verify_exits_0_valid_1_invalid_2_bad_input() {
+    let fixture = verify_fixture();
+    let dir = fixture.path();
+    let write = |name: &str, bytes: &[u8]| std::fs::write(dir.join(name), bytes).unwrap();
+
+    let o = verify_in(dir, "vk.bin", "proof.bin", "public.json");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "valid\n");
+
+    // Another public input: a well-formed proof that does not verify.
+    let public: Vec<String> =
+        serde_json::from_slice(&std::fs::read(dir.join("public.json")).unwrap()).unwrap();
+    let mut other = public.clone();
+    other[0] = if other[0] == "5" { "6" } else { "5" }.into();
+    write("other.json", &serde_json::to_vec(&other).unwrap());
+    let o = verify_in(dir, "vk.bin", "proof.bin", "other.json");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "invalid\n");
+
+    // Missing files.
+    assert_bad_input(
+        &verify_in(dir, "nonesuch.bin", "proof.bin", "public.json"),
+        &["nonesuch.bin"],
+    );
+    assert_bad_input(
+        &verify_in(dir, "vk.bin", "nonesuch.bin", "public.json"),
+        &["nonesuch.bin"],
+    );
+    assert_bad_input(
+        &verify_in(dir, "vk.bin", "proof.bin", "nonesuch.json"),
+        &["nonesuch.json"],
+    );
+    // Wrong counts: public inputs per set, sets per proof.
+    let mut longer = public.clone();
+    longer.push("1".into());
+    write("longer.json", &serde_json::to_vec(&longer).unwrap());
+    assert_bad_input(
+        &verify_in(dir, "vk.bin", "proof.bin", "longer.json"),
+        &[
+            "longer.json",
+            &format!("set 0 has {} public inputs", public.len() + 1),
+            &format!("takes {}", public.len()),
+        ],
+    );
+    write(
+        "two.json",
+        &serde_json::to_vec(&[&public, &public]).unwrap(),
+    );
+    assert_bad_input(
+        &verify_in(dir, "vk.bin", "proof.bin", "two.json"),
+        &["two.json", "2 sets of public inputs for 1 proofs"],
+    );
+    // Malformed public inputs.
+    write("junk.json", b"{\"a\": ");
+    assert_bad_input(
+        &verify_in(dir, "vk.bin", "proof.bin", "junk.json"),
+        &["junk.json"],
+    );
+    write("minus.json", br#"["-1"]"#);
+    assert_bad_input(
+        &verify_in(dir, "vk.bin", "proof.bin", "minus.json"),
+        &["minus.json", "not a decimal field element"],
+    );
+    // Malformed proofs: a length that is not a multiple of 192, a
+    // non-canonical A (x = p), a C off the curve.
+    let proof = std::fs::read(dir.join("proof.bin")).unwrap();
+    write("short.bin", &proof[..191]);
+    assert_bad_input(
+        &verify_in(dir, "vk.bin", "short.bin", "public.json"),
+        &["short.bin", "multiple of 192"],
+    );
+    let p_be = hex_bytes(
+        "1a0111ea397fe69a4b1ba7b6434bacd764774b84f38512bf6730d2a0f6b0f6241eabfffeb153ffffb9feffffffffaaab",
+    );
+    let mut non_canonical = proof.clone();
+    non_canonical[..48].copy_from_slice(&p_be);
+    non_canonical[0] |= 0x80;
+    write("non-canonical.bin", &non_canonical);
+    assert_bad_input(
+        &verify_in(dir, "vk.bin", "non-canonical.bin", "public.json"),
+        &["non-canonical.bin", "proof 0: A: "],
+    );
+    let mut off_curve = proof.clone();
+    off_curve[144..192].fill(0);
+    off_curve[144] = 0x80;
+    off_curve[191] = 1; // x = 1: 1 + 4 = 5 is not a square mod p
+    write("off-curve.bin", &off_curve);
+    assert_bad_input(
+        &verify_in(dir, "vk.bin", "off-curve.bin", "public.json"),
+        &["off-curve.bin", "proof 0: C: ", "not on the curve"],
+    );
+    // A folder instead of a file.
+    assert_bad_input(&verify_in(dir, "vk.bin", "keys", "public.json"), &["keys"]);
+}
+
+fn hex_bytes(hex: &str) -> Vec<u8> {
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+/// Offsets in a verifying key file (α₁, β₁, β₂, γ₂, δ₁, δ₂, IC count): γ₂, δ₁, δ₂ and the count.
+const VK_GAMMA_G2: usize = 2 * 96 + 192;
+const VK_DELTA_G1: usize = VK_GAMMA_G2 + 192;
+const VK_DELTA_G2: usize = VK_DELTA_G1 + 96;
+const VK_IC_COUNT: usize = VK_DELTA_G2 + 192;
+
+#[test]
+fn verify_refuses_degenerate_keys() {
+    let fixture = verify_fixture();
+    let dir = fixture.path();
+    let vk = std::fs::read(dir.join("vk.bin")).unwrap();
+
+    // No IC points, with no public inputs (this panicked: index out of
+    // bounds) or with the proof's.
+    let mut no_ic = vk[..VK_IC_COUNT + 4].to_vec();
+    no_ic[VK_IC_COUNT..].fill(0);
+    std::fs::write(dir.join("no-ic.bin"), &no_ic).unwrap();
+    std::fs::write(dir.join("none.json"), b"[]").unwrap();
+    for public in ["none.json", "public.json"] {
+        assert_bad_input(
+            &verify_in(dir, "no-ic.bin", "proof.bin", public),
+            &["no-ic.bin", "vk.ic has no points"],
+        );
+    }
+
+    // γ or δ at infinity (uncompressed: the infinity flag, then zeros).
+    for (field, at, len) in [
+        ("vk.gamma_g2", VK_GAMMA_G2, 192),
+        ("vk.delta_g1", VK_DELTA_G1, 96),
+        ("vk.delta_g2", VK_DELTA_G2, 192),
+    ] {
+        let mut spoilt = vk.clone();
+        spoilt[at..at + len].fill(0);
+        spoilt[at] = 0x40;
+        std::fs::write(dir.join("spoilt.bin"), &spoilt).unwrap();
+        assert_bad_input(
+            &verify_in(dir, "spoilt.bin", "proof.bin", "public.json"),
+            &[field, "point at infinity"],
+        );
+    }
+}
+
+#[test]
+fn verify_bounds_its_inputs_before_reading_them() {
+    let fixture = verify_fixture();
+    let dir = fixture.path();
+    let vk = std::fs::read(dir.join("vk.bin")).unwrap();
+    let sparse = |name: &str, head: &[u8], len: u64| {
+        let file = std::fs::File::create(dir.join(name)).unwrap();
+        std::io::Write::write_all(&mut &file, head).unwrap();
+        file.set_len(len).unwrap();
+    };
+
+    // A key whose IC count makes it larger than 1 GiB.
+    let mut huge_count = vk[..VK_IC_COUNT + 4].to_vec();
+    huge_count[VK_IC_COUNT..].copy_from_slice(&u32::MAX.to_be_bytes());
+    std::fs::write(dir.join("huge-count.bin"), &huge_count).unwrap();
+    assert_bad_input(
+        &verify_in(dir, "huge-count.bin", "proof.bin", "public.json"),
+        &["huge-count.bin", "4294967295 points", "over the limit"],
+    );
+    // A valid key with 2 GiB after it.
+    sparse("long-vk.bin", &vk, 2 << 30);
+    assert_bad_input(
+        &verify_in(dir, "long-vk.bin", "proof.bin", "public.json"),
+        &["long-vk.bin", "the file is 2147483648 bytes, its header"],
+    );
+    // A proof file of 2^20 + 1 proofs; public inputs over 64 MiB.
+    sparse("many.bin", &[], 192 * ((1 << 20) + 1));
+    assert_bad_input(
+        &verify_in(dir, "vk.bin", "many.bin", "public.json"),
+        &["many.bin", "larger than the limit"],
+    );
+    sparse("big.json", b"[", (64 << 20) + 1);
+    assert_bad_input(
+        &verify_in(dir, "vk.bin", "proof.bin", "big.json"),
+        &["big.json", "larger than the limit"],
+    );
+}
+
+/// A stream with no length (`/dev/zero`) as the proof or the public inputs:
+/// read only up to the limit. The child's address space is capped at 4 GiB
+/// so that a reader without a limit fails here instead of filling the machine.
+#[test]
+fn verify_reads_endless_streams_only_up_to_the_limit() {
+    use std::os::unix::process::CommandExt;
+    let fixture = verify_fixture();
+    let dir = fixture.path();
+    let zero = PathBuf::from("/dev/zero");
+    for (proof, public) in [
+        (zero.clone(), dir.join("public.json")),
+        (dir.join("proof.bin"), zero.clone()),
+    ] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_zkpipe"));
+        cmd.arg("verify")
+            .arg("--vk")
+            .arg(dir.join("vk.bin"))
+            .arg("--proof")
+            .arg(proof)
+            .arg("--public")
+            .arg(public);
+        // SAFETY: setrlimit is async-signal-safe and touches no memory of the parent.
+        unsafe {
+            cmd.pre_exec(|| {
+                let limit = libc::rlimit {
+                    rlim_cur: 4 << 30,
+                    rlim_max: 4 << 30,
+                };
+                if libc::setrlimit(libc::RLIMIT_AS, &limit) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+        }
+        let o = cmd.output().unwrap();
+        assert_bad_input(&o, &["/dev/zero", "larger than the limit"]);
+    }
+}

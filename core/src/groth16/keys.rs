@@ -5,10 +5,15 @@
 //! verifying key, then H, L, A, B₁, B₂, each as a `u32` big-endian count
 //! followed by uncompressed points. A, B₁ and B₂ hold points only for
 //! variables that appear in A or B (bellperson drops the identities).
+//!
+//! Key files are untrusted input: every count is checked against the bytes
+//! that remain before anything is allocated for it, a verifying key file is
+//! bounded by its header before it is read, and keys that would make
+//! verification meaningless (no IC points, γ or δ at infinity) are refused.
 
 use memmap2::Mmap;
 use rayon::prelude::*;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
 
 use crate::Error;
@@ -88,6 +93,9 @@ impl<'a> Cursor<'a> {
         Ok(s)
     }
 
+    /// A `u32` count. The points it announces are only read through
+    /// [`Cursor::take`], which checks them against the bytes left: a hostile
+    /// count gives a "truncated" error, never an allocation.
     fn count(&mut self, what: &str) -> Result<usize, Error> {
         Ok(u32::from_be_bytes(self.take(4, what)?.try_into().unwrap()) as usize)
     }
@@ -147,7 +155,50 @@ fn context(e: Error, what: &str) -> Error {
     Error::InvalidEncoding(format!("{what}: {e}"))
 }
 
+/// Bytes of a verifying key before its IC points: α₁, β₁, β₂, γ₂, δ₁, δ₂ and the IC count.
+const VK_HEADER_BYTES: usize = 3 * 96 + 3 * 192 + 4;
+
 impl VerifyingKey {
+    /// The largest verifying key file [`VerifyingKey::load`] reads: 1 GiB,
+    /// about 11 million public inputs.
+    pub const MAX_FILE_BYTES: u64 = 1 << 30;
+
+    /// Refuses a key that no honest setup produces and that would make
+    /// verification meaningless or panic: no IC points (a key has one for
+    /// the constant input at least), δ at infinity in G1 or G2 (bellperson's
+    /// prover refuses it: a subverted key), γ at infinity (the public
+    /// inputs' term `e(Σ xᵢ·ICᵢ, γ)` would vanish, so a proof would verify
+    /// for any public inputs; bellperson's setup refuses γ = 0).
+    ///
+    /// # Errors
+    /// [`Error::InvalidEncoding`] naming the field.
+    pub fn validate(&self) -> Result<(), Error> {
+        match self.defect() {
+            Some(why) => Err(Error::InvalidEncoding(why)),
+            None => Ok(()),
+        }
+    }
+
+    /// What [`VerifyingKey::validate`] refuses, in words.
+    pub(crate) fn defect(&self) -> Option<String> {
+        if self.ic.is_empty() {
+            return Some(
+                "vk.ic has no points; a verifying key has at least one (for the constant input)"
+                    .into(),
+            );
+        }
+        [
+            ("vk.gamma_g2", self.gamma_g2.is_identity()),
+            ("vk.delta_g1", self.delta_g1.is_identity()),
+            ("vk.delta_g2", self.delta_g2.is_identity()),
+        ]
+        .into_iter()
+        .find(|&(_, at_infinity)| at_infinity)
+        .map(|(what, _)| {
+            format!("{what} is the point at infinity: a degenerate (subverted) key, refused")
+        })
+    }
+
     /// Writes bellperson's `VerifyingKey::write` layout.
     ///
     /// # Errors
@@ -175,10 +226,12 @@ impl VerifyingKey {
             ic: c.g1s("vk.ic")?,
         };
         c.checked = was;
+        vk.validate()?;
         Ok(vk)
     }
 
-    /// Parses a verifying key (every point checked), rejecting trailing bytes.
+    /// Parses a verifying key (every point checked), rejecting trailing bytes
+    /// and keys [`VerifyingKey::validate`] refuses.
     ///
     /// # Errors
     /// [`Error::InvalidEncoding`] naming the field that failed.
@@ -206,15 +259,61 @@ impl VerifyingKey {
         write_atomically_with(path, |w| self.write(w))
     }
 
-    /// Reads a key file.
+    /// Reads a key file. The header's IC count fixes the file's size: a
+    /// file of another size, or one whose count passes
+    /// [`VerifyingKey::MAX_FILE_BYTES`], is refused before its points are
+    /// read; a stream with no size (a pipe, `/dev/zero`) is read no further
+    /// than the count allows.
     ///
     /// # Errors
-    /// [`Error::Io`] or [`Error::InvalidEncoding`].
+    /// [`Error::Io`], or [`Error::InvalidEncoding`] for a file of the wrong
+    /// size or a key [`VerifyingKey::from_bytes`] refuses.
     pub fn load(path: &Path) -> Result<VerifyingKey, Error> {
-        let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        let io = |source| Error::Io {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let mut file = std::fs::File::open(path).map_err(io)?;
+        let metadata = file.metadata().map_err(io)?;
+        // A pipe or a device has no length to check: it is read no further than the key's.
+        let file_len = metadata.is_file().then_some(metadata.len());
+        let mut bytes = Vec::with_capacity(VK_HEADER_BYTES);
+        (&mut file)
+            .take(VK_HEADER_BYTES as u64)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+        if bytes.len() < VK_HEADER_BYTES {
+            return Err(with_path(
+                Error::InvalidEncoding(format!(
+                    "truncated key: the header is {VK_HEADER_BYTES} bytes, the file has {}",
+                    bytes.len()
+                )),
+                path,
+            ));
+        }
+        let ic_count = u32::from_be_bytes(bytes[VK_HEADER_BYTES - 4..].try_into().unwrap());
+        let key_len = VK_HEADER_BYTES as u64 + 96 * u64::from(ic_count);
+        if key_len > Self::MAX_FILE_BYTES {
+            return Err(with_path(
+                Error::InvalidEncoding(format!(
+                    "vk.ic: {ic_count} points make a {key_len}-byte key, over the limit of {} bytes",
+                    Self::MAX_FILE_BYTES
+                )),
+                path,
+            ));
+        }
+        if let Some(file_len) = file_len.filter(|&n| n != key_len) {
+            return Err(with_path(
+                Error::InvalidEncoding(format!(
+                    "the file is {file_len} bytes, its header (vk.ic: {ic_count} points) makes a {key_len}-byte key"
+                )),
+                path,
+            ));
+        }
+        // One byte past the key, so that trailing data is seen and refused.
+        file.take(key_len - VK_HEADER_BYTES as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
         VerifyingKey::from_bytes(&bytes).map_err(|e| with_path(e, path))
     }
 }
@@ -276,7 +375,9 @@ impl Parameters {
         write_atomically_with(path, |w| self.write(w))
     }
 
-    /// Reads a parameter file through mmap.
+    /// Reads a parameter file through mmap. Parameter files have no size
+    /// cap (Filecoin's are tens of GB); each count is checked against the
+    /// bytes left in the map before its points are decoded.
     ///
     /// # Errors
     /// [`Error::Io`] or [`Error::InvalidEncoding`].
@@ -287,7 +388,9 @@ impl Parameters {
         };
         let file = std::fs::File::open(path).map_err(io)?;
         // SAFETY: the map is read-only and dropped before returning; a file
-        // changed underneath would at worst give garbage points, which decoding rejects.
+        // rewritten underneath would at worst give garbage points, which
+        // decoding rejects (one truncated underneath raises SIGBUS, as with
+        // any mmap reader, bellperson's included).
         let map = unsafe { Mmap::map(&file) }.map_err(io)?;
         Parameters::from_bytes(&map, check_subgroups).map_err(|e| with_path(e, path))
     }

@@ -1,5 +1,8 @@
 //! A Groth16 proof and its 192-byte encoding (bellperson's: compressed A, B, C).
 
+use std::io::Read;
+use std::path::Path;
+
 use crate::Error;
 use crate::types::{G1Affine, G2Affine};
 
@@ -14,9 +17,23 @@ pub struct Proof {
     pub c: G1Affine,
 }
 
+/// Puts `what` (which proof, which point) in front of a point's decoding error,
+/// keeping its kind.
+fn naming(what: String) -> impl FnOnce(Error) -> Error {
+    move |e| match e {
+        Error::NotOnCurve(point) => Error::NotOnCurve(format!("{what}: {point}")),
+        Error::NotInSubgroup(point) => Error::NotInSubgroup(format!("{what}: {point}")),
+        Error::InvalidEncoding(m) => Error::InvalidEncoding(format!("{what}: {m}")),
+        other => other,
+    }
+}
+
 impl Proof {
     /// Encoded size in bytes.
     pub const SIZE: usize = 48 + 96 + 48;
+
+    /// The largest proof file [`Proof::load_many`] reads: 2^20 proofs.
+    pub const MAX_FILE_BYTES: u64 = (Self::SIZE as u64) << 20;
 
     /// bellperson's `Proof::write` bytes.
     pub fn to_bytes(&self) -> [u8; Self::SIZE] {
@@ -27,10 +44,12 @@ impl Proof {
         out
     }
 
-    /// Parses one proof, checking every point is on the curve and in the subgroup.
+    /// Parses one proof, checking every point is canonically encoded, on the
+    /// curve and in the subgroup.
     ///
     /// # Errors
-    /// [`Error::InvalidEncoding`] for the wrong length, or a point error.
+    /// [`Error::InvalidEncoding`] for the wrong length or a malformed point,
+    /// [`Error::NotOnCurve`] or [`Error::NotInSubgroup`], naming the point.
     pub fn from_bytes(bytes: &[u8]) -> Result<Proof, Error> {
         if bytes.len() != Self::SIZE {
             return Err(Error::InvalidEncoding(format!(
@@ -40,16 +59,20 @@ impl Proof {
             )));
         }
         Ok(Proof {
-            a: G1Affine::from_compressed(bytes[..48].try_into().unwrap())?,
-            b: G2Affine::from_compressed(bytes[48..144].try_into().unwrap())?,
-            c: G1Affine::from_compressed(bytes[144..].try_into().unwrap())?,
+            a: G1Affine::from_compressed(bytes[..48].try_into().unwrap())
+                .map_err(naming("A".into()))?,
+            b: G2Affine::from_compressed(bytes[48..144].try_into().unwrap())
+                .map_err(naming("B".into()))?,
+            c: G1Affine::from_compressed(bytes[144..].try_into().unwrap())
+                .map_err(naming("C".into()))?,
         })
     }
 
     /// Parses a file of P proofs (P × 192 bytes, partitions in order).
     ///
     /// # Errors
-    /// [`Error::InvalidEncoding`] when the length is not a positive multiple of 192.
+    /// [`Error::InvalidEncoding`] when the length is not a positive multiple
+    /// of 192; any error of [`Proof::from_bytes`], naming the proof.
     pub fn many_from_bytes(bytes: &[u8]) -> Result<Vec<Proof>, Error> {
         if bytes.is_empty() || !bytes.len().is_multiple_of(Self::SIZE) {
             return Err(Error::InvalidEncoding(format!(
@@ -58,6 +81,46 @@ impl Proof {
                 bytes.len()
             )));
         }
-        bytes.chunks(Self::SIZE).map(Proof::from_bytes).collect()
+        bytes
+            .chunks(Self::SIZE)
+            .enumerate()
+            .map(|(i, chunk)| Proof::from_bytes(chunk).map_err(naming(format!("proof {i}"))))
+            .collect()
+    }
+
+    /// Reads a proof file of at most [`Proof::MAX_FILE_BYTES`]: a larger file
+    /// is refused before it is read, and a stream with no size (a pipe,
+    /// `/dev/zero`) is read no further than the limit.
+    ///
+    /// # Errors
+    /// [`Error::Io`]; [`Error::InvalidEncoding`] for a file over the limit;
+    /// any error of [`Proof::many_from_bytes`]. Errors name the file.
+    pub fn load_many(path: &Path) -> Result<Vec<Proof>, Error> {
+        let io = |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let too_large = || {
+            Error::InvalidEncoding(format!(
+                "{}: larger than the limit of {} bytes ({} proofs)",
+                path.display(),
+                Self::MAX_FILE_BYTES,
+                Self::MAX_FILE_BYTES / Self::SIZE as u64
+            ))
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let metadata = file.metadata().map_err(io)?;
+        if metadata.is_file() && metadata.len() > Self::MAX_FILE_BYTES {
+            return Err(too_large());
+        }
+        let mut bytes = Vec::new();
+        // One byte past the limit, so that a longer stream is seen and refused.
+        file.take(Self::MAX_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+        if bytes.len() as u64 > Self::MAX_FILE_BYTES {
+            return Err(too_large());
+        }
+        Proof::many_from_bytes(&bytes).map_err(naming(path.display().to_string()))
     }
 }

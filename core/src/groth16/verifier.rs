@@ -16,6 +16,9 @@ pub struct PreparedVerifyingKey {
     neg_gamma_g2: G2Affine,
     neg_delta_g2: G2Affine,
     ic: Vec<G1Affine>,
+    /// Why [`VerifyingKey::validate`] refused the key, if it did: [`verify`]
+    /// then refuses every proof (a key built in memory skips the parser's check).
+    defect: Option<String>,
 }
 
 fn miller(p: &G1Affine, q: &G2Affine) -> blst_fp12 {
@@ -44,13 +47,16 @@ fn final_exp(f: &blst_fp12) -> blst_fp12 {
 }
 
 impl PreparedVerifyingKey {
-    /// Precomputes what every verification of this key shares.
+    /// Precomputes what every verification of this key shares. A key that
+    /// [`VerifyingKey::validate`] refuses (no IC points, γ or δ at infinity)
+    /// is kept, and [`verify`] refuses it with the reason.
     pub fn new(vk: &VerifyingKey) -> Self {
         PreparedVerifyingKey {
             alpha_beta: final_exp(&miller(&vk.alpha_g1, &vk.beta_g2)),
             neg_gamma_g2: vk.gamma_g2.neg(),
             neg_delta_g2: vk.delta_g2.neg(),
             ic: vk.ic.clone(),
+            defect: vk.defect(),
         }
     }
 
@@ -63,16 +69,23 @@ impl PreparedVerifyingKey {
 /// Checks `proof` against `public_inputs` (without the leading one).
 ///
 /// # Errors
-/// [`Error::InvalidInput`] when the number of public inputs does not match the key.
+/// [`Error::InvalidInput`] when the key is one [`VerifyingKey::validate`]
+/// refuses, or when the number of public inputs does not match the key.
 pub fn verify(
     pvk: &PreparedVerifyingKey,
     proof: &Proof,
     public_inputs: &[Fr],
 ) -> Result<bool, Error> {
+    if let Some(defect) = &pvk.defect {
+        return Err(Error::InvalidInput(format!(
+            "unusable verifying key: {defect}"
+        )));
+    }
     if public_inputs.len() != pvk.num_public_inputs() {
         return Err(Error::InvalidInput(format!(
-            "the key takes {} public inputs, {} were given",
+            "the key takes {} public inputs ({} IC points), {} were given",
             pvk.num_public_inputs(),
+            pvk.ic.len(),
             public_inputs.len()
         )));
     }
