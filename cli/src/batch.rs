@@ -250,7 +250,7 @@ pub fn run(args: &PluginArgs, cmd: &BatchCmd) -> Result<(), Error> {
         );
     }
     if summary.failed > 0 {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::Failed(format!(
             "{} proof requests failed",
             summary.failed
         )));
@@ -324,7 +324,7 @@ pub fn compare(args: &PluginArgs, cmd: &CompareCmd) -> Result<(), Error> {
     }
     write_compare(cmd, &rows)?;
     match failure {
-        Some(why) => Err(Error::InvalidInput(format!(
+        Some(why) => Err(Error::Failed(format!(
             "compare stopped after {} of {} runs ({why}); the finished rows are in {}",
             rows.len(),
             runs.len(),

@@ -5,8 +5,8 @@
 //! | code | meaning |
 //! |---|---|
 //! | 0 | success; `verify`: every proof is valid (`valid` on stdout) |
-//! | 1 | `verify`: a proof is invalid (`invalid` on stdout); any command: a runtime error (unknown backend, bad config, backend failure, crosscheck mismatch) |
-//! | 2 | usage error, or bad input: a file that is missing, unreadable, too large or malformed, or inputs that do not fit together (`verify`: wrong number of proofs or public inputs); the error is on stderr |
+//! | 1 | `verify`: a proof is invalid (`invalid` on stdout); any command: a runtime failure (unknown backend, no usable device, backend failure, a proof that failed its self-check, failed requests, crosscheck mismatch) |
+//! | 2 | usage error, or a bad request or input: flags or sizes this machine or command cannot take (refused before any work, with the limit), bad settings, a file that is missing, unreadable, too large or malformed, keys for another circuit, inputs that do not fit together (`verify`: wrong number of proofs or public inputs); the error is on stderr |
 
 mod batch;
 mod bench;
@@ -206,7 +206,10 @@ fn exit_code(e: &Error) -> u8 {
     const BAD_INPUT: u8 = 2;
     const RUNTIME: u8 = 1;
     match e {
-        Error::InvalidEncoding(_) | Error::NotOnCurve(_) | Error::NotInSubgroup(_) => BAD_INPUT,
+        Error::InvalidEncoding(_)
+        | Error::NotOnCurve(_)
+        | Error::NotInSubgroup(_)
+        | Error::InvalidInput(_) => BAD_INPUT,
         Error::Io { source, .. } => match source.kind() {
             ErrorKind::NotFound
             | ErrorKind::PermissionDenied

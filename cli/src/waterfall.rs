@@ -33,7 +33,7 @@ pub fn draw(path: &Path, spans: &[Span], title: &str) -> Result<(), Error> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (1200, height)).into_drawing_area();
-        let draw_err = |e: String| Error::InvalidInput(format!("drawing the waterfall: {e}"));
+        let draw_err = |e: String| Error::Failed(format!("drawing the waterfall: {e}"));
         root.fill(&WHITE).map_err(|e| draw_err(e.to_string()))?;
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 16))
@@ -104,7 +104,7 @@ pub fn draw_compare(
     {
         let root = SVGBackend::with_string(&mut svg, (1000, 140 + 40 * rows.len() as u32))
             .into_drawing_area();
-        let draw_err = |e: String| Error::InvalidInput(format!("drawing the comparison: {e}"));
+        let draw_err = |e: String| Error::Failed(format!("drawing the comparison: {e}"));
         root.fill(&WHITE).map_err(|e| draw_err(e.to_string()))?;
         let mut chart = ChartBuilder::on(&root)
             .caption(

@@ -228,15 +228,15 @@ fn verify_rejects_tampering_and_bad_files() {
 
     // Wrong length, wrong input count, garbage JSON: clear errors.
     std::fs::write(&tampered, &bytes[..191]).unwrap();
-    fails(&verify(&tampered, &public), 1, "multiple of 192");
+    fails(&verify(&tampered, &public), 2, "multiple of 192");
     std::fs::write(&wrong, "[\"1\", \"2\"]").unwrap();
     fails(
         &verify(&proof, &wrong),
-        1,
+        2,
         "takes 1 public inputs, 2 were given",
     );
     std::fs::write(&wrong, "{oops").unwrap();
-    fails(&verify(&proof, &wrong), 1, "wrong.json");
+    fails(&verify(&proof, &wrong), 2, "wrong.json");
     let bad_vk = tmp.path().join("bad_vk");
     std::fs::write(&bad_vk, &std::fs::read(&vk).unwrap()[..300]).unwrap();
     fails(
@@ -252,7 +252,7 @@ fn verify_rejects_tampering_and_bad_files() {
                 s(&public),
             ],
         ),
-        1,
+        2,
         "truncated",
     );
 }
@@ -292,19 +292,19 @@ fn prove_rejects_bad_keys_and_stale_caches_without_writing_output() {
     };
 
     // Keys of another circuit size.
-    fails(&prove("41", &keys), 1, "holds keys for squaring-chain 40");
+    fails(&prove("41", &keys), 2, "holds keys for squaring-chain 40");
     // Same keys without the circuit.json label: the shape check catches it.
     std::fs::remove_file(keys.join("circuit.json")).unwrap();
-    fails(&prove("41", &keys), 1, "do not fit this circuit");
+    fails(&prove("41", &keys), 2, "do not fit this circuit");
     // Truncated and garbled parameters.
     let params = keys.join("params.bin");
     let good = std::fs::read(&params).unwrap();
     std::fs::write(&params, &good[..good.len() - 10]).unwrap();
-    fails(&prove("40", &keys), 1, "truncated");
+    fails(&prove("40", &keys), 2, "truncated");
     let mut garbled = good.clone();
     garbled[1000] ^= 0xff;
     std::fs::write(&params, &garbled).unwrap();
-    fails(&prove("40", &keys), 1, "params.bin");
+    fails(&prove("40", &keys), 2, "params.bin");
     assert!(!out.exists(), "a failed prove left an output file");
     assert!(
         std::fs::read_dir(tmp.path()).unwrap().all(|e| !e
@@ -329,10 +329,10 @@ fn prove_rejects_bad_keys_and_stale_caches_without_writing_output() {
     assert!(out.is_file());
     std::fs::remove_file(&out).unwrap();
 
-    // Unknown circuit and bad size are runtime errors with the reason.
+    // Unknown circuit and bad size are bad requests, refused with the reason.
     fails(
         &zkpipe(tmp.path(), &["prove", "--circuit", "nope"]),
-        1,
+        2,
         "unknown circuit `nope`",
     );
     fails(
@@ -340,7 +340,7 @@ fn prove_rejects_bad_keys_and_stale_caches_without_writing_output() {
             tmp.path(),
             &["prove", "--circuit", "sha256", "--size", "zero"],
         ),
-        1,
+        2,
         "block count",
     );
 }
@@ -469,7 +469,7 @@ fn bench_batch_prints_proofs_summary_timeline_and_waterfall() {
                 "b_g2=moon",
             ],
         ),
-        1,
+        2,
         "b_g2",
     );
     fails(
@@ -486,7 +486,7 @@ fn bench_batch_prints_proofs_summary_timeline_and_waterfall() {
                 "fastest",
             ],
         ),
-        1,
+        2,
         "unknown policy `fastest`",
     );
 }
@@ -574,7 +574,7 @@ fn bench_compare_runs_each_setting_and_a_policy_plugin_loads_by_path() {
                 "/nonexistent/libx.so",
             ],
         ),
-        1,
+        2,
         "policy plugin /nonexistent/libx.so",
     );
 }

@@ -48,6 +48,10 @@ pub enum Error {
         /// Why, in the backend's words where it gave any.
         reason: String,
     },
+    /// Work that ran and failed: a proof that did not verify, requests
+    /// that did not complete (not the caller's input).
+    #[error("{0}")]
+    Failed(String),
     /// A circuit failed to synthesize.
     #[error("circuit synthesis failed: {0}")]
     Synthesis(String),

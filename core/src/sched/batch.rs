@@ -193,7 +193,7 @@ fn verify(pvk: &PreparedVerifyingKey, proofs: &[ProofOutput], which: Verify) -> 
     };
     for p in &proofs[..n] {
         if !groth16::verify(pvk, &p.proof, &p.public_inputs)? {
-            return Err(Error::InvalidInput(
+            return Err(Error::Failed(
                 "a proof from the batch failed to verify".into(),
             ));
         }
