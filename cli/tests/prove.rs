@@ -226,17 +226,18 @@ fn verify_rejects_tampering_and_bad_files() {
     std::fs::write(&tampered, &t).unwrap();
     assert_eq!(verify(&tampered, &public).status.code(), Some(1));
 
-    // Wrong length, wrong input count, garbage JSON: clear errors.
+    // Wrong length, wrong input count, garbage JSON, a truncated key: bad
+    // input, exit 2 with the reason.
     std::fs::write(&tampered, &bytes[..191]).unwrap();
-    fails(&verify(&tampered, &public), 1, "multiple of 192");
+    fails(&verify(&tampered, &public), 2, "multiple of 192");
     std::fs::write(&wrong, "[\"1\", \"2\"]").unwrap();
     fails(
         &verify(&proof, &wrong),
-        1,
+        2,
         "takes 1 public inputs, 2 were given",
     );
     std::fs::write(&wrong, "{oops").unwrap();
-    fails(&verify(&proof, &wrong), 1, "wrong.json");
+    fails(&verify(&proof, &wrong), 2, "wrong.json");
     let bad_vk = tmp.path().join("bad_vk");
     std::fs::write(&bad_vk, &std::fs::read(&vk).unwrap()[..300]).unwrap();
     fails(
@@ -252,7 +253,7 @@ fn verify_rejects_tampering_and_bad_files() {
                 s(&public),
             ],
         ),
-        1,
+        2,
         "truncated",
     );
 }
