@@ -361,9 +361,9 @@ pub fn verify(v: &VerifyArgs) -> Result<bool, Error> {
     for (i, (proof, set)) in proofs.iter().zip(&sets).enumerate() {
         if set.len() != takes {
             return Err(bad_public(format!(
-                "set {i} has {} public inputs, the key {} takes {takes}",
-                set.len(),
-                v.vk.display()
+                "set {i}: the key {} takes {takes} public inputs, {} were given",
+                v.vk.display(),
+                set.len()
             )));
         }
         let inputs: Vec<Fr> = set

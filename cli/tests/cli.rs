@@ -303,8 +303,12 @@ fn verify_exits_0_valid_1_invalid_2_bad_input() {
         &verify_in(dir, "vk.bin", "proof.bin", "longer.json"),
         &[
             "longer.json",
-            &format!("set 0 has {} public inputs", public.len() + 1),
-            &format!("takes {}", public.len()),
+            "set 0: the key ",
+            &format!(
+                "takes {} public inputs, {} were given",
+                public.len(),
+                public.len() + 1
+            ),
         ],
     );
     write(

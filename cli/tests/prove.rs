@@ -226,7 +226,8 @@ fn verify_rejects_tampering_and_bad_files() {
     std::fs::write(&tampered, &t).unwrap();
     assert_eq!(verify(&tampered, &public).status.code(), Some(1));
 
-    // Wrong length, wrong input count, garbage JSON: clear errors.
+    // Wrong length, wrong input count, garbage JSON, a truncated key: bad
+    // input, exit 2 with the reason.
     std::fs::write(&tampered, &bytes[..191]).unwrap();
     fails(&verify(&tampered, &public), 2, "multiple of 192");
     std::fs::write(&wrong, "[\"1\", \"2\"]").unwrap();
