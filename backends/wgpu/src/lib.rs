@@ -146,10 +146,8 @@ impl WgpuBackend {
     fn gpu(&self, device: u32) -> Result<Arc<Gpu>, AccelError> {
         let slot = self.slots.get(device as usize).ok_or_else(|| {
             if self.slots.is_empty() {
-                AccelError::new(
-                    ErrorCode::DEVICE_UNAVAILABLE,
-                    format!("no wgpu adapter: {}", self.notes),
-                )
+                // The notes say that there is no adapter, and why.
+                AccelError::new(ErrorCode::DEVICE_UNAVAILABLE, self.notes.clone())
             } else {
                 AccelError::invalid_input(format!(
                     "no wgpu device {device} ({} found)",
