@@ -45,11 +45,20 @@ fn describe(i: usize, a: &wgpu::Adapter, info: &wgpu::AdapterInfo) -> String {
 }
 
 /// The first adapter, for the crate's device tests, with the instance that
-/// found it; `None`, with a note on stderr, when there is none.
+/// found it; `None`, with a note on stderr, when there is none, and the
+/// test then passes without running.
+///
+/// # Panics
+/// When there is none and `ZKPIPE_REQUIRE_ADAPTER` is set (CI sets it, with
+/// lavapipe installed), so that a missing adapter fails the tests instead.
 #[cfg(test)]
 pub(crate) fn test_adapter() -> Option<(Option<wgpu::Instance>, wgpu::Adapter)> {
     let (instance, adapters, notes) = discover();
     let Some((adapter, _)) = adapters.into_iter().next() else {
+        assert!(
+            std::env::var_os("ZKPIPE_REQUIRE_ADAPTER").is_none(),
+            "ZKPIPE_REQUIRE_ADAPTER is set but there is no wgpu adapter: {notes:?}"
+        );
         eprintln!("no wgpu adapter: {notes:?}");
         return None;
     };
@@ -420,12 +429,48 @@ mod tests {
         assert_eq!(runtime_dir_problem(Some(dir.path().into())), None);
     }
 
-    /// The loader library installed here opens (CI installs libvulkan1 with lavapipe).
+    /// The loader library opens where a driver is installed or an adapter
+    /// is required (CI installs libvulkan1 with lavapipe).
     #[cfg(target_os = "linux")]
     #[test]
     fn loader_opens_here() {
-        if std::path::Path::new("/usr/share/vulkan/icd.d").is_dir() {
+        if std::env::var_os("ZKPIPE_REQUIRE_ADAPTER").is_some()
+            || Path::new("/usr/share/vulkan/icd.d").is_dir()
+        {
             assert_eq!(open_loader(), Ok(()));
         }
+    }
+
+    /// `ZKPIPE_REQUIRE_ADAPTER` turns a device test that passes without an
+    /// adapter into a failure: this test binary runs one device test again
+    /// with no driver (VK_DRIVER_FILES at an empty folder), without and
+    /// with the switch.
+    #[test]
+    fn require_adapter_switch_fails_device_tests() {
+        let empty = tempfile::tempdir().unwrap();
+        let run = |require: bool| {
+            let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+            cmd.args(["--exact", "ntt::tests::small_tiles", "--test-threads=1"])
+                .env("VK_DRIVER_FILES", empty.path())
+                .env_remove("VK_ICD_FILENAMES")
+                .env_remove("ZKPIPE_REQUIRE_ADAPTER");
+            if require {
+                cmd.env("ZKPIPE_REQUIRE_ADAPTER", "1");
+            }
+            cmd.output().unwrap()
+        };
+        let out = run(false);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{text}");
+        assert!(text.contains("1 passed"), "{text}");
+        let out = run(true);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{text}");
+        assert!(
+            text.contains("ZKPIPE_REQUIRE_ADAPTER is set but there is no wgpu adapter"),
+            "{text}"
+        );
     }
 }

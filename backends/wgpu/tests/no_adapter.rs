@@ -6,7 +6,8 @@
 //! `VK_DRIVER_FILES` takes the machine's drivers away (an empty folder) or
 //! replaces them with a manifest whose library does not exist, so these
 //! cases run the same with or without a Vulkan driver installed; they need
-//! the loader library (libvulkan1), and say so when it is missing.
+//! the loader library (libvulkan1), and say so when it is missing (fail,
+//! when `ZKPIPE_REQUIRE_ADAPTER` is set).
 
 use std::path::Path;
 use std::process::Command;
@@ -109,9 +110,17 @@ fn broken_manifest(root: &Path) -> std::path::PathBuf {
     icd
 }
 
-/// Whether a child found the loader library; the cases below need it.
+/// Whether a child found no loader library; the cases below need it.
+///
+/// # Panics
+/// When it is missing and `ZKPIPE_REQUIRE_ADAPTER` is set (CI sets it).
 fn loader_missing(r: &Report) -> bool {
     if r.notes.contains("cannot be opened") {
+        assert!(
+            std::env::var_os("ZKPIPE_REQUIRE_ADAPTER").is_none(),
+            "ZKPIPE_REQUIRE_ADAPTER is set but the Vulkan loader is missing: {}",
+            r.notes
+        );
         eprintln!("no Vulkan loader here, case not run: {}", r.notes);
         return true;
     }
