@@ -7,10 +7,19 @@ use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use wgpu::util::DeviceExt;
 use zkpipe_core::plugin::{AccelError, ErrorCode};
 
-use crate::shader;
+use crate::shader::{self, FpLayout};
+use crate::shape;
 
-/// Threads per workgroup of the 1-D kernels (2-D grids above the dimension limit).
-const WG: u64 = 256;
+/// A device table of the NTT: twiddles `(log n, inverse)` or factors
+/// `c·x^i` `(x, c, log n)`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub(crate) enum TableKey {
+    Twiddles(u32, bool),
+    Factors([u64; 4], [u64; 4], u32),
+}
+
+/// A table's buffers (one, or pieces of the data's piece length).
+pub(crate) type TablePieces = Arc<Vec<wgpu::Buffer>>;
 
 /// Compute pipelines sharing one bind group layout.
 pub(crate) struct Kernels {
@@ -25,7 +34,7 @@ pub(crate) struct Gpu {
     /// Whether the shaders multiply through 64-bit integers.
     pub int64: bool,
     /// The MSM's Fp form (follows `int64`).
-    pub fp: crate::shader::FpLayout,
+    pub fp: FpLayout,
     /// log2 of the NTT's workgroup-memory tile (elements), from the adapter's limit.
     pub ntt_tile_log: u32,
     /// Bytes one storage binding may hold: the adapter's limit, or less when
@@ -37,7 +46,7 @@ pub(crate) struct Gpu {
     bases: OnceLock<Result<Arc<Kernels>, String>>,
     /// Device tables (twiddles, scaling factors) per key and piece length,
     /// in buffers of at most that many elements, kept across calls.
-    pub tables: Mutex<HashMap<(crate::ntt::TableKey, usize), crate::ntt::TablePieces>>,
+    pub tables: Mutex<HashMap<(TableKey, usize), TablePieces>>,
     /// One op at a time on this device.
     pub busy: Mutex<()>,
     /// Host-visible buffers for large uploads and read-backs, kept and grown:
@@ -137,8 +146,8 @@ impl Gpu {
             device,
             queue,
             int64,
-            fp: crate::shader::FpLayout::new(int64),
-            ntt_tile_log: crate::ntt::tile_log(&limits),
+            fp: FpLayout::new(int64),
+            ntt_tile_log: shape::tile_log(limits.max_compute_workgroup_storage_size),
             max_binding: binding_limit(&limits, binding_cap),
             limits,
             ntt: Default::default(),
@@ -461,7 +470,7 @@ impl Gpu {
 
     /// Workgroups (x, y) covering `threads` threads of 256-wide groups.
     pub fn grid(&self, threads: u64) -> (u32, u32) {
-        self.groups(threads.div_ceil(WG))
+        self.groups(threads.div_ceil(shape::WORKGROUP_THREADS))
     }
 
     /// A 2-D grid of at least `groups` workgroups (kernels index them as
@@ -665,4 +674,122 @@ unsafe impl Send for SendWriteOnly<'_> {}
 fn copy_threads(bytes: usize) -> usize {
     let cores = std::thread::available_parallelism().map_or(4, |n| n.get().min(16));
     cores.min(bytes / PARALLEL_COPY_MIN_BYTES).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use blst::blst_fp;
+
+    use super::*;
+    use crate::shader::tests::{device_p, fp, fp_test_source, integer, plus_p, to_blst};
+
+    /// The MSM's Fp code (both forms) on the first adapter against blst:
+    /// add, sub, mul, sqr and is_zero on every pair of 0, 1, 2, p − 1 and
+    /// pseudo-random elements, each given reduced and plus p (the shaders'
+    /// values lie anywhere in [0, 2p)); results must be limbs below 2^bits
+    /// with a value below 2p. Passes with a note when there is no adapter.
+    #[test]
+    fn narrow_field_ops_match_blst() {
+        let Some((_instance, adapter)) = crate::adapter::test_adapter() else {
+            return;
+        };
+        let op = |f: unsafe extern "C" fn(*mut blst_fp, *const blst_fp, *const blst_fp),
+                  a: &blst_fp,
+                  b: &blst_fp| {
+            let mut r = blst_fp::default();
+            // SAFETY: valid pointers to field elements.
+            unsafe { f(&mut r, a, b) };
+            r
+        };
+        let mut elems = vec![fp(0), fp(1), fp(2)];
+        let minus_one = op(blst::blst_fp_sub, &fp(0), &fp(1));
+        elems.push(minus_one);
+        let mut x = fp(7);
+        for _ in 0..4 {
+            x = op(blst::blst_fp_add, &op(blst::blst_fp_mul, &x, &x), &fp(3));
+            elems.push(x);
+        }
+        for int64 in [true, false] {
+            let gpu = Gpu::open(&adapter, int64, None).unwrap();
+            if gpu.int64 != int64 {
+                continue; // no SHADER_INT64 here
+            }
+            let l = gpu.fp;
+            let p = device_p(&l);
+            let two_p = integer(&l, &plus_p(&l, &p));
+            let values: Vec<(blst_fp, Vec<u32>)> = elems
+                .iter()
+                .flat_map(|e| {
+                    let d = l.device_form(e);
+                    let above = plus_p(&l, &d);
+                    [(*e, d), (*e, above)]
+                })
+                .collect();
+            let pairs: Vec<_> = values
+                .iter()
+                .flat_map(|a| values.iter().map(move |b| (a, b)))
+                .collect();
+            let input: Vec<u32> = pairs
+                .iter()
+                .flat_map(|(a, b)| a.1.iter().chain(&b.1).copied())
+                .collect();
+            let source = fp_test_source(&l);
+            let k = gpu
+                .build(
+                    "fp test",
+                    source,
+                    &[storage(0, true), storage(1, false)],
+                    &["fp_ops"],
+                )
+                .unwrap();
+            let per = 4 * l.limbs + 1;
+            let out_bytes = (pairs.len() * per * 4) as u64;
+            let inp = gpu
+                .upload("fp test in", as_bytes(&input), wgpu::BufferUsages::empty())
+                .unwrap();
+            let out = gpu.buffer("fp test out", out_bytes, wgpu::BufferUsages::COPY_SRC);
+            let bg = gpu.bind_group(
+                &k,
+                &[(0, inp.as_entire_binding()), (1, out.as_entire_binding())],
+            );
+            let groups = (pairs.len() as u32).div_ceil(64);
+            let enc = gpu.dispatch(&k, &[("fp_ops", &bg, (groups, 1))]).unwrap();
+            let bytes = gpu.finish_and_read(enc, &out, out_bytes).unwrap();
+            let words: Vec<u32> = bytes
+                .chunks_exact(4)
+                .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
+                .collect();
+            for (((a, da), (b, db)), got) in pairs.iter().zip(words.chunks_exact(per)) {
+                let want = [
+                    op(blst::blst_fp_add, a, b),
+                    op(blst::blst_fp_sub, a, b),
+                    op(blst::blst_fp_mul, a, b),
+                    op(blst::blst_fp_mul, a, a),
+                ];
+                for (i, (name, w)) in ["add", "sub", "mul", "sqr"].iter().zip(want).enumerate() {
+                    let g = &got[i * l.limbs..(i + 1) * l.limbs];
+                    let what = format!("int64={int64} {name}({da:x?}, {db:x?}) = {g:x?}");
+                    assert!(
+                        g.iter().all(|&v| v < 1 << l.bits),
+                        "{what}: a limb too wide"
+                    );
+                    let v = integer(&l, g);
+                    assert!(
+                        (0..7)
+                            .rev()
+                            .find(|&k| v[k] != two_p[k])
+                            .is_some_and(|k| v[k] < two_p[k]),
+                        "{what}: not below 2p"
+                    );
+                    assert_eq!(to_blst(&l, g).l, w.l, "{what}");
+                }
+                let zero = a.l == [0; 6];
+                assert_eq!(
+                    got[4 * l.limbs] == 1,
+                    zero,
+                    "int64={int64} is_zero({da:x?})"
+                );
+            }
+        }
+    }
 }

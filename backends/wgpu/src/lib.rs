@@ -24,11 +24,15 @@
 //! G2 MSM is not implemented: it is
 //! declared unsupported, so the prover runs it on its CPU fallback.
 
+// Module dependencies point one way: lib → adapter, msm, ntt; msm, ntt →
+// gpu → shader → field; every module may use shape, a leaf.
+mod adapter;
 mod field;
 mod gpu;
 mod msm;
 mod ntt;
 mod shader;
+mod shape;
 
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -76,93 +80,6 @@ impl std::fmt::Debug for WgpuBackend {
     }
 }
 
-/// Adapter order: high-performance first.
-fn rank(t: wgpu::DeviceType) -> u8 {
-    match t {
-        wgpu::DeviceType::DiscreteGpu => 0,
-        wgpu::DeviceType::IntegratedGpu => 1,
-        wgpu::DeviceType::VirtualGpu => 2,
-        wgpu::DeviceType::Other => 3,
-        wgpu::DeviceType::Cpu => 4,
-    }
-}
-
-fn mib(b: u64) -> u64 {
-    b >> 20
-}
-
-/// What `info` says about one adapter.
-fn describe(i: usize, a: &wgpu::Adapter, info: &wgpu::AdapterInfo) -> String {
-    let f = a.features();
-    let l = a.limits();
-    let yes = |b: bool| if b { "yes" } else { "no" };
-    let subgroups = if f.contains(wgpu::Features::SUBGROUP) {
-        format!("{}..{}", info.subgroup_min_size, info.subgroup_max_size)
-    } else {
-        "no".into()
-    };
-    format!(
-        "device {i}: {} ({:?}, {:?}, driver {} {}): SHADER_INT64 {}, subgroups {subgroups}, \
-         max storage binding {} MiB, max buffer {} MiB, workgroup memory {} KiB",
-        info.name,
-        info.device_type,
-        info.backend,
-        info.driver,
-        info.driver_info,
-        yes(f.contains(wgpu::Features::SHADER_INT64)),
-        mib(l.max_storage_buffer_binding_size),
-        mib(l.max_buffer_size),
-        l.max_compute_workgroup_storage_size >> 10,
-    )
-}
-
-/// The first adapter, for the crate's device tests, with the instance that
-/// found it; `None`, with a note on stderr, when there is none.
-#[cfg(test)]
-fn test_adapter() -> Option<(Option<wgpu::Instance>, wgpu::Adapter)> {
-    let (instance, slots, notes) = discover();
-    let Some(slot) = slots.into_iter().next() else {
-        eprintln!("no wgpu adapter: {notes:?}");
-        return None;
-    };
-    Some((instance, slot.adapter))
-}
-
-fn discover() -> (Option<wgpu::Instance>, Vec<Slot>, Vec<String>) {
-    let found = catch_unwind(|| {
-        let instance =
-            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-        let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
-        (instance, adapters)
-    });
-    let (instance, adapters) = match found {
-        Ok(v) => v,
-        Err(_) => return (None, vec![], vec!["wgpu failed to start (panicked)".into()]),
-    };
-    let mut slots: Vec<Slot> = adapters
-        .into_iter()
-        .map(|adapter| Slot {
-            info: adapter.get_info(),
-            adapter,
-            gpu: OnceLock::new(),
-        })
-        .collect();
-    slots.sort_by_key(|s| rank(s.info.device_type));
-    let mut notes: Vec<String> = slots
-        .iter()
-        .enumerate()
-        .map(|(i, s)| describe(i, &s.adapter, &s.info))
-        .collect();
-    if slots.is_empty() {
-        notes.push(
-            "no wgpu adapter found (no Vulkan/Metal/DX12 driver; on Linux install a Vulkan \
-             driver, e.g. mesa-vulkan-drivers for lavapipe, and its loader libvulkan1)"
-                .into(),
-        );
-    }
-    (Some(instance), slots, notes)
-}
-
 impl BackendPlugin for WgpuBackend {
     const NAME: &'static str = "wgpu";
 
@@ -198,7 +115,15 @@ impl BackendPlugin for WgpuBackend {
                 )));
             }
         };
-        let (instance, slots, mut notes) = discover();
+        let (instance, adapters, mut notes) = adapter::discover();
+        let slots = adapters
+            .into_iter()
+            .map(|(adapter, info)| Slot {
+                adapter,
+                info,
+                gpu: OnceLock::new(),
+            })
+            .collect();
         notes.push(
             "ops: ntt, msm_g1 (batch, resident bases) on the adapter; msm_g2 unsupported \
              (runs on the CPU fallback)"
@@ -221,10 +146,8 @@ impl WgpuBackend {
     fn gpu(&self, device: u32) -> Result<Arc<Gpu>, AccelError> {
         let slot = self.slots.get(device as usize).ok_or_else(|| {
             if self.slots.is_empty() {
-                AccelError::new(
-                    ErrorCode::DEVICE_UNAVAILABLE,
-                    format!("no wgpu adapter: {}", self.notes),
-                )
+                // The notes say that there is no adapter, and why.
+                AccelError::new(ErrorCode::DEVICE_UNAVAILABLE, self.notes.clone())
             } else {
                 AccelError::invalid_input(format!(
                     "no wgpu device {device} ({} found)",

@@ -11,13 +11,8 @@ use zkpipe_core::{Fp, G1Affine, G1Projective};
 
 use crate::gpu::{Gpu, as_bytes};
 use crate::shader::FpLayout;
+use crate::shape::{CHUNK, FAN, MSM_REDUCE_WORKGROUP_THREADS};
 
-/// Points of a bucket one thread sums: a bucket of many equal scalars is
-/// spread over many threads, and every thread's loop stays far below
-/// lavapipe's 65 535 iterations.
-pub(crate) const CHUNK: u32 = 32;
-/// Chunk sums one thread adds per tree pass, and ranges per merge pass.
-pub(crate) const FAN: u32 = 8;
 /// Buckets one reduce thread weighs (a power of two): 2·span dependent
 /// additions. A thread per 64 buckets that also multiplied its sum by the
 /// range's start (~2·(c − 1) more) left the H200 mostly idle (2^20: 8 192
@@ -293,12 +288,17 @@ impl Gpu {
                 ("chunk", &main, chunks),
             ];
             steps.extend(trees.iter().map(|bg| ("tree", bg, chunks)));
-            steps.push(("reduce", &main, ((w * nt).div_ceil(64) as u32, 1)));
+            let reduce_groups = (w * nt).div_ceil(MSM_REDUCE_WORKGROUP_THREADS) as u32;
+            steps.push(("reduce", &main, (reduce_groups, 1)));
             let merge_steps: Vec<(wgpu::BindGroup, u32)> = merges
                 .iter()
                 .map(|&f| {
                     let m = (f & 0xff_ffff) as u64;
-                    (bind(f), (w * m.div_ceil(FAN as u64)).div_ceil(64) as u32)
+                    let threads = w * m.div_ceil(FAN as u64);
+                    (
+                        bind(f),
+                        threads.div_ceil(MSM_REDUCE_WORKGROUP_THREADS) as u32,
+                    )
                 })
                 .collect();
             steps.extend(merge_steps.iter().map(|(bg, x)| ("merge", bg, (*x, 1))));

@@ -20,29 +20,8 @@ use std::sync::Arc;
 use zkpipe_core::Fr;
 use zkpipe_core::plugin::{AccelError, NttConfig, NttDirection};
 
-use crate::gpu::{Gpu, as_bytes, as_bytes_mut};
-
-/// A device table: twiddles `(log n, inverse)` or factors `c·x^i` `(x, c, log n)`.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub(crate) enum TableKey {
-    Twiddles(u32, bool),
-    Factors([u64; 4], [u64; 4], u32),
-}
-
-/// log2 of the NTT tile: the most Fr elements (32 B) the adapter's
-/// workgroup memory holds, rounded down to a power of two (WebGPU's default
-/// 16 KiB: 2^9; lavapipe's 32 KiB and the H200's 48 KiB: 2^10).
-pub(crate) fn tile_log(limits: &wgpu::Limits) -> u32 {
-    (limits.max_compute_workgroup_storage_size / 32)
-        .max(2)
-        .ilog2()
-}
-
-/// Threads per tile: one per butterfly, at most 256 (WebGPU's guaranteed
-/// workgroup size, and room for the field code's registers on GPUs).
-pub(crate) fn tile_threads(tile_log: u32) -> u32 {
-    (1u32 << (tile_log - 1)).min(256)
-}
+use crate::gpu::{Gpu, TableKey, TablePieces, as_bytes, as_bytes_mut};
+use crate::shader;
 
 /// The passes of a 2^`log_n` transform as (lo, s): the stages of half-widths
 /// 2^lo … 2^(lo+s−1), in execution order; DIT runs the passes upward, DIF
@@ -68,9 +47,6 @@ pub(crate) fn max_pieces(limits: &wgpu::Limits) -> u32 {
         .find(|p| 2 * p <= limits.max_storage_buffers_per_shader_stage)
         .unwrap_or(1)
 }
-
-/// A table's buffers (one, or pieces of the data's piece length).
-pub(crate) type TablePieces = Arc<Vec<wgpu::Buffer>>;
 
 /// One dispatch: kernel, table pieces, parameters, workgroups (x, y).
 type Step = (&'static str, TablePieces, [u32; 8], (u32, u32));
@@ -197,7 +173,7 @@ impl Gpu {
                         // A twiddle table has half as many pieces: the
                         // shader never reads the slots past them.
                         let tp = t.get(i).unwrap_or(&t[0]);
-                        let (db, tb) = crate::shader::ntt_bindings(i as u32);
+                        let (db, tb) = shader::ntt_bindings(i as u32);
                         entries.extend([(db, d.as_entire_binding()), (tb, tp.as_entire_binding())]);
                     }
                     self.bind_group(&k, &entries)
@@ -234,14 +210,6 @@ mod tests {
         assert_eq!(passes(14, 10, false), [(10, 4), (0, 10)]);
         assert_eq!(passes(3, 10, true), [(0, 3)]);
         assert_eq!(passes(7, 2, true), [(0, 2), (2, 2), (4, 2), (6, 1)]);
-        let limits = wgpu::Limits {
-            max_compute_workgroup_storage_size: 48 << 10,
-            ..Default::default()
-        };
-        assert_eq!(tile_log(&limits), 10);
-        assert_eq!(tile_log(&wgpu::Limits::default()), 9);
-        assert_eq!(tile_threads(10), 256);
-        assert_eq!(tile_threads(2), 2);
     }
 
     /// Tiles of 2, 4 and 8 elements on the first adapter: transforms up to
@@ -250,7 +218,7 @@ mod tests {
     /// checks quickly. Passes with a note when there is no adapter.
     #[test]
     fn small_tiles() {
-        let Some((_instance, adapter)) = crate::test_adapter() else {
+        let Some((_instance, adapter)) = crate::adapter::test_adapter() else {
             return;
         };
         for tile_log in 1..=3 {

@@ -4,6 +4,8 @@
 use blst::blst_fp;
 use zkpipe_core::Fr;
 
+use crate::{field, shape};
+
 const MAC_U32: &str = include_str!("../shaders/mac_u32.wgsl");
 const MAC_U64: &str = include_str!("../shaders/mac_u64.wgsl");
 const NTT: &str = include_str!("../shaders/ntt.wgsl");
@@ -54,7 +56,7 @@ fn fp_modulus() -> Vec<u64> {
 }
 
 fn field(prefix: &str, modulus: &[u64]) -> String {
-    crate::field::wgsl(prefix, &u32_limbs(modulus))
+    field::wgsl(prefix, &u32_limbs(modulus))
 }
 
 fn prelude(int64: bool) -> String {
@@ -119,7 +121,7 @@ pub(crate) fn ntt(int64: bool, tile_log: u32, pieces: u32) -> String {
         "{}\nconst TILE: u32 = {}u;\nconst TILE_WG: u32 = {}u;\n{NTT}\n{}",
         prelude(int64),
         1u32 << tile_log,
-        crate::ntt::tile_threads(tile_log),
+        shape::tile_threads(tile_log),
         ntt_io(pieces),
     )
 }
@@ -145,9 +147,13 @@ pub(crate) struct FpLayout {
 
 impl FpLayout {
     pub fn new(int64: bool) -> FpLayout {
-        let bits = if int64 { 28 } else { 13 };
+        let bits = if int64 {
+            shape::FP_LIMB_BITS_INT64
+        } else {
+            shape::FP_LIMB_BITS_U32
+        };
         let p: [u64; 6] = fp_modulus().try_into().expect("six limbs");
-        let limbs = crate::field::narrow_len(&u32_limbs(&p), bits);
+        let limbs = field::narrow_len(&u32_limbs(&p), bits);
         let scale = fp_from_u64(1 << (bits as usize * limbs - 384));
         let mut unscale = blst_fp::default();
         // SAFETY: valid pointers to blst values.
@@ -173,7 +179,7 @@ impl FpLayout {
         let mut out = blst_fp::default();
         // SAFETY: valid pointers to field elements.
         unsafe { blst::blst_fp_mul(&mut out, e, &self.scale) };
-        crate::field::narrow_limbs(&u32_limbs(&out.l), self.bits, self.limbs)
+        field::narrow_limbs(&u32_limbs(&out.l), self.bits, self.limbs)
     }
 
     /// A device element (limbs below 2^bits, value < 2p) as blst's form of
@@ -221,8 +227,8 @@ fn fp_narrow(layout: &FpLayout) -> String {
     let (bits, nl) = (layout.bits, layout.limbs);
     format!(
         "{}\n{}const FP_ONE = Fp_t({});\nconst FP_CONV = Fp_t({});\n",
-        crate::field::narrow_wgsl("Fp", &u32_limbs(&layout.p), bits, layout.wide),
-        crate::field::narrow_from_words("Fp", 12, bits, nl),
+        field::narrow_wgsl("Fp", &u32_limbs(&layout.p), bits, layout.wide),
+        field::narrow_from_words("Fp", 12, bits, nl),
         wgsl_list(&layout.device_form(&fp_from_u64(1))),
         // R²/2^384 is the device form of the element s = R/2^384.
         wgsl_list(&layout.device_form(&layout.scale)),
@@ -254,8 +260,8 @@ pub(crate) fn msm(int64: bool, layout: &FpLayout) -> String {
         prelude(int64),
         fp_narrow(layout),
         4 * layout.limbs,
-        crate::msm::CHUNK,
-        crate::msm::FAN,
+        shape::CHUNK,
+        shape::FAN,
         fp_loads(layout.limbs),
     )
 }
@@ -265,10 +271,31 @@ pub(crate) fn bases(layout: &FpLayout) -> String {
     format!("{}{BASES}", fp_narrow(layout))
 }
 
+/// Helpers for the device test of the MSM's Fp code (gpu.rs), which needs a
+/// device and so lives above this module.
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::field::minv;
+
+    /// The element `v` in blst's form.
+    pub(crate) fn fp(v: u64) -> blst_fp {
+        fp_from_u64(v)
+    }
+
+    /// p in the device limbs of `l`.
+    pub(crate) fn device_p(l: &FpLayout) -> Vec<u32> {
+        field::narrow_limbs(&u32_limbs(&l.p), l.bits, l.limbs)
+    }
+
+    /// The MSM's Fp code in `l` followed by shaders/fp_test.wgsl.
+    pub(crate) fn fp_test_source(l: &FpLayout) -> String {
+        format!(
+            "{}{}",
+            fp_narrow(l),
+            include_str!("../shaders/fp_test.wgsl")
+        )
+    }
 
     #[test]
     fn constants() {
@@ -288,8 +315,8 @@ mod tests {
 
     /// The device limbs `d` plus p (with `d` below p: the same element as
     /// the shaders may hold it; with `d` = p: 2p).
-    fn plus_p(l: &FpLayout, d: &[u32]) -> Vec<u32> {
-        let p = crate::field::narrow_limbs(&u32_limbs(&l.p), l.bits, l.limbs);
+    pub(crate) fn plus_p(l: &FpLayout, d: &[u32]) -> Vec<u32> {
+        let p = device_p(l);
         let mut c = 0;
         d.iter()
             .zip(&p)
@@ -302,7 +329,7 @@ mod tests {
     }
 
     /// Device limbs (value < 2p) as an element in blst's form.
-    fn to_blst(l: &FpLayout, v: &[u32]) -> blst_fp {
+    pub(crate) fn to_blst(l: &FpLayout, v: &[u32]) -> blst_fp {
         let mut out = blst_fp::default();
         // SAFETY: valid pointers to field elements below p.
         unsafe { blst::blst_fp_mul(&mut out, &l.scaled(v), &l.unscale) };
@@ -327,7 +354,7 @@ mod tests {
     }
 
     /// The integer of device limbs, as seven u64 words.
-    fn integer(l: &FpLayout, limbs: &[u32]) -> [u64; 7] {
+    pub(crate) fn integer(l: &FpLayout, limbs: &[u32]) -> [u64; 7] {
         let mut w = [0u64; 7];
         for (k, &v) in limbs.iter().enumerate() {
             for j in 0..l.bits as usize {
@@ -336,128 +363,6 @@ mod tests {
             }
         }
         w
-    }
-
-    /// The MSM's Fp code (both forms) on the first adapter against blst:
-    /// add, sub, mul, sqr and is_zero on every pair of 0, 1, 2, p − 1 and
-    /// pseudo-random elements, each given reduced and plus p (the shaders'
-    /// values lie anywhere in [0, 2p)); results must be limbs below 2^bits
-    /// with a value below 2p. Passes with a note when there is no adapter.
-    #[test]
-    fn narrow_field_ops_match_blst() {
-        let Some((_instance, adapter)) = crate::test_adapter() else {
-            return;
-        };
-        let op = |f: unsafe extern "C" fn(*mut blst_fp, *const blst_fp, *const blst_fp),
-                  a: &blst_fp,
-                  b: &blst_fp| {
-            let mut r = blst_fp::default();
-            // SAFETY: valid pointers to field elements.
-            unsafe { f(&mut r, a, b) };
-            r
-        };
-        let mut elems = vec![fp_from_u64(0), fp_from_u64(1), fp_from_u64(2)];
-        let minus_one = op(blst::blst_fp_sub, &fp_from_u64(0), &fp_from_u64(1));
-        elems.push(minus_one);
-        let mut x = fp_from_u64(7);
-        for _ in 0..4 {
-            x = op(
-                blst::blst_fp_add,
-                &op(blst::blst_fp_mul, &x, &x),
-                &fp_from_u64(3),
-            );
-            elems.push(x);
-        }
-        for int64 in [true, false] {
-            let gpu = crate::gpu::Gpu::open(&adapter, int64, None).unwrap();
-            if gpu.int64 != int64 {
-                continue; // no SHADER_INT64 here
-            }
-            let l = gpu.fp;
-            let p = crate::field::narrow_limbs(&u32_limbs(&l.p), l.bits, l.limbs);
-            let two_p = integer(&l, &plus_p(&l, &p));
-            let values: Vec<(blst_fp, Vec<u32>)> = elems
-                .iter()
-                .flat_map(|e| {
-                    let d = l.device_form(e);
-                    let above = plus_p(&l, &d);
-                    [(*e, d), (*e, above)]
-                })
-                .collect();
-            let pairs: Vec<_> = values
-                .iter()
-                .flat_map(|a| values.iter().map(move |b| (a, b)))
-                .collect();
-            let input: Vec<u32> = pairs
-                .iter()
-                .flat_map(|(a, b)| a.1.iter().chain(&b.1).copied())
-                .collect();
-            let source = format!(
-                "{}{}",
-                fp_narrow(&l),
-                include_str!("../shaders/fp_test.wgsl")
-            );
-            let k = gpu
-                .build(
-                    "fp test",
-                    source,
-                    &[crate::gpu::storage(0, true), crate::gpu::storage(1, false)],
-                    &["fp_ops"],
-                )
-                .unwrap();
-            let per = 4 * l.limbs + 1;
-            let out_bytes = (pairs.len() * per * 4) as u64;
-            let inp = gpu
-                .upload(
-                    "fp test in",
-                    crate::gpu::as_bytes(&input),
-                    wgpu::BufferUsages::empty(),
-                )
-                .unwrap();
-            let out = gpu.buffer("fp test out", out_bytes, wgpu::BufferUsages::COPY_SRC);
-            let bg = gpu.bind_group(
-                &k,
-                &[(0, inp.as_entire_binding()), (1, out.as_entire_binding())],
-            );
-            let groups = (pairs.len() as u32).div_ceil(64);
-            let enc = gpu.dispatch(&k, &[("fp_ops", &bg, (groups, 1))]).unwrap();
-            let bytes = gpu.finish_and_read(enc, &out, out_bytes).unwrap();
-            let words: Vec<u32> = bytes
-                .chunks_exact(4)
-                .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
-                .collect();
-            for (((a, da), (b, db)), got) in pairs.iter().zip(words.chunks_exact(per)) {
-                let want = [
-                    op(blst::blst_fp_add, a, b),
-                    op(blst::blst_fp_sub, a, b),
-                    op(blst::blst_fp_mul, a, b),
-                    op(blst::blst_fp_mul, a, a),
-                ];
-                for (i, (name, w)) in ["add", "sub", "mul", "sqr"].iter().zip(want).enumerate() {
-                    let g = &got[i * l.limbs..(i + 1) * l.limbs];
-                    let what = format!("int64={int64} {name}({da:x?}, {db:x?}) = {g:x?}");
-                    assert!(
-                        g.iter().all(|&v| v < 1 << l.bits),
-                        "{what}: a limb too wide"
-                    );
-                    let v = integer(&l, g);
-                    assert!(
-                        (0..7)
-                            .rev()
-                            .find(|&k| v[k] != two_p[k])
-                            .is_some_and(|k| v[k] < two_p[k]),
-                        "{what}: not below 2p"
-                    );
-                    assert_eq!(to_blst(&l, g).l, w.l, "{what}");
-                }
-                let zero = a.l == [0; 6];
-                assert_eq!(
-                    got[4 * l.limbs] == 1,
-                    zero,
-                    "int64={int64} is_zero({da:x?})"
-                );
-            }
-        }
     }
 
     /// Both variants are assembled (tests/device.rs compiles and runs them).

@@ -1,7 +1,8 @@
 //! Both multiply variants (64-bit integers and the u32-only emulation) against
 //! the reference on the first adapter. The root conformance suite covers the
 //! default variant in depth; this keeps the other one honest. Passes with a
-//! note when there is no adapter.
+//! note when there is no adapter, unless `ZKPIPE_REQUIRE_ADAPTER` is set
+//! (CI sets it): then a missing adapter fails every test.
 
 use zkpipe_backend_wgpu::WgpuBackend;
 use zkpipe_core::plugin::{
@@ -29,6 +30,11 @@ fn backend_with(settings: &[(&str, &str)]) -> Option<WgpuBackend> {
     };
     let b = WgpuBackend::create(&cfg).unwrap();
     if b.info().devices.is_empty() {
+        assert!(
+            std::env::var_os("ZKPIPE_REQUIRE_ADAPTER").is_none(),
+            "ZKPIPE_REQUIRE_ADAPTER is set but there is no wgpu adapter: {}",
+            b.info().notes
+        );
         eprintln!("no wgpu adapter: {}", b.info().notes);
         return None;
     }
@@ -197,4 +203,39 @@ fn split_ntt() {
     let mut big = sample::scalars(1 << 18, 3);
     let err = split.ntt(&mut big, &NttConfig::default()).unwrap_err();
     assert!(err.message.contains("8 buffers"), "{}", err.message);
+}
+
+/// `ZKPIPE_REQUIRE_ADAPTER` turns these tests' pass-without-adapter into a
+/// failure: this test binary runs one of them again with no driver
+/// (VK_DRIVER_FILES at an empty folder), without and with the switch.
+#[test]
+fn require_adapter_switch() {
+    let empty = tempfile::tempdir().unwrap();
+    let run = |require: bool| {
+        let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+        cmd.args([
+            "--exact",
+            "one_huge_bucket",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("VK_DRIVER_FILES", empty.path())
+        .env_remove("VK_ICD_FILENAMES")
+        .env_remove("ZKPIPE_REQUIRE_ADAPTER");
+        if require {
+            cmd.env("ZKPIPE_REQUIRE_ADAPTER", "1");
+        }
+        let out = cmd.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.success(), text)
+    };
+    let (passed, text) = run(false);
+    assert!(passed && text.contains("no wgpu adapter"), "{text}");
+    let (passed, text) = run(true);
+    assert!(!passed, "{text}");
+    assert!(
+        text.contains("ZKPIPE_REQUIRE_ADAPTER is set but there is no wgpu adapter"),
+        "{text}"
+    );
 }
