@@ -138,7 +138,8 @@ enum Command {
     /// public inputs). With no --params: insecure test keys from the cache
     /// folder (set up on first use).
     Prove(prove::ProveArgs),
-    /// Verify proofs: prints `valid` (exit 0) or `invalid` (exit 1).
+    /// Verify proofs: prints `valid` (exit 0) or `invalid` (exit 1); bad
+    /// or missing files exit 2 with the reason.
     Verify(prove::VerifyArgs),
     /// Run each op and a whole proof on a backend and on the reference
     /// backend; report per-op equality (exit 1 on any mismatch).

@@ -87,8 +87,7 @@ impl Progress for CliProgress {
             bar.inc(units);
             return;
         }
-        if w.total > 0 {
-            let tenths = (w.done.min(w.total) * 10) / w.total;
+        if let Some(tenths) = (w.done.min(w.total) * 10).checked_div(w.total) {
             if tenths > w.reported && tenths < 10 {
                 w.reported = tenths;
                 let elapsed = w.started.elapsed().as_secs_f64();

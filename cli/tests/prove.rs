@@ -399,6 +399,10 @@ fn crosscheck_gives_backend_settings_to_the_tested_backend_only() {
         return;
     }
     if text.contains("no wgpu adapter") {
+        assert!(
+            std::env::var_os("ZKPIPE_REQUIRE_ADAPTER").is_none(),
+            "ZKPIPE_REQUIRE_ADAPTER is set but there is no wgpu adapter: {text}"
+        );
         eprintln!("no wgpu adapter here: checked only that the reference took no settings");
         return;
     }
