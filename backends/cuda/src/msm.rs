@@ -1,12 +1,14 @@
 //! Host side of the Pippenger MSM (`kernels/msm.cu`): window choice, buffer
 //! sizes, the launch sequence, and combining the window sums with blst.
 
-use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, LaunchConfig, PushKernelArg};
-use std::sync::Arc;
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use zkpipe_core::plugin::AccelError;
 use zkpipe_core::{Fp, Fp2, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
-use crate::{Lane, driver_err, grid, limbs};
+use crate::error::driver_err;
+use crate::lane::{Lane, Profile, grid};
+use crate::msm_kernels::{MsmKernels, PointKernels};
+use crate::words::limbs;
 
 /// Points of a bucket one thread sums before the tree passes.
 const CHUNK: u32 = 32;
@@ -21,80 +23,6 @@ const POINT_BLOCK: u32 = 128;
 /// Window segment sums are reduced `REDUCE_FAN_IN` at a time (a pass's
 /// serial depth; one serial XYZZ addition costs tens of microseconds).
 const REDUCE_FAN_IN: u32 = 8;
-
-/// The scalar-side kernels, shared by G1 and G2.
-pub(crate) struct ScalarKernels {
-    from_mont: CudaFunction,
-    count: CudaFunction,
-    scan: CudaFunction,
-    scatter: CudaFunction,
-    chunk_map: CudaFunction,
-}
-
-/// The point kernels of one group.
-pub(crate) struct PointKernels {
-    accumulate: CudaFunction,
-    tree_pass: CudaFunction,
-    bucket_sum: CudaFunction,
-    window_segments: CudaFunction,
-    reduce: CudaFunction,
-}
-
-/// Every MSM kernel of a device.
-pub(crate) struct MsmKernels {
-    scalar: ScalarKernels,
-    g1: PointKernels,
-    g2: PointKernels,
-}
-
-/// Kernel entry points of `msm.cu`, for loading and for the compile test.
-pub const KERNELS: [&str; 15] = [
-    "msm_from_mont",
-    "msm_count",
-    "msm_scan",
-    "msm_scatter",
-    "msm_chunk_map",
-    "msm_accumulate_g1",
-    "msm_tree_pass_g1",
-    "msm_bucket_sum_g1",
-    "msm_window_segments_g1",
-    "msm_reduce_g1",
-    "msm_accumulate_g2",
-    "msm_tree_pass_g2",
-    "msm_bucket_sum_g2",
-    "msm_window_segments_g2",
-    "msm_reduce_g2",
-];
-
-impl MsmKernels {
-    pub(crate) fn load(module: &Arc<CudaModule>) -> Result<Self, String> {
-        let f = |name: &str| {
-            module
-                .load_function(name)
-                .map_err(|e| format!("kernel {name}: {e:?}"))
-        };
-        let points = |g: &str| -> Result<PointKernels, String> {
-            Ok(PointKernels {
-                accumulate: f(&format!("msm_accumulate_{g}"))?,
-                tree_pass: f(&format!("msm_tree_pass_{g}"))?,
-                bucket_sum: f(&format!("msm_bucket_sum_{g}"))?,
-                window_segments: f(&format!("msm_window_segments_{g}"))?,
-                reduce: f(&format!("msm_reduce_{g}"))?,
-            })
-        };
-        Ok(MsmKernels {
-            scalar: ScalarKernels {
-                from_mont: f("msm_from_mont")?,
-                count: f("msm_count")?,
-                scan: f("msm_scan")?,
-                scatter: f("msm_scatter")?,
-                chunk_map: f("msm_chunk_map")?,
-            },
-            g1: points("g1")?,
-            g2: points("g2")?,
-        })
-    }
-}
 
 /// What the MSM needs to know about a group.
 pub(crate) trait Curve {
@@ -299,7 +227,7 @@ impl Lane<'_> {
             segs,
         } = plan;
         let s = &self.stream;
-        let mut prof = crate::Profile::new(s);
+        let mut prof = Profile::new(s);
         let k = &self.msm.scalar;
         let e = |what| driver_err(what);
         let chunk = CHUNK;

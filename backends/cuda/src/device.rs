@@ -1,0 +1,161 @@
+//! Device discovery and the per-device `Gpu`: its context, the kernels
+//! loaded on it (compiled through `nvrtc`), device-resident caches, the
+//! memory pool setting, and its idle lanes (see `lane.rs`).
+
+use std::collections::HashMap;
+use std::panic::catch_unwind;
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream};
+use cudarc::nvrtc::Ptx;
+
+use crate::msm_kernels::MsmKernels;
+use crate::ntt_plan::NttShape;
+use crate::nvrtc::cubin_for;
+use crate::staging::Staging;
+
+/// Device vectors kept per key (scaling factors).
+pub(crate) type DeviceCache<K> = Mutex<HashMap<K, Arc<CudaSlice<u64>>>>;
+
+/// A stage-major twiddle table and the largest log size it covers.
+pub(crate) type TwiddleTable = (u32, Arc<CudaSlice<u64>>);
+
+/// (x, c, log n) of a factor vector `c·x^i`.
+pub(crate) type FactorKey = ([u64; 4], [u64; 4], u32);
+
+/// One CUDA device, opened with its kernels loaded.
+pub(crate) struct Gpu {
+    pub(crate) ctx: Arc<CudaContext>,
+    pub(crate) name: String,
+    pub(crate) memory: u64,
+    pub(crate) sms: u32,
+    pub(crate) ntt_pass: CudaFunction,
+    /// `ntt_pass` for a permuting lowest pass with rows from the top bits.
+    pub(crate) ntt_pass_top: CudaFunction,
+    /// The NTT plans' shape (environment overrides, read once at start).
+    pub(crate) ntt_shape: NttShape,
+    pub(crate) scale: CudaFunction,
+    pub(crate) quotient_combine: CudaFunction,
+    pub(crate) msm: MsmKernels,
+    /// Twiddles `[ω^0 .. ω^(n/2−1)]` per (log n, inverse), kept on the device.
+    /// Per direction (forward, inverse): the stage-major twiddle table and
+    /// the largest log size it covers.
+    pub(crate) twiddles: Mutex<[Option<TwiddleTable>; 2]>,
+    /// Scaling factors `c·x^i` per (x, c, log n), kept on the device.
+    pub(crate) factors: DeviceCache<FactorKey>,
+    /// Idle lanes: a stream and the page-locked buffer its large copies go
+    /// through (grown on demand). An op takes one for its whole length, so
+    /// ops called from different threads (a daemon's workers) run on their
+    /// own streams: one's copies overlap another's kernels.
+    pub(crate) lanes: Mutex<Vec<IdleLane>>,
+}
+
+/// A stream and its staging pieces, waiting in [`Gpu::lanes`].
+pub(crate) type IdleLane = (Arc<CudaStream>, Staging);
+
+/// Lets the device's current memory pool (where the stream's allocations
+/// come from) keep up to `keep` bytes of freed memory mapped between calls
+/// instead of unmapping it at every synchronisation; `None` hands all of it
+/// back now. Returns whether the driver took it (without a pool, or on
+/// failure, allocations stay correct, only slower).
+pub(crate) fn pool_keep(ctx: &CudaContext, keep: Option<u64>) -> bool {
+    use cudarc::driver::sys;
+    if !ctx.has_async_alloc() {
+        return false;
+    }
+    let ok = sys::CUresult::CUDA_SUCCESS;
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: valid out-pointer and device handle; the attribute takes a u64.
+    unsafe {
+        if sys::cuDeviceGetMemPool(&mut pool, ctx.cu_device()) != ok {
+            return false;
+        }
+        match keep {
+            Some(mut bytes) => {
+                let attr = sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
+                sys::cuMemPoolSetAttribute(pool, attr, (&mut bytes as *mut u64).cast()) == ok
+            }
+            None => sys::cuMemPoolTrimTo(pool, 0) == ok,
+        }
+    }
+}
+
+fn open_gpu(ordinal: usize) -> Result<(Gpu, String), String> {
+    let ctx = CudaContext::new(ordinal).map_err(|e| format!("device {ordinal}: {e:?}"))?;
+    // SAFETY: buffers cross lanes (streams) only complete and read-only, and
+    // each op keeps them until its own stream is done (see `Lane`), so
+    // cudarc's per-argument events are not needed.
+    unsafe { ctx.disable_event_tracking() };
+    // Keep freed memory mapped, up to a quarter of the device: an op's
+    // scratch (an NTT's second buffer, an MSM's tables) was otherwise mapped
+    // afresh on every call, ~2 ms of a 2^24 NTT that permutes. check_free
+    // hands it all back when memory looks short.
+    let kept = pool_keep(&ctx, Some(ctx.total_mem().unwrap_or(0) as u64 / 4));
+    let (major, minor) = ctx.compute_capability().map_err(|e| format!("{e:?}"))?;
+    let arch = format!("sm_{major}{minor}");
+    let (cubin, note) = cubin_for(&arch)?;
+    let module = ctx
+        .load_module(Ptx::from_binary(cubin))
+        .map_err(|e| format!("loading kernels for {arch}: {e:?}"))?;
+    let f = |name: &str| {
+        module
+            .load_function(name)
+            .map_err(|e| format!("kernel {name}: {e:?}"))
+    };
+    let sms = ctx
+        .attribute(
+            cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        )
+        .unwrap_or(0) as u32;
+    let gpu = Gpu {
+        name: ctx.name().unwrap_or_else(|_| "NVIDIA GPU".into()),
+        memory: ctx.total_mem().unwrap_or(0) as u64,
+        sms,
+        ntt_pass: f("ntt_pass")?,
+        ntt_pass_top: f("ntt_pass_top")?,
+        ntt_shape: NttShape::from_env(),
+        scale: f("scale")?,
+        quotient_combine: f("quotient_combine")?,
+        msm: MsmKernels::load(&module)?,
+        twiddles: Mutex::new([None, None]),
+        factors: Mutex::new(HashMap::new()),
+        lanes: Mutex::new(Vec::new()),
+        ctx,
+    };
+    let pool = if kept {
+        ""
+    } else {
+        "; freed memory is unmapped per call (no pool threshold)"
+    };
+    Ok((gpu, format!("device {ordinal}: {note}{pool}")))
+}
+
+pub(crate) fn discover() -> (Vec<Gpu>, String) {
+    // SAFETY: only checks whether the driver library can be loaded (cudarc
+    // panics on first use when it is missing).
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return (vec![], "no NVIDIA driver (libcuda not found)".into());
+    }
+    let count = match catch_unwind(CudaContext::device_count) {
+        Ok(Ok(n)) => n.max(0) as usize,
+        Ok(Err(e)) => return (vec![], format!("CUDA driver error: {e:?}")),
+        Err(_) => return (vec![], "the CUDA driver could not be initialised".into()),
+    };
+    let mut gpus = Vec::new();
+    let mut notes = Vec::new();
+    for i in 0..count {
+        match catch_unwind(|| open_gpu(i)) {
+            Ok(Ok((g, note))) => {
+                gpus.push(g);
+                notes.push(note);
+            }
+            Ok(Err(e)) => notes.push(e),
+            Err(_) => notes.push(format!("device {i}: initialisation panicked")),
+        }
+    }
+    if count == 0 {
+        notes.push("the driver reports no CUDA devices".into());
+    }
+    notes.push("ops: msm_g1, msm_g2 (resident bases), ntt, quotient".into());
+    (gpus, notes.join("; "))
+}

@@ -1,0 +1,353 @@
+//! The NTT and Groth16's fused quotient on a lane: twiddle and scaling
+//! tables (kept on the device), the passes' launches, and the quotient's
+//! upload → transforms → combine → download sequence.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, DevicePtrMut, LaunchConfig, PushKernelArg};
+use zkpipe_core::Fr;
+use zkpipe_core::plugin::{AccelError, NttConfig, NttDirection, NttOrder};
+
+use crate::error::driver_err;
+use crate::lane::{Lane, Profile, grid};
+use crate::ntt_plan::{NttPass, ntt_passes, with_top_rows};
+use crate::words::{limbs, limbs_mut};
+
+/// `c·x^i` for i < n.
+fn powers(x: &Fr, c: &Fr, n: usize) -> Vec<Fr> {
+    let mut out = vec![Fr::ZERO; n];
+    fill_powers(&mut out, x, c);
+    out
+}
+
+/// `out[i] = c·x^i`, in pieces on several threads (each piece starts from
+/// one exponentiation): a 2^27-entry table took seconds on one thread.
+fn fill_powers(out: &mut [Fr], x: &Fr, c: &Fr) {
+    let threads = std::thread::available_parallelism().map_or(4, |n| n.get().min(16));
+    let piece = out.len().div_ceil(threads).max(1 << 14);
+    std::thread::scope(|sc| {
+        for (k, chunk) in out.chunks_mut(piece).enumerate() {
+            sc.spawn(move || {
+                let mut acc = c.mul(&x.pow(&[(k * piece) as u64]));
+                for v in chunk {
+                    *v = acc;
+                    acc = acc.mul(x);
+                }
+            });
+        }
+    });
+}
+
+/// The stage-major twiddle table for transforms up to 2^log_n: entry
+/// 2^h + j is ω_(2^(h+1))^j (ω inverted for the inverse); entry 0 is unused.
+/// The top stage is the powers of ω_(2^log_n); every lower stage takes
+/// every 2^(log_n−1−h)-th of them.
+fn stage_twiddles(log_n: u32, inverse: bool) -> Vec<Fr> {
+    let n = 1usize << log_n;
+    let mut w = Fr::root_of_unity(log_n);
+    if inverse {
+        w = w.inverse().expect("roots of unity are nonzero");
+    }
+    let mut table = vec![Fr::ZERO; n];
+    let (lower, top) = table.split_at_mut(n / 2);
+    fill_powers(top, &w, &Fr::one());
+    let top = &*top;
+    std::thread::scope(|sc| {
+        // Entry 0 is unused; stage h then occupies [2^h, 2^(h+1)).
+        let mut rest = &mut lower[1.min(n / 2)..];
+        for h in 0..log_n.saturating_sub(1) {
+            let (stage, tail) = std::mem::take(&mut rest).split_at_mut(1 << h);
+            rest = tail;
+            let stride = log_n - 1 - h;
+            sc.spawn(move || {
+                for (j, v) in stage.iter_mut().enumerate() {
+                    *v = top[j << stride];
+                }
+            });
+        }
+    });
+    table
+}
+
+impl Lane<'_> {
+    /// Twiddles for every stage of transforms up to 2^log_n, stage after
+    /// stage: entry 2^h + j is ω_(2^(h+1))^j (inverted for the inverse), so
+    /// a stage's factors are contiguous and one table serves all smaller
+    /// sizes. Rebuilt only when a larger transform comes.
+    fn twiddles(&self, log_n: u32, inverse: bool) -> Result<Arc<CudaSlice<u64>>, AccelError> {
+        let mut cache = self.twiddles.lock().unwrap();
+        let slot = &mut cache[inverse as usize];
+        if let Some((_, t)) = slot.as_ref().filter(|(log, _)| *log >= log_n) {
+            return Ok(self.hold(t));
+        }
+        let host = stage_twiddles(log_n, inverse);
+        let dev = Arc::new(
+            self.stream
+                .clone_htod(limbs(&host))
+                .map_err(driver_err("uploading twiddles"))?,
+        );
+        self.stream
+            .synchronize()
+            .map_err(driver_err("synchronising"))?;
+        *slot = Some((log_n, dev.clone()));
+        Ok(self.hold(&dev))
+    }
+
+    /// `buf[p] *= c·x^i` (i the natural index of p), with the factors kept
+    /// on the device per (x, c, n): a prover's quotient repeats the same few.
+    fn scale(
+        &self,
+        buf: &mut CudaSlice<u64>,
+        x: &Fr,
+        c: &Fr,
+        log_n: u32,
+        reversed: bool,
+    ) -> Result<(), AccelError> {
+        let n = 1usize << log_n;
+        let key = (x.limbs, c.limbs, log_n);
+        let cached = self.factors.lock().unwrap().get(&key).cloned();
+        let s = match cached {
+            Some(s) => self.hold(&s),
+            None => {
+                let s = Arc::new(
+                    self.stream
+                        .clone_htod(limbs(&powers(x, c, n)))
+                        .map_err(driver_err("uploading factors"))?,
+                );
+                self.stream
+                    .synchronize()
+                    .map_err(driver_err("synchronising"))?;
+                self.hold(&s);
+                let mut cache = self.factors.lock().unwrap();
+                if cache.len() >= 8 {
+                    cache.clear(); // bound device memory held by the cache
+                }
+                cache.insert(key, s.clone());
+                s
+            }
+        };
+        let (n32, rev) = (n as u32, reversed as i32);
+        let mut l = self.stream.launch_builder(&self.scale);
+        l.arg(buf).arg(&*s).arg(&n32).arg(&log_n).arg(&rev);
+        // SAFETY: `buf` and `s` hold n field elements; the kernel reads/writes indices < n.
+        unsafe { l.launch(grid(n)) }.map_err(driver_err("scale kernel"))?;
+        Ok(())
+    }
+
+    pub(crate) fn ntt(&self, values: &mut [Fr], cfg: &NttConfig) -> Result<(), AccelError> {
+        let n = values.len();
+        self.check_free(n * 32 * 3)?;
+        let mut prof = Profile::new(&self.stream);
+        let mut buf = self.upload(limbs(values))?;
+        prof.mark("copy in");
+        self.ntt_on_device(&mut buf, n.trailing_zeros(), cfg)?;
+        prof.mark("transform");
+        self.download(&buf, limbs_mut(values))?;
+        prof.mark("copy out");
+        prof.report(&format!("ntt n={n} {:?}", cfg.order));
+        Ok(())
+    }
+
+    /// Groth16's quotient with a, b, c on the device from upload to download.
+    pub(crate) fn quotient(
+        &self,
+        a: &mut [Fr],
+        b: &[Fr],
+        c: &[Fr],
+        g: &Fr,
+    ) -> Result<(), AccelError> {
+        let n = a.len();
+        let log_n = n.trailing_zeros();
+        self.check_free(n * 32 * 5)?;
+        // Bit-reversed coefficients feed the coset NTT directly: no permutation between.
+        let to_coeffs = NttConfig {
+            direction: NttDirection::Inverse,
+            order: NttOrder::NR,
+            ..Default::default()
+        };
+        let to_coset = NttConfig {
+            order: NttOrder::RN,
+            coset: Some(*g).into(),
+            ..Default::default()
+        };
+        // Each input's transforms are queued as soon as it is on the device,
+        // so they run while the host copies the next input (the slow part).
+        let to_coset_values = |v: &[Fr]| {
+            let mut buf = self.upload(limbs(v))?;
+            self.ntt_on_device(&mut buf, log_n, &to_coeffs)?;
+            self.ntt_on_device(&mut buf, log_n, &to_coset)?;
+            Ok::<_, AccelError>(buf)
+        };
+        let bufs = [
+            to_coset_values(a)?,
+            to_coset_values(b)?,
+            to_coset_values(c)?,
+        ];
+        let z_inv = zkpipe_core::groth16::vanishing_inverse(g, n)
+            .ok_or_else(|| AccelError::invalid_input("quotient: gⁿ = 1 for this coset shift"))?;
+        let [mut qa, qb, qc] = bufs;
+        let (z, n32) = (z_inv.limbs, n as u32);
+        let mut l = self.stream.launch_builder(&self.quotient_combine);
+        l.arg(&mut qa)
+            .arg(&qb)
+            .arg(&qc)
+            .arg(&z[0])
+            .arg(&z[1])
+            .arg(&z[2])
+            .arg(&z[3])
+            .arg(&n32);
+        // SAFETY: the three buffers hold n elements each; one thread per index < n.
+        unsafe { l.launch(grid(n)) }.map_err(driver_err("quotient_combine kernel"))?;
+        let from_coset = NttConfig {
+            direction: NttDirection::Inverse,
+            coset: Some(*g).into(),
+            ..Default::default()
+        };
+        self.ntt_on_device(&mut qa, log_n, &from_coset)?;
+        self.download(&qa, limbs_mut(a))
+    }
+
+    /// The NTT of `buf` (2^log_n elements on this device), in place.
+    fn ntt_on_device(
+        &self,
+        buf: &mut CudaSlice<u64>,
+        log_n: u32,
+        cfg: &NttConfig,
+    ) -> Result<(), AccelError> {
+        let n = 1usize << log_n;
+        let inverse = cfg.direction == NttDirection::Inverse;
+        let coset = cfg.coset.into_option();
+        let (in_rev, out_rev) = (cfg.order.input_reversed(), cfg.order.output_reversed());
+        if let (false, Some(g)) = (inverse, coset) {
+            self.scale(buf, &g, &Fr::one(), log_n, in_rev)?;
+        }
+        if n > 1 {
+            let tw = self.twiddles(log_n, inverse)?;
+            // The permutation an order needs rides on the last pass's writes
+            // (scattered 32-byte writes cost less than scattered reads:
+            // measured 2^24 NN 7.7 ms permuting on the first pass's reads,
+            // 5.6 ms for NR with no permutation), so the transform is the
+            // opposite decimation of the plan that permutes first.
+            let plan = cfg.order.radix2();
+            let (permute, dit) = (plan.permute_first, plan.dit ^ plan.permute_first);
+            let passes = ntt_passes(log_n, dit, self.ntt_shape);
+            // A permuting pass writes elements other blocks have yet to read,
+            // so it goes to a second buffer unless it is the only block.
+            let mut scratch = if permute && passes.len() > 1 {
+                Some(
+                    self.stream
+                        .alloc_zeros::<u64>(4 * n)
+                        .map_err(driver_err("allocating NTT scratch"))?,
+                )
+            } else {
+                None
+            };
+            let count = passes.len();
+            for (k, pass) in passes.into_iter().enumerate() {
+                let last = k + 1 == count;
+                // DIF ends on the lowest pass: permuting there, it takes its
+                // rows from the top bits (a DIT top pass's reversed writes
+                // are runs already).
+                let top = permute && last && !dit && count > 1;
+                let NttPass { lo, s, w, low } = if top {
+                    with_top_rows(pass, log_n)
+                } else {
+                    pass
+                };
+                let (d, rev) = (dit as i32, (permute && last) as i32);
+                let (src, _sb) = buf.device_ptr_mut(&self.stream);
+                let out = scratch
+                    .as_mut()
+                    .filter(|_| last)
+                    .map(|t| t.device_ptr_mut(&self.stream));
+                let dst = out.as_ref().map_or(src, |t| t.0);
+                let kernel = if top {
+                    &self.ntt_pass_top
+                } else {
+                    &self.ntt_pass
+                };
+                let mut l = self.stream.launch_builder(kernel);
+                l.arg(&src)
+                    .arg(&dst)
+                    .arg(&*tw)
+                    .arg(&log_n)
+                    .arg(&lo)
+                    .arg(&s)
+                    .arg(&w)
+                    .arg(&low)
+                    .arg(&d)
+                    .arg(&rev);
+                let cfg = LaunchConfig {
+                    grid_dim: ((n >> w) as u32, 1, 1),
+                    block_dim: (1 << (w - 1), 1, 1),
+                    shared_mem_bytes: 32 << w,
+                };
+                // SAFETY: src and dst hold n elements; each block reads and
+                // writes its own 2^w indices < n (tile_index is a bijection
+                // for low ≤ lo and lo + w − low ≤ log_n, and with top rows
+                // for lo = low = 0 and w ≤ log_n; bit reversal too), and a permuting pass
+                // writes another buffer unless it is the only pass (then
+                // one block: w = s = log_n); twiddle indices < 2^log_n,
+                // the table's length at least;
+                // 1 ≤ w ≤ 10: 2^(w−1) ≤ 512 threads, one butterfly each, and
+                // 32·2^w bytes of shared memory ≤ 32 KiB.
+                unsafe { l.launch(cfg) }.map_err(driver_err("ntt_pass kernel"))?;
+            }
+            if let Some(t) = scratch.as_mut() {
+                std::mem::swap(buf, t);
+            }
+        }
+        if inverse {
+            let n_inv = Fr::from_u64(n as u64).inverse().expect("n < r");
+            let g_inv = coset
+                .map(|g| g.inverse().unwrap_or(Fr::ZERO))
+                .unwrap_or_else(Fr::one);
+            self.scale(buf, &g_inv, &n_inv, log_n, out_rev)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{powers, stage_twiddles};
+    use zkpipe_core::Fr;
+
+    #[test]
+    fn powers_match_a_serial_loop() {
+        let (x, c) = (Fr::from_u64(5).inverse().unwrap(), Fr::from_u64(3));
+        for n in [0, 1, 5, (1 << 14) + 1, 100_003] {
+            let got = powers(&x, &c, n);
+            let mut acc = c;
+            for (i, v) in got.iter().enumerate() {
+                assert_eq!(*v, acc, "n = {n}, i = {i}");
+                acc = acc.mul(&x);
+            }
+            assert_eq!(got.len(), n);
+        }
+    }
+
+    #[test]
+    fn stage_twiddles_hold_each_stages_roots() {
+        for log_n in 1..=12 {
+            for inverse in [false, true] {
+                let t = stage_twiddles(log_n, inverse);
+                assert_eq!(t.len(), 1 << log_n);
+                for h in 0..log_n {
+                    let mut w = Fr::root_of_unity(h + 1);
+                    if inverse {
+                        w = w.inverse().unwrap();
+                    }
+                    for j in 0..1usize << h {
+                        let want = w.pow(&[j as u64]);
+                        assert_eq!(
+                            t[(1 << h) + j],
+                            want,
+                            "2^{log_n} inverse={inverse} h={h} j={j}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
