@@ -48,7 +48,8 @@ fn broken_cached_keys_are_moved_aside_and_set_up_again() {
 
     // Truncated, garbled, and another circuit's description: each is
     // moved aside with a note, and new keys that work are made.
-    let breakages: [(&str, Box<dyn Fn()>); 3] = [
+    type Breaking<'a> = (&'a str, Box<dyn Fn() + 'a>);
+    let breakages: [Breaking<'_>; 3] = [
         (
             "truncated",
             Box::new(|| std::fs::write(&params, &good[..good.len() / 2]).unwrap()),

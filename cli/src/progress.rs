@@ -87,17 +87,18 @@ impl Progress for CliProgress {
             bar.inc(units);
             return;
         }
-        if let Some(tenths) = (w.done.min(w.total) * 10).checked_div(w.total) {
-            if tenths > w.reported && tenths < 10 {
-                w.reported = tenths;
-                let elapsed = w.started.elapsed().as_secs_f64();
-                let eta = elapsed * (w.total - w.done.min(w.total)) as f64 / w.done.max(1) as f64;
-                eprintln!(
-                    "{}: {}% after {elapsed:.0} s, about {eta:.0} s left",
-                    w.what,
-                    tenths * 10
-                );
-            }
+        if let Some(tenths) = (w.done.min(w.total) * 10).checked_div(w.total)
+            && tenths > w.reported
+            && tenths < 10
+        {
+            w.reported = tenths;
+            let elapsed = w.started.elapsed().as_secs_f64();
+            let eta = elapsed * (w.total - w.done.min(w.total)) as f64 / w.done.max(1) as f64;
+            eprintln!(
+                "{}: {}% after {elapsed:.0} s, about {eta:.0} s left",
+                w.what,
+                tenths * 10
+            );
         }
     }
 

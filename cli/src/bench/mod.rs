@@ -1,0 +1,326 @@
+//! `zkpipe bench …`: ops (msm, ntt, quotient) timed per size, whole
+//! proofs per stage, and batches through the scheduler.
+
+mod msm;
+mod prove;
+mod report;
+
+use msm::{G1Ops, G2Ops, bench_msm};
+use prove::bench_prove;
+pub(crate) use report::machine;
+use report::{Printer, measure, report_for, row};
+
+use clap::{Subcommand, ValueEnum};
+use serde::Serialize;
+use std::io::Write;
+use std::ops::RangeInclusive;
+use std::time::{Duration, Instant};
+use zkpipe_core::plugin::{MsmConfig, NttConfig, NttDirection, NttOrder};
+use zkpipe_core::{Backend, Error, Fr, G1Affine, G2Affine, sample};
+
+use crate::PluginArgs;
+
+#[derive(Subcommand, Debug)]
+pub enum BenchOp {
+    /// Multi-scalar multiplication over random bases and scalars.
+    Msm {
+        #[command(flatten)]
+        common: Common,
+        /// Curve group.
+        #[arg(long, value_enum, default_value = "g1")]
+        group: Group,
+        /// Upload the bases once and time MSMs on the resident set.
+        #[arg(long)]
+        resident: bool,
+        /// Also time the same MSM through blst's own multi-threaded Pippenger
+        /// (no plugin in between) and report the plugin's overhead.
+        #[arg(long, value_enum)]
+        baseline: Option<Baseline>,
+    },
+    /// A whole Groth16 proof of a built-in circuit: median time per stage,
+    /// and witness-only synthesis + SpMV against synthesis with constraints.
+    Prove {
+        #[command(flatten)]
+        circuit: crate::circuit::CircuitArgs,
+        /// Backend name.
+        #[arg(long, default_value = "cpu")]
+        backend: String,
+        /// Timed proofs (after one warm-up).
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+        runs: u32,
+        /// Random valid keys instead of a setup (for sizes where setup is slow;
+        /// timing is honest, proofs do not verify).
+        #[arg(long)]
+        synthetic: bool,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Many proof requests through the scheduling engine under one policy:
+    /// per-proof lines, summary, waterfall (JSON + SVG), TIMELINE lines.
+    Batch(crate::batch::BatchCmd),
+    /// One workload under several policies or one knob's values: a
+    /// side-by-side table (s/proof, latency, peak memory, device busy) and a chart.
+    Compare(crate::batch::CompareCmd),
+    /// Number-theoretic transform over Fr.
+    Ntt {
+        #[command(flatten)]
+        common: Common,
+        /// Inverse transform.
+        #[arg(long)]
+        inverse: bool,
+        /// On the coset 7·⟨ω⟩ (bellperson's shift).
+        #[arg(long)]
+        coset: bool,
+        /// Input/output orders.
+        #[arg(long, value_enum, default_value = "nn")]
+        order: Order,
+    },
+    /// Groth16's quotient h from a, b, c (the fused op where the backend has
+    /// it, else the prover's seven NTTs on that backend).
+    Quotient {
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Common {
+    /// Backend name (see `zkpipe backends`).
+    #[arg(long, default_value = "cpu")]
+    backend: String,
+    /// Sizes as log2: `16` or `10..20` (inclusive).
+    #[arg(long, value_name = "A..B", value_parser = parse_log_range)]
+    log_size: RangeInclusive<u32>,
+    /// Timed runs per size (after one warm-up). Sizes whose warm-up takes
+    /// over 5 s use at most 3.
+    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..))]
+    runs: u32,
+    /// Device index.
+    #[arg(long, default_value_t = 0)]
+    device: u32,
+    /// Seed for the random inputs.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    G1,
+    G2,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum Baseline {
+    /// blst's `MultiPoint::mult` on its own thread pool.
+    Blst,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum Order {
+    Nn,
+    Nr,
+    Rn,
+    Rr,
+}
+
+fn parse_log_range(s: &str) -> Result<RangeInclusive<u32>, String> {
+    let parse = |t: &str| {
+        t.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("`{t}` is not a number"))
+    };
+    let (a, b) = match s.split_once("..") {
+        Some((a, b)) => (parse(a)?, parse(b.trim_start_matches('='))?),
+        None => (parse(s)?, parse(s)?),
+    };
+    if a > b || b > 32 {
+        return Err(format!("need A ≤ B ≤ 32, got {a}..{b}"));
+    }
+    Ok(a..=b)
+}
+
+/// Refuses sizes whose inputs cannot fit this machine's memory
+/// (`bytes_per_element` for the largest size), before any work.
+fn check_size(common: &Common, op: &str, bytes_per_element: u64) -> Result<(), Error> {
+    let log = *common.log_size.end();
+    zkpipe_core::machine::check_memory(
+        &format!("bench {op} at 2^{log}"),
+        bytes_per_element.saturating_mul(1u64 << log),
+    )
+}
+
+pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
+    let (common, report) = match op {
+        BenchOp::Batch(cmd) => return crate::batch::run(args, cmd),
+        BenchOp::Compare(cmd) => return crate::batch::compare(args, cmd),
+        BenchOp::Prove {
+            circuit,
+            backend,
+            runs,
+            synthetic,
+            json,
+        } => {
+            return bench_prove(args, circuit, backend, *runs, *synthetic, *json);
+        }
+        BenchOp::Msm {
+            common,
+            group,
+            resident,
+            baseline,
+        } => {
+            // Bases (and a resident copy), scalars, Pippenger's buckets.
+            let per_point = if *group == Group::G1 {
+                3 * 96 + 32
+            } else {
+                3 * 192 + 32
+            };
+            check_size(common, "msm", per_point)?;
+            let be = args.backend(&common.backend)?;
+            let name = format!(
+                "msm_{}{}",
+                if *group == Group::G1 { "g1" } else { "g2" },
+                if *resident { " (resident bases)" } else { "" }
+            );
+            let mut report = report_for(
+                &be,
+                common.device,
+                name,
+                baseline.map(|_| "blst MultiPoint::mult, scalars converted from Fr in parallel"),
+            )?;
+            let mut p = Printer {
+                json: common.json,
+                header_done: false,
+            };
+            p.header(&report);
+            match group {
+                Group::G1 => {
+                    bench_msm::<G1Ops>(&be, common, *resident, baseline.is_some(), &mut report, &p)?
+                }
+                Group::G2 => {
+                    bench_msm::<G2Ops>(&be, common, *resident, baseline.is_some(), &mut report, &p)?
+                }
+            }
+            (common, report)
+        }
+        BenchOp::Quotient { common } => {
+            // a, b, c and their copies.
+            check_size(common, "quotient", 6 * 32)?;
+            let be = args.backend(&common.backend)?;
+            let fused = be
+                .capabilities()
+                .supports(zkpipe_core::plugin::ops::QUOTIENT);
+            let name = if fused {
+                "quotient (fused op)"
+            } else {
+                "quotient (7 NTT calls + host pointwise)"
+            };
+            let mut report = report_for(&be, common.device, name.into(), None)?;
+            let mut p = Printer {
+                json: common.json,
+                header_done: false,
+            };
+            p.header(&report);
+            let max = 1usize << *common.log_size.end();
+            let inputs: Vec<Vec<Fr>> = (0..3)
+                .map(|i| sample::scalars(max, common.seed.wrapping_add(i)))
+                .collect();
+            let g = Fr::from_u64(7);
+            for log in common.log_size.clone() {
+                let n = 1usize << log;
+                let (b, c) = (&inputs[1][..n], &inputs[2][..n]);
+                let mut a = inputs[0][..n].to_vec();
+                let times = measure(
+                    common.runs,
+                    &mut [&mut || {
+                        a.copy_from_slice(&inputs[0][..n]);
+                        if fused {
+                            let cfg = zkpipe_core::plugin::QuotientConfig {
+                                device: common.device,
+                                coset: g,
+                                ext: Default::default(),
+                            };
+                            be.quotient(&mut a, b, c, &cfg)
+                        } else {
+                            let (mut b, mut c) = (b.to_vec(), c.to_vec());
+                            zkpipe_core::groth16::quotient_by_ntts(
+                                &be,
+                                &mut a,
+                                &mut b,
+                                &mut c,
+                                g,
+                                common.device,
+                            )
+                        }
+                    }],
+                )?
+                .remove(0);
+                let r = row(log, &times, None);
+                p.row(&r);
+                report.rows.push(r);
+            }
+            (common, report)
+        }
+        BenchOp::Ntt {
+            common,
+            inverse,
+            coset,
+            order,
+        } => {
+            // Input, the working copy, twiddles.
+            check_size(common, "ntt", 3 * 32)?;
+            let be = args.backend(&common.backend)?;
+            let order = match order {
+                Order::Nn => NttOrder::NN,
+                Order::Nr => NttOrder::NR,
+                Order::Rn => NttOrder::RN,
+                Order::Rr => NttOrder::RR,
+            };
+            let cfg = NttConfig {
+                device: common.device,
+                direction: if *inverse {
+                    NttDirection::Inverse
+                } else {
+                    NttDirection::Forward
+                },
+                order,
+                coset: coset.then(|| Fr::from_u64(7)).into(),
+                ext: Default::default(),
+            };
+            let name = format!(
+                "ntt {}{} {:?}",
+                if *inverse { "inverse" } else { "forward" },
+                if *coset { " coset" } else { "" },
+                order
+            );
+            let mut report = report_for(&be, common.device, name, None)?;
+            let mut p = Printer {
+                json: common.json,
+                header_done: false,
+            };
+            p.header(&report);
+            let max = *common.log_size.end();
+            let input = sample::scalars(1 << max, common.seed);
+            for log in common.log_size.clone() {
+                let n = 1usize << log;
+                // Each run transforms the previous output: as random as the input, no copy timed.
+                let mut buf = input[..n].to_vec();
+                let times = measure(common.runs, &mut [&mut || be.ntt(&mut buf, &cfg)])?.remove(0);
+                let r = row(log, &times, None);
+                p.row(&r);
+                report.rows.push(r);
+            }
+            (common, report)
+        }
+    };
+    if common.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("report serialises")
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,120 @@
+//! `bench msm`: G1/G2 MSMs on a backend, optionally against blst called
+//! directly.
+
+use super::*;
+
+/// The group-specific calls of the MSM bench.
+pub(super) trait MsmOps {
+    type Aff: Copy + Sync;
+    fn points(n: usize, seed: u64) -> Vec<Self::Aff>;
+    fn msm(
+        be: &Backend,
+        bases: zkpipe_core::plugin::BasesRef<'_, Self::Aff>,
+        s: &[Fr],
+        cfg: &MsmConfig,
+    ) -> Result<(), Error>;
+    fn upload(
+        be: &Backend,
+        bases: &[Self::Aff],
+        device: u32,
+    ) -> Result<zkpipe_core::plugin::BasesHandle, Error>;
+    fn blst_direct(bases: &[Self::Aff], scalar_bytes: &[u8]);
+}
+
+pub(super) struct G1Ops;
+pub(super) struct G2Ops;
+
+macro_rules! msm_ops {
+    ($t:ident, $aff:ty, $points:path, $msm:ident, $upload:ident) => {
+        impl MsmOps for $t {
+            type Aff = $aff;
+            fn points(n: usize, seed: u64) -> Vec<$aff> {
+                $points(n, seed)
+            }
+            fn msm(
+                be: &Backend,
+                bases: zkpipe_core::plugin::BasesRef<'_, $aff>,
+                s: &[Fr],
+                cfg: &MsmConfig,
+            ) -> Result<(), Error> {
+                be.$msm(bases, s, cfg).map(|_| ())
+            }
+            fn upload(
+                be: &Backend,
+                bases: &[$aff],
+                device: u32,
+            ) -> Result<zkpipe_core::plugin::BasesHandle, Error> {
+                be.$upload(bases, device)
+            }
+            fn blst_direct(bases: &[$aff], scalar_bytes: &[u8]) {
+                use blst::MultiPoint;
+                let _ = <$aff>::slice_as_blst(bases).mult(scalar_bytes, 255);
+            }
+        }
+    };
+}
+msm_ops!(G1Ops, G1Affine, sample::g1_points, msm_g1, upload_bases_g1);
+msm_ops!(G2Ops, G2Affine, sample::g2_points, msm_g2, upload_bases_g2);
+
+/// Canonical little-endian scalar bytes, as blst's Pippenger reads them.
+fn scalar_bytes(scalars: &[Fr]) -> Vec<u8> {
+    use rayon::prelude::*;
+    let mut out = vec![0u8; scalars.len() * 32];
+    out.par_chunks_mut(32)
+        .zip(scalars)
+        .for_each(|(o, s)| o.copy_from_slice(&s.to_bytes_le()));
+    out
+}
+
+pub(super) fn bench_msm<G: MsmOps>(
+    be: &Backend,
+    c: &Common,
+    resident: bool,
+    baseline: bool,
+    report: &mut Report,
+    p: &Printer,
+) -> Result<(), Error> {
+    let max = 1usize << c.log_size.end();
+    eprintln!(
+        "generating {max} random bases and scalars (seed {}) …",
+        c.seed
+    );
+    let bases = G::points(max, c.seed);
+    let scalars = sample::scalars(max, c.seed.wrapping_add(1));
+    let cfg = MsmConfig {
+        device: c.device,
+        ..Default::default()
+    };
+    let handle = if resident {
+        Some(G::upload(be, &bases, c.device)?)
+    } else {
+        None
+    };
+    for log in c.log_size.clone() {
+        let n = 1usize << log;
+        let (b, s) = (&bases[..n], &scalars[..n]);
+        let mut run_backend = || match handle {
+            Some(h) => G::msm(be, h.into(), s, &cfg),
+            None => G::msm(be, b.into(), s, &cfg),
+        };
+        // The direct call pays the Fr → bytes conversion too, as any caller holding Fr would.
+        let mut run_blst = || {
+            G::blst_direct(b, &scalar_bytes(s));
+            Ok(())
+        };
+        let mut times = if baseline {
+            measure(c.runs, &mut [&mut run_backend, &mut run_blst])?
+        } else {
+            measure(c.runs, &mut [&mut run_backend])?
+        };
+        let base_times = (times.len() > 1).then(|| times.remove(1));
+        let times = times.remove(0);
+        let r = row(log, &times, base_times.as_deref());
+        p.row(&r);
+        report.rows.push(r);
+    }
+    if let Some(h) = handle {
+        be.drop_bases(h)?;
+    }
+    Ok(())
+}
