@@ -378,10 +378,11 @@ fn render_waterfall(spans: &[Span], title: &str) -> Result<String, Error> {
 
     let legend_rows = Stage::ALL.len() as i32 + 4;
     let legend_height = (legend_rows + 1) * 18;
-    let plot_height = (LANE_PX * lanes.len() as i32).max(legend_height);
+    let plot_height = LANE_PX * lanes.len() as i32;
     let x_axis_height = 44;
     let heading_bottom = MARGIN + heading_height(&heading) + 8;
-    let height = heading_bottom + plot_height + x_axis_height + MARGIN;
+    // The legend may reach below a short plot: lanes keep their height.
+    let height = heading_bottom + (plot_height + x_axis_height).max(legend_height) + MARGIN;
 
     let lane_label_width = lanes
         .iter()
@@ -405,6 +406,7 @@ fn render_waterfall(spans: &[Span], title: &str) -> Result<String, Error> {
         draw_heading(&root, &heading, &err)?;
         let (_, body) = root.split_vertically(heading_bottom);
         let (plot_side, _) = body.split_horizontally(width - MARGIN - LEGEND_WIDTH);
+        let (plot_side, _) = plot_side.split_vertically(plot_height + x_axis_height);
         let lane_count = lanes.len() as f64;
         let mut chart = ChartBuilder::on(&plot_side)
             .margin_left(MARGIN)
@@ -1056,6 +1058,23 @@ mod tests {
                 "{caption} sits by its lanes"
             );
         }
+    }
+
+    #[test]
+    fn a_run_with_few_lanes_keeps_their_height_and_the_legend_fits_below() {
+        let spans = [
+            span(0, 0, Stage::Witness, "synth-0", 0.0, 10.0),
+            span(0, 0, Stage::Msm, "dev0-w0", 10.0, 100.0),
+        ];
+        let svg = render_to_file(&spans, TITLE);
+        let texts = texts(&svg);
+        let y_of = |name: &str| texts.iter().find(|t| t.text == name).unwrap().y;
+        assert_eq!(y_of("dev0-w0") - y_of("synth-0"), f64::from(LANE_PX));
+        let height = number(&svg[..svg.find('>').unwrap()], "height");
+        assert!(
+            texts.iter().all(|t| t.bottom <= height),
+            "all text on the canvas"
+        );
     }
 
     #[test]
