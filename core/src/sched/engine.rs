@@ -50,6 +50,11 @@ pub type Recorder<'a> = &'a mut dyn FnMut(Stage, Instant, Instant);
 /// What the engine runs. Stage functions take the partition by shared
 /// reference so that B in G2 can run beside the device work on the same
 /// partition (the split placement).
+///
+/// An error or a panic in any of these calls, or in dropping a `Part`,
+/// fails that partition's job only: the engine catches the panic, frees the
+/// partition and goes on calling the workload for other jobs, so a panic
+/// must leave the workload itself usable (as an error would).
 pub trait Workload: Send + Sync + 'static {
     /// A partition's state between stages (the witness and what follows it).
     type Part: Send + Sync + 'static;
