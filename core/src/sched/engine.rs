@@ -4,8 +4,24 @@
 //! device lock around device work only, or a device-memory reservation under
 //! `device_lock=op`) → `msm_g2` on the CPU pool when it is
 //! placed there → `assemble` → `dealloc`.
+//!
+//! Failures end a partition as surely as success does. A workload call
+//! that returns an error or panics (the panic is caught; the job's failure
+//! says which stage panicked, with the panic's message when it is text)
+//! fails the whole job; its other partitions stop at their next stage
+//! boundary and the worker goes on with other work. Every partition that
+//! was synthesized is freed exactly once through the dealloc mode, failed
+//! or not (so its `dealloc` span is on the timeline), and its memory
+//! admission is returned when that free is done; device load and device
+//! reservations are returned as soon as its device stages end. Under
+//! `b_g2=cpu-split` a partition ends when both halves (device stages, B in
+//! G2) have ended, in either order and however each ended. A job ends —
+//! `JobHandle::wait` returns — once all its partitions have ended, or when
+//! the engine stops.
 
+use std::any::Any;
 use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -34,6 +50,11 @@ pub type Recorder<'a> = &'a mut dyn FnMut(Stage, Instant, Instant);
 /// What the engine runs. Stage functions take the partition by shared
 /// reference so that B in G2 can run beside the device work on the same
 /// partition (the split placement).
+///
+/// An error or a panic in any of these calls, or in dropping a `Part`,
+/// fails that partition's job only: the engine catches the panic, frees the
+/// partition and goes on calling the workload for other jobs, so a panic
+/// must leave the workload itself usable (as an error would).
 pub trait Workload: Send + Sync + 'static {
     /// A partition's state between stages (the witness and what follows it).
     type Part: Send + Sync + 'static;
@@ -156,6 +177,9 @@ pub struct JobOutcome<O> {
     pub oom_fallbacks: u32,
 }
 
+/// Why a job that had not ended when the engine stopped failed.
+const SHUT_DOWN: &str = "the engine shut down before the job ended";
+
 /// A submitted job's receipt.
 #[derive(Debug)]
 pub struct JobHandle<O> {
@@ -165,9 +189,19 @@ pub struct JobHandle<O> {
 }
 
 impl<O> JobHandle<O> {
-    /// Blocks until the job finishes.
+    /// Blocks until the job finishes: with its proofs, or failed (a stage
+    /// failed or panicked, or the engine stopped first).
     pub fn wait(self) -> JobOutcome<O> {
-        self.rx.recv().expect("engine dropped a job")
+        // The engine answers every job, at the latest when it stops; this
+        // covers an engine that went away without answering.
+        self.rx.recv().unwrap_or_else(|_| JobOutcome {
+            job: self.id,
+            result: Err(SHUT_DOWN.into()),
+            queue: Duration::ZERO,
+            prove: Duration::ZERO,
+            oom_retries: 0,
+            oom_fallbacks: 0,
+        })
     }
     /// The outcome if the job has finished.
     pub fn try_wait(&self) -> Option<JobOutcome<O>> {
@@ -187,10 +221,35 @@ struct JobState<O> {
     tx: mpsc::Sender<JobOutcome<O>>,
 }
 
-/// A partition that finished device work or B in G2, waiting for the other half.
+/// How one half of a split partition ended.
+enum HalfEnd<T> {
+    /// With its output.
+    Done(T),
+    /// Without: it failed, or it was skipped because the job had failed.
+    Failed,
+}
+
+/// A half of a split partition that has ended, and how.
+enum Half<W: Workload> {
+    /// The device stages, on this device.
+    Device(usize, HalfEnd<W::DeviceOut>),
+    /// B in G2 on the CPU pool.
+    G2(HalfEnd<W::G2Out>),
+}
+
+/// A split partition one of whose halves has ended, waiting for the other.
 struct Pending<W: Workload> {
-    dev: Option<W::DeviceOut>,
-    g2: Option<W::G2Out>,
+    dev: Option<HalfEnd<W::DeviceOut>>,
+    g2: Option<HalfEnd<W::G2Out>>,
+}
+
+impl<W: Workload> Default for Pending<W> {
+    fn default() -> Self {
+        Pending {
+            dev: None,
+            g2: None,
+        }
+    }
 }
 
 struct State<W: Workload> {
@@ -408,8 +467,10 @@ impl<W: Workload> Engine<W> {
     }
 
     /// Stops the engine and returns its whole timeline: running stages
-    /// finish, queued work is dropped, and every dealloc already handed to
-    /// the dealloc thread is done (and recorded) before this returns.
+    /// finish, queued work is dropped (jobs not yet ended fail with "the
+    /// engine shut down before the job ended"), and every dealloc already
+    /// handed to the dealloc thread is done (and recorded) before this
+    /// returns.
     pub fn shutdown(mut self) -> Timeline {
         self.stop();
         std::mem::take(&mut *self.inner.timeline.lock().unwrap())
@@ -423,6 +484,35 @@ impl<W: Workload> Engine<W> {
         self.inner.dealloc_tx.lock().unwrap().take();
         for t in self.threads.drain(..) {
             let _ = t.join();
+        }
+        // Every worker has stopped. Jobs that had not ended are answered
+        // now so that no `wait` blocks for ever, and the partitions still
+        // queued are dropped (a panicking drop must not escape `drop`).
+        let mut st = self
+            .inner
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut queued: Vec<Arc<W::Part>> = st.ready.drain(..).map(|r| r.2).collect();
+        queued.extend(st.g2_queue.drain(..).map(|(_, part)| part));
+        st.pending.clear();
+        st.synth_queue.clear();
+        let jobs: Vec<(u64, JobState<W::Output>)> = st.jobs.drain().collect();
+        drop(st);
+        for part in queued {
+            let _ = catch_unwind(AssertUnwindSafe(move || drop(part)));
+        }
+        let now = Instant::now();
+        for (id, job) in jobs {
+            let started = job.started.unwrap_or(now);
+            let _ = job.tx.send(JobOutcome {
+                job: id,
+                result: Err(SHUT_DOWN.into()),
+                queue: started.saturating_duration_since(job.submitted),
+                prove: now.saturating_duration_since(started),
+                oom_retries: job.oom_retries,
+                oom_fallbacks: job.oom_fallbacks,
+            });
         }
     }
 
@@ -445,6 +535,12 @@ impl<W: Workload> Engine<W> {
     /// The most partition bytes admitted at once so far.
     pub fn peak_bytes(&self) -> u64 {
         self.inner.lock().mem_peak
+    }
+
+    /// Partition bytes admitted and not yet freed: 0 once every job has
+    /// ended and every dealloc is done, failed jobs included.
+    pub fn in_use_bytes(&self) -> u64 {
+        self.inner.lock().mem_in_use
     }
 
     /// The workload.
@@ -535,7 +631,9 @@ impl<W: Workload> Inner<W> {
             drop(st);
 
             let mut rec = |stage, a, b| self.record(&ticket, stage, &lane, None, a, b);
-            let result = self.workload.synthesize(&req, ticket.partition, &mut rec);
+            let result = guarded("witness/spmv", &ticket, || {
+                self.workload.synthesize(&req, ticket.partition, &mut rec)
+            });
             let mut st = self.lock();
             match result {
                 Ok(part) => {
@@ -547,9 +645,10 @@ impl<W: Workload> Inner<W> {
                     }
                     st.ready.push((ticket, device, part, 0));
                 }
-                Err(e) => {
+                Err(failure) => {
+                    // No partition was made: only its admission to return.
                     st.mem_in_use -= need;
-                    self.fail_job(&mut st, ticket.job, e.to_string());
+                    self.fail_job(&mut st, ticket.job, failure.to_string());
                     self.partition_done(&mut st, ticket, None);
                 }
             }
@@ -563,7 +662,12 @@ impl<W: Workload> Inner<W> {
     /// `budget` (0: unlimited), waited for when other partitions hold it.
     fn hold_device(&self, device: usize, need: u64, budget: u64) -> DeviceHold<'_, W> {
         match self.settings.device_lock {
-            DeviceLock::Partition => DeviceHold::Lock(self.device_locks[device].lock().unwrap()),
+            // The lock guards no data, so a poisoned one is as good as any.
+            DeviceLock::Partition => DeviceHold::Lock(
+                self.device_locks[device]
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner),
+            ),
             DeviceLock::Op => {
                 let mut st = self.lock();
                 while !st.shutdown
@@ -611,7 +715,7 @@ impl<W: Workload> Inner<W> {
             let failed = self.job_failed(&st, ticket.job);
             drop(st);
             if failed {
-                self.abandon(ticket, device);
+                self.leave_device(ticket, device, part);
                 continue;
             }
 
@@ -619,7 +723,7 @@ impl<W: Workload> Inner<W> {
             // out-of-memory path (fallback or failure) without trying.
             let tries = if too_big { u32::MAX } else { tries };
             let result = if too_big {
-                Err(Error::Backend {
+                Err(Failure::Error(Error::Backend {
                     backend: "scheduler".into(),
                     source: AccelError::new(
                         ErrorCode::OUT_OF_MEMORY,
@@ -629,15 +733,18 @@ impl<W: Workload> Inner<W> {
                             device_budget >> 20
                         ),
                     ),
-                })
+                }))
             } else {
+                // The hold is released when this block ends, after a panic too
+                // (it is caught inside), so the device lock is never poisoned.
                 let _held = self.hold_device(device, need, device_budget);
                 let mut rec = |stage, a, b| self.record(&ticket, stage, &lane, Some(device), a, b);
-                self.workload
-                    .device_work(&part, device, on_device, &mut rec)
+                guarded("quotient/msm", &ticket, || {
+                    self.workload
+                        .device_work(&part, device, on_device, &mut rec)
+                })
             };
-            let out_of_memory =
-                matches!(&result, Err(e) if e.code() == Some(ErrorCode::OUT_OF_MEMORY));
+            let out_of_memory = result.as_ref().is_err_and(Failure::is_out_of_memory);
             let result = if out_of_memory
                 && tries >= self.settings.oom_retries
                 && self.settings.oom_fallback
@@ -648,26 +755,24 @@ impl<W: Workload> Inner<W> {
                 // On the host, outside the device lock; not device time.
                 let host_lane = format!("{lane}-host");
                 let mut rec = |stage, a, b| self.record(&ticket, stage, &host_lane, None, a, b);
-                self.workload.fallback_work(&part, on_device, &mut rec)
+                guarded("quotient/msm on the host", &ticket, || {
+                    self.workload.fallback_work(&part, on_device, &mut rec)
+                })
             } else {
                 result
             };
             match result {
                 Ok(dev) => match self.settings.b_g2 {
-                    G2Placement::Device => self.finish(ticket, device, part, Some(dev), None),
-                    G2Placement::CpuInline => {
-                        let g2 = self.run_cpu_g2(&ticket, &part, &lane);
-                        match g2 {
-                            Ok(g2) => self.finish(ticket, device, part, Some(dev), Some(g2)),
-                            Err(e) => self.fail_partition(ticket, device, e),
-                        }
+                    G2Placement::Device => self.finish(ticket, device, part, dev, None),
+                    G2Placement::CpuInline => match self.run_cpu_g2(&ticket, &part, &lane) {
+                        Ok(g2) => self.finish(ticket, device, part, dev, Some(g2)),
+                        Err(failure) => self.fail_partition(ticket, device, part, failure),
+                    },
+                    G2Placement::CpuSplit => {
+                        self.half_done(ticket, part, Half::Device(device, HalfEnd::Done(dev)));
                     }
-                    G2Placement::CpuSplit => self.half_done(ticket, device, part, Some(dev), None),
                 },
-                Err(e)
-                    if e.code() == Some(ErrorCode::OUT_OF_MEMORY)
-                        && tries < self.settings.oom_retries =>
-                {
+                Err(failure) if failure.is_out_of_memory() && tries < self.settings.oom_retries => {
                     let mut st = self.lock();
                     if let Some(j) = st.jobs.get_mut(&ticket.job) {
                         j.oom_retries += 1;
@@ -678,15 +783,15 @@ impl<W: Workload> Inner<W> {
                     std::thread::yield_now();
                     self.cv.notify_all();
                 }
-                Err(e) => self.fail_partition(ticket, device, e),
+                Err(failure) => self.fail_partition(ticket, device, part, failure),
             }
         }
     }
 
-    fn run_cpu_g2(&self, ticket: &Ticket, part: &W::Part, lane: &str) -> Result<W::G2Out, Error> {
+    fn run_cpu_g2(&self, ticket: &Ticket, part: &W::Part, lane: &str) -> Result<W::G2Out, Failure> {
         self.lock().cpu_msm_running += 1;
         let mut rec = |stage, a, b| self.record(ticket, stage, lane, None, a, b);
-        let r = self.workload.cpu_b_g2(part, &mut rec);
+        let r = guarded("msm_g2", ticket, || self.workload.cpu_b_g2(part, &mut rec));
         self.lock().cpu_msm_running -= 1;
         self.cv.notify_all();
         r
@@ -708,50 +813,59 @@ impl<W: Workload> Inner<W> {
             };
             let failed = self.job_failed(&st, ticket.job);
             drop(st);
-            if failed {
-                continue; // the device side releases the partition
-            }
-            let device = None;
-            match self.run_cpu_g2(&ticket, &part, &lane) {
-                Ok(g2) => self.half_done(ticket, usize::MAX, part, device, Some(g2)),
-                Err(e) => {
-                    let mut st = self.lock();
-                    self.fail_job(&mut st, ticket.job, e.to_string());
+            let end = if failed {
+                HalfEnd::Failed
+            } else {
+                match self.run_cpu_g2(&ticket, &part, &lane) {
+                    Ok(g2) => HalfEnd::Done(g2),
+                    Err(failure) => {
+                        let mut st = self.lock();
+                        self.fail_job(&mut st, ticket.job, failure.to_string());
+                        HalfEnd::Failed
+                    }
                 }
-            }
+            };
+            self.half_done(ticket, part, Half::G2(end));
         }
     }
 
-    /// One half of a split partition is done; the second half finalizes.
-    fn half_done(
-        &self,
-        ticket: Ticket,
-        device: usize,
-        part: Arc<W::Part>,
-        dev: Option<W::DeviceOut>,
-        g2: Option<W::G2Out>,
-    ) {
+    /// One half of a split partition has ended. The partition ends when
+    /// both have, whichever ends last: it is assembled when both produced
+    /// their output and the job still stands, freed as failed otherwise.
+    fn half_done(&self, ticket: Ticket, part: Arc<W::Part>, half: Half<W>) {
         let mut st = self.lock();
         let key = (ticket.job, ticket.partition);
-        if dev.is_some() {
-            // The device slot frees as soon as device work is done.
-            st.device_load[device] -= 1;
-        }
-        let entry = st.pending.entry(key).or_insert(Pending {
-            dev: None,
-            g2: None,
-        });
-        if dev.is_some() {
-            entry.dev = dev;
-        }
-        if g2.is_some() {
-            entry.g2 = g2;
-        }
-        let entry = st.pending.get(&key).unwrap();
-        if entry.dev.is_some() && (entry.g2.is_some() || self.job_failed(&st, ticket.job)) {
-            let Pending { dev, g2 } = st.pending.remove(&key).unwrap();
+        let entry = match half {
+            Half::Device(device, end) => {
+                // The device slot frees as soon as the device half ends.
+                st.device_load[device] -= 1;
+                let entry = st.pending.entry(key).or_default();
+                entry.dev = Some(end);
+                entry
+            }
+            Half::G2(end) => {
+                let entry = st.pending.entry(key).or_default();
+                entry.g2 = Some(end);
+                entry
+            }
+        };
+        if entry.dev.is_none() || entry.g2.is_none() {
+            // The other half still holds the partition. Let go of this
+            // handle before the other half can see this one ended, so that
+            // its handle is the last one and its dealloc really frees.
+            drop(part);
             drop(st);
-            self.finalize(ticket, part, dev.unwrap(), g2);
+            self.cv.notify_all();
+            return;
+        }
+        let Pending { dev, g2 } = st.pending.remove(&key).unwrap();
+        drop(st);
+        self.cv.notify_all();
+        match (dev, g2) {
+            (Some(HalfEnd::Done(dev)), Some(HalfEnd::Done(g2))) => {
+                self.finalize(ticket, part, dev, Some(g2));
+            }
+            _ => self.discard(ticket, part),
         }
     }
 
@@ -760,13 +874,16 @@ impl<W: Workload> Inner<W> {
         ticket: Ticket,
         device: usize,
         part: Arc<W::Part>,
-        dev: Option<W::DeviceOut>,
+        dev: W::DeviceOut,
         g2: Option<W::G2Out>,
     ) {
         self.lock().device_load[device] -= 1;
-        self.finalize(ticket, part, dev.expect("device output"), g2);
+        self.cv.notify_all();
+        self.finalize(ticket, part, dev, g2);
     }
 
+    /// Assembles a partition whose stages all succeeded, frees it and
+    /// counts it done.
     fn finalize(
         &self,
         ticket: Ticket,
@@ -781,96 +898,138 @@ impl<W: Workload> Inner<W> {
             .get(&ticket.job)
             .filter(|j| j.failed.is_none())
             .map(|j| j.req);
-        let lane = std::thread::current()
-            .name()
-            .unwrap_or("finalize")
-            .to_string();
-        let out = match req {
-            Some(req) => {
-                let t0 = Instant::now();
-                let r = self
-                    .workload
-                    .assemble(&req, ticket.partition, &part, dev, g2);
-                self.record(&ticket, Stage::Assemble, &lane, None, t0, Instant::now());
-                r
-            }
-            None => Err(Error::InvalidInput("job failed".into())),
+        let Some(req) = req else {
+            return self.discard(ticket, part);
         };
+        let lane = current_lane();
+        let t0 = Instant::now();
+        let out = guarded("assemble", &ticket, || {
+            self.workload
+                .assemble(&req, ticket.partition, &part, dev, g2)
+        });
+        self.record(&ticket, Stage::Assemble, &lane, None, t0, Instant::now());
         self.dealloc(ticket, part, &lane);
         let mut st = self.lock();
         match out {
             Ok(o) => self.partition_done(&mut st, ticket, Some(o)),
-            Err(e) => {
-                self.fail_job(&mut st, ticket.job, e.to_string());
+            Err(failure) => {
+                self.fail_job(&mut st, ticket.job, failure.to_string());
                 self.partition_done(&mut st, ticket, None);
             }
         }
+        drop(st);
+        self.cv.notify_all();
     }
 
+    /// Ends a partition of a failed job: it is freed like a finished one
+    /// (through the dealloc mode, with its `dealloc` span) and counted done.
+    fn discard(&self, ticket: Ticket, part: Arc<W::Part>) {
+        self.dealloc(ticket, part, &current_lane());
+        let mut st = self.lock();
+        self.partition_done(&mut st, ticket, None);
+        drop(st);
+        self.cv.notify_all();
+    }
+
+    /// Frees a partition as the dealloc mode says: here, or on the dealloc
+    /// thread; here as well once that thread has stopped (engine shutdown).
     fn dealloc(&self, ticket: Ticket, part: Arc<W::Part>, lane: &str) {
-        if self.settings.dealloc == Dealloc::Inline {
-            let t0 = Instant::now();
-            drop(part);
-            self.record(&ticket, Stage::Dealloc, lane, None, t0, Instant::now());
-            self.release_memory();
-        } else if let Some(tx) = self.dealloc_tx.lock().unwrap().as_ref() {
-            let _ = tx.send((ticket, part));
+        let part = if self.settings.dealloc == Dealloc::Inline {
+            part
+        } else {
+            let unsent = match self.dealloc_tx.lock().unwrap().as_ref() {
+                Some(tx) => tx.send((ticket, part)).err().map(|e| e.0.1),
+                None => Some(part),
+            };
+            match unsent {
+                None => return,
+                Some(part) => part,
+            }
+        };
+        self.free(ticket, part, lane);
+    }
+
+    /// Drops the engine's handle on a partition (the last handle: its
+    /// memory goes now), records the `dealloc` span and returns the
+    /// partition's admission. A panicking drop fails the job when the job
+    /// has not ended yet; after that there is no one to tell but stderr.
+    fn free(&self, ticket: Ticket, part: Arc<W::Part>, lane: &str) {
+        let t0 = Instant::now();
+        // AssertUnwindSafe: the handle is moved in and gone either way, and
+        // the drop touches no engine state.
+        let dropped = catch_unwind(AssertUnwindSafe(move || drop(part)));
+        self.record(&ticket, Stage::Dealloc, lane, None, t0, Instant::now());
+        let mut st = self.lock();
+        if let Err(payload) = dropped {
+            let why = panic_report("dealloc", &ticket, payload.as_ref());
+            if st.jobs.contains_key(&ticket.job) {
+                self.fail_job(&mut st, ticket.job, why);
+            } else {
+                eprintln!("zkpipe: job {} had already ended when {why}", ticket.job);
+            }
         }
+        // Returned after the job's failure is recorded: a partition
+        // admitted in its place sees the job failed.
+        st.mem_in_use -= self.workload.partition_bytes();
+        drop(st);
+        self.cv.notify_all();
     }
 
     fn dealloc_worker(self: &Arc<Self>, rx: mpsc::Receiver<(Ticket, Arc<W::Part>)>) {
         let serialized = self.settings.dealloc == Dealloc::Serialized;
         let mut running: Vec<JoinHandle<()>> = Vec::new();
         for (ticket, part) in rx {
-            let me = self.clone();
-            let work = move || {
-                let t0 = Instant::now();
-                drop(part);
-                me.record(
-                    &ticket,
-                    Stage::Dealloc,
-                    if serialized {
-                        "dealloc"
-                    } else {
-                        "dealloc-async"
-                    },
-                    None,
-                    t0,
-                    Instant::now(),
-                );
-                me.release_memory();
-            };
             if serialized {
-                work();
-            } else {
-                running.retain(|h| !h.is_finished());
-                running.push(std::thread::spawn(work));
+                self.free(ticket, part, "dealloc");
+                continue;
+            }
+            running.retain(|h| !h.is_finished());
+            // The partition waits in a slot the thread empties, so that it
+            // is still here to free if no thread can be started.
+            let slot = Arc::new(Mutex::new(Some(part)));
+            let work = {
+                let (me, slot) = (self.clone(), slot.clone());
+                move || {
+                    let part = slot.lock().unwrap().take();
+                    if let Some(part) = part {
+                        me.free(ticket, part, "dealloc-async");
+                    }
+                }
+            };
+            match std::thread::Builder::new()
+                .name("dealloc-async".into())
+                .spawn(work)
+            {
+                Ok(handle) => running.push(handle),
+                Err(_) => {
+                    let part = slot.lock().unwrap().take();
+                    if let Some(part) = part {
+                        self.free(ticket, part, "dealloc");
+                    }
+                }
             }
         }
         running.into_iter().for_each(|h| drop(h.join()));
     }
 
-    fn release_memory(&self) {
-        self.lock().mem_in_use -= self.workload.partition_bytes();
-        self.cv.notify_all();
+    /// The device side of a partition gives up (its job has failed): frees
+    /// the device slot and, unless B in G2 still runs beside it, the
+    /// partition.
+    fn leave_device(&self, ticket: Ticket, device: usize, part: Arc<W::Part>) {
+        if self.settings.b_g2 == G2Placement::CpuSplit {
+            self.half_done(ticket, part, Half::Device(device, HalfEnd::Failed));
+        } else {
+            self.lock().device_load[device] -= 1;
+            self.discard(ticket, part);
+        }
     }
 
-    fn abandon(&self, ticket: Ticket, device: usize) {
-        let mut st = self.lock();
-        st.device_load[device] -= 1;
-        st.pending.remove(&(ticket.job, ticket.partition));
-        st.mem_in_use -= self.workload.partition_bytes();
-        self.partition_done(&mut st, ticket, None);
-        drop(st);
-        self.cv.notify_all();
-    }
-
-    fn fail_partition(&self, ticket: Ticket, device: usize, e: Error) {
+    fn fail_partition(&self, ticket: Ticket, device: usize, part: Arc<W::Part>, why: Failure) {
         {
             let mut st = self.lock();
-            self.fail_job(&mut st, ticket.job, e.to_string());
+            self.fail_job(&mut st, ticket.job, why.to_string());
         }
-        self.abandon(ticket, device);
+        self.leave_device(ticket, device, part);
     }
 
     fn fail_job(&self, st: &mut State<W>, job: u64, why: String) {
@@ -920,5 +1079,77 @@ impl<W: Workload> Inner<W> {
             oom_retries: job.oom_retries,
             oom_fallbacks: job.oom_fallbacks,
         });
+    }
+}
+
+/// The current worker's lane name, for spans recorded outside its loop.
+fn current_lane() -> String {
+    std::thread::current()
+        .name()
+        .unwrap_or("finalize")
+        .to_string()
+}
+
+/// Why a workload call gave no output.
+#[derive(Debug)]
+enum Failure {
+    /// It returned an error.
+    Error(Error),
+    /// It panicked: what [`panic_report`] made of it.
+    Panic(String),
+}
+
+impl Failure {
+    fn is_out_of_memory(&self) -> bool {
+        matches!(self, Failure::Error(e) if e.code() == Some(ErrorCode::OUT_OF_MEMORY))
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Error(e) => e.fmt(f),
+            Failure::Panic(why) => f.write_str(why),
+        }
+    }
+}
+
+/// Runs one workload call for `ticket`'s partition; a panic becomes a
+/// [`Failure::Panic`] naming `stage` instead of ending the worker thread.
+///
+/// `AssertUnwindSafe` holds because a panic leaves no engine state half
+/// updated: workload calls run with no engine lock held, the closures only
+/// borrow the workload and the partition shared (and the recorder, which
+/// pushes whole spans under the timeline's own lock), and the counters a
+/// call is bracketed by (CPU MSMs running, device load and reservation) are
+/// settled by the caller after the call returns either way. The partition
+/// whose call panicked is never used again, only freed; the workload itself
+/// goes on serving other partitions, as it does after an error.
+fn guarded<T>(
+    stage: &str,
+    ticket: &Ticket,
+    call: impl FnOnce() -> Result<T, Error>,
+) -> Result<T, Failure> {
+    match catch_unwind(AssertUnwindSafe(call)) {
+        Ok(result) => result.map_err(Failure::Error),
+        Err(payload) => Err(Failure::Panic(panic_report(
+            stage,
+            ticket,
+            payload.as_ref(),
+        ))),
+    }
+}
+
+/// `stage <stage> panicked on partition <p>[: <message>]`, with the panic's
+/// message when it is text (`panic!` gives a `&str` or a `String`).
+fn panic_report(stage: &str, ticket: &Ticket, payload: &(dyn Any + Send)) -> String {
+    let what = format!("stage {stage} panicked on partition {}", ticket.partition);
+    let message = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str));
+    match message {
+        Some(message) => format!("{what}: {message}"),
+        None => what,
     }
 }

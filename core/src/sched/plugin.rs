@@ -190,8 +190,9 @@ impl Policy for PluginPolicy {
 /// applies `overrides`. The library stays loaded for the life of the process.
 ///
 /// # Errors
-/// [`Error::InvalidInput`] naming the path and the reason (not a policy
-/// plugin, another ABI version, the plugin refused the knobs).
+/// [`Error::InvalidInput`] naming the path and the reason (not a complete
+/// shared object for this machine, not a policy plugin, another ABI
+/// version, the plugin refused the knobs).
 pub fn load_policy(
     path: &Path,
     base: &Settings,
@@ -199,6 +200,8 @@ pub fn load_policy(
 ) -> Result<Arc<dyn Policy>, Error> {
     let fail =
         |why: String| Error::InvalidInput(format!("policy plugin {}: {why}", path.display()));
+    // A truncated library would crash the process inside dlopen (SIGBUS).
+    crate::loader::elf::check_shared_object(path).map_err(fail)?;
     let header = lib_header_from_path(path)
         .map_err(|e| fail(e.to_string().lines().take(6).collect::<Vec<_>>().join(" ")))?;
     let module = header.init_root_module::<PolicyModRef>().map_err(|e| {
