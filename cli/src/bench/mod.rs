@@ -8,11 +8,10 @@ mod report;
 use msm::{G1Ops, G2Ops, bench_msm};
 use prove::bench_prove;
 pub(crate) use report::machine;
-use report::{Printer, measure, report_for, row};
+use report::{Machine, Printer, Report, measure, ms, report_for, row};
 
 use clap::{Subcommand, ValueEnum};
 use serde::Serialize;
-use std::io::Write;
 use std::ops::RangeInclusive;
 use std::time::{Duration, Instant};
 use zkpipe_core::plugin::{MsmConfig, NttConfig, NttDirection, NttOrder};
