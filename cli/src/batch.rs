@@ -21,6 +21,8 @@ use crate::circuit::CircuitArgs;
 pub struct BatchArgs {
     #[command(flatten)]
     pub circuit: CircuitArgs,
+    #[command(flatten)]
+    pub plugins: PluginArgs,
     /// Backend name (one instance per device).
     #[arg(long, default_value = "cpu")]
     pub backend: String,

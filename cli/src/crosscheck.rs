@@ -13,6 +13,8 @@ use crate::circuit::CircuitArgs;
 pub struct CrosscheckArgs {
     #[command(flatten)]
     pub circuit: CircuitArgs,
+    #[command(flatten)]
+    pub plugins: PluginArgs,
     /// Backend under test.
     #[arg(long)]
     pub backend: String,

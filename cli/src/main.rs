@@ -31,24 +31,27 @@ use zkpipe_core::{Backend, Error};
     about = "Groth16 over BLS12-381 with swappable accelerator plugins"
 )]
 struct Cli {
+    /// Plugin flags may come before the command too (`zkpipe --threads 4
+    /// prove …`); those after it win.
     #[command(flatten)]
     plugins: PluginArgs,
     #[command(subcommand)]
     command: Command,
 }
 
-/// Where plugins are found and how backends are configured.
-#[derive(Args, Debug, Clone)]
-struct PluginArgs {
+/// Where plugins are found and how backends are configured: flattened into
+/// the commands that load a backend, so the others' help does not list them.
+#[derive(Args, Debug, Clone, Default)]
+pub struct PluginArgs {
     /// Folder searched first for libzkpipe_backend_*.so (then $ZKPIPE_PLUGIN_PATH,
     /// the executable's folder and its plugins/ subfolder).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, value_name = "DIR")]
     plugin_dir: Option<PathBuf>,
-    /// Host threads for the backend (default: all cores).
-    #[arg(long, global = true, value_name = "N")]
+    /// Host threads for the backend (default: all cores; at most 8 per core).
+    #[arg(long, value_name = "N")]
     threads: Option<u32>,
     /// Backend-only setting, repeatable (e.g. --backend-opt window_bits=16).
-    #[arg(long = "backend-opt", global = true, value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    #[arg(long = "backend-opt", value_name = "KEY=VALUE", value_parser = parse_key_value)]
     settings: Vec<(String, String)>,
 }
 
@@ -60,6 +63,20 @@ pub fn parse_key_value(s: &str) -> Result<(String, String), String> {
 }
 
 impl PluginArgs {
+    /// These flags with `later`'s on top (the command's over the top level's).
+    pub fn with(&self, later: &PluginArgs) -> PluginArgs {
+        PluginArgs {
+            plugin_dir: later.plugin_dir.clone().or_else(|| self.plugin_dir.clone()),
+            threads: later.threads.or(self.threads),
+            settings: self
+                .settings
+                .iter()
+                .chain(&later.settings)
+                .cloned()
+                .collect(),
+        }
+    }
+
     pub fn registry(&self) -> Registry {
         Registry::load(&SearchPath::standard(self.plugin_dir.as_deref()))
     }
@@ -115,6 +132,8 @@ enum Command {
     /// List the plugin search path, loaded backends (version, devices,
     /// capabilities) and libraries that failed to load, with reasons.
     Backends {
+        #[command(flatten)]
+        plugins: PluginArgs,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -155,7 +174,7 @@ fn main() -> ExitCode {
     restore_sigpipe();
     let cli = Cli::parse(); // usage errors exit with 2
     let result = match &cli.command {
-        Command::Backends { json } => doctor::run(&cli.plugins, *json),
+        Command::Backends { plugins, json } => doctor::run(&cli.plugins.with(plugins), *json),
         Command::Bench { op } => bench::run(&cli.plugins, op),
         Command::Setup {
             circuit,
@@ -163,7 +182,7 @@ fn main() -> ExitCode {
             seed,
             synthetic,
         } => prove::setup(circuit, out, *seed, *synthetic),
-        Command::Prove(p) => prove::prove(&cli.plugins, p),
+        Command::Prove(p) => prove::prove(&cli.plugins.with(&p.plugins), p),
         // 0 valid, 1 invalid, 2 bad input (from `exit_code` below).
         Command::Verify(v) => match prove::verify(v) {
             Ok(true) => {
@@ -176,7 +195,7 @@ fn main() -> ExitCode {
             }
             Err(e) => Err(e),
         },
-        Command::Crosscheck(x) => match crosscheck::run(&cli.plugins, x) {
+        Command::Crosscheck(x) => match crosscheck::run(&cli.plugins.with(&x.plugins), x) {
             Ok(true) => Ok(()),
             Ok(false) => {
                 eprintln!("crosscheck: mismatches found");

@@ -126,6 +126,8 @@ pub const MAX_PARTITIONS: u32 = 1 << 16;
 pub struct ProveArgs {
     #[command(flatten)]
     pub circuit: CircuitArgs,
+    #[command(flatten)]
+    pub plugins: PluginArgs,
     /// Folder with params.bin (from `zkpipe setup`). Without it, insecure
     /// test keys are set up in the cache folder on first use.
     #[arg(long, value_name = "DIR")]

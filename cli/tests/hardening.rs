@@ -230,3 +230,38 @@ fn a_gpu_backend_without_a_device_fails_with_the_real_reason() {
         assert!(!err.contains("valid"), "{args:?} ran anyway: {err}");
     }
 }
+
+/// Each command's help lists the flags it uses: the plugin flags appear
+/// where a backend is loaded, not under `verify` or `setup`; they work
+/// after the command name as well as before it.
+#[test]
+fn help_lists_only_the_flags_a_command_uses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let help = |args: &[&str]| {
+        let o = zkpipe(tmp.path(), args);
+        assert!(o.status.success(), "{args:?}");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    for cmd in ["verify", "setup"] {
+        let text = help(&[cmd, "--help"]);
+        for flag in ["--threads", "--backend-opt", "--plugin-dir"] {
+            assert!(!text.contains(flag), "`{cmd} --help` lists {flag}:\n{text}");
+        }
+    }
+    for cmd in [
+        &["prove"][..],
+        &["crosscheck"],
+        &["backends"],
+        &["bench", "batch"],
+        &["bench", "msm"],
+    ] {
+        let mut args = cmd.to_vec();
+        args.push("--help");
+        assert!(
+            help(&args).contains("--threads"),
+            "{cmd:?} --help lacks --threads"
+        );
+    }
+    let listing = help(&["backends", "--threads", "3"]);
+    assert!(listing.contains("3 threads"), "{listing}");
+}

@@ -41,6 +41,8 @@ pub enum BenchOp {
     Prove {
         #[command(flatten)]
         circuit: crate::circuit::CircuitArgs,
+        #[command(flatten)]
+        plugins: PluginArgs,
         /// Backend name.
         #[arg(long, default_value = "cpu")]
         backend: String,
@@ -85,6 +87,8 @@ pub enum BenchOp {
 
 #[derive(clap::Args, Debug)]
 pub struct Common {
+    #[command(flatten)]
+    plugins: PluginArgs,
     /// Backend name (see `zkpipe backends`).
     #[arg(long, default_value = "cpu")]
     backend: String,
@@ -152,7 +156,22 @@ fn check_size(common: &Common, op: &str, bytes_per_element: u64) -> Result<(), E
     )
 }
 
+impl BenchOp {
+    /// The plugin flags given after the command.
+    fn plugins(&self) -> &PluginArgs {
+        match self {
+            BenchOp::Msm { common, .. }
+            | BenchOp::Ntt { common, .. }
+            | BenchOp::Quotient { common } => &common.plugins,
+            BenchOp::Prove { plugins, .. } => plugins,
+            BenchOp::Batch(cmd) => &cmd.batch.plugins,
+            BenchOp::Compare(cmd) => &cmd.batch.plugins,
+        }
+    }
+}
+
 pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
+    let args = &args.with(op.plugins());
     let (common, report) = match op {
         BenchOp::Batch(cmd) => return crate::batch::run(args, cmd),
         BenchOp::Compare(cmd) => return crate::batch::compare(args, cmd),
@@ -162,6 +181,7 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
             runs,
             synthetic,
             json,
+            ..
         } => {
             return bench_prove(args, circuit, backend, *runs, *synthetic, *json);
         }
