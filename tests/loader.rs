@@ -112,23 +112,6 @@ fn assert_reason_mentions(reg: &Registry, path: &Path, needles: &[&str]) {
     }
 }
 
-/// Where the last `PT_LOAD` segment's file bytes end in a little-endian
-/// ELF64 file (read straight from the program headers, as `ld.so` does).
-fn end_of_loaded_segments(elf: &[u8]) -> u64 {
-    let field = |at: usize, width: usize| {
-        let mut bytes = [0u8; 8];
-        bytes[..width].copy_from_slice(&elf[at..at + width]);
-        u64::from_le_bytes(bytes)
-    };
-    let (phoff, phentsize, phnum) = (field(32, 8), field(54, 2), field(56, 2));
-    (0..phnum)
-        .map(|i| (phoff + i * phentsize) as usize)
-        .filter(|&ph| field(ph, 4) == 1) // PT_LOAD
-        .map(|ph| field(ph + 8, 8) + field(ph + 32, 8))
-        .max()
-        .unwrap()
-}
-
 /// A half-copied library used to reach `dlopen`, which maps its segments
 /// past the end of the file: the first touch raised SIGBUS and killed the
 /// process. Every such file must be a reported failure, and the valid copy
@@ -142,7 +125,7 @@ fn truncated_and_non_regular_plugin_files_are_failures_not_crashes() {
     let cut_at_100 = write_backend_file(dir.path(), "cut_at_100", &cpu_bytes[..100]);
     // Debug info makes up most of the file: cut inside the mapped segments
     // too, where dlopen's relocations touch pages past the end of the file.
-    let loaded_end = end_of_loaded_segments(&cpu_bytes);
+    let loaded_end = common::end_of_loaded_segments(&cpu_bytes);
     assert!(loaded_end < len as u64 / 2, "{loaded_end} of {len}");
     let cut_in_segments = loaded_end as usize / 2;
     let cut_in_segments_path =

@@ -112,23 +112,6 @@ fn libraries_that_are_not_policy_plugins_are_refused() {
     assert!(e.contains("gpu_threads must be at least 1"), "{e}");
 }
 
-/// Where the last `PT_LOAD` segment's file bytes end in a little-endian
-/// ELF64 file (as in tests/loader.rs: read from the program headers).
-fn end_of_loaded_segments(elf: &[u8]) -> u64 {
-    let field = |at: usize, width: usize| {
-        let mut bytes = [0u8; 8];
-        bytes[..width].copy_from_slice(&elf[at..at + width]);
-        u64::from_le_bytes(bytes)
-    };
-    let (phoff, phentsize, phnum) = (field(32, 8), field(54, 2), field(56, 2));
-    (0..phnum)
-        .map(|i| (phoff + i * phentsize) as usize)
-        .filter(|&ph| field(ph, 4) == 1) // PT_LOAD
-        .map(|ph| field(ph + 8, 8) + field(ph + 32, 8))
-        .max()
-        .unwrap()
-}
-
 /// A policy library cut inside the segments dlopen maps used to reach
 /// dlopen, whose first touch past the end of the file raised SIGBUS and
 /// killed the process. It is refused with the reason; the intact library
@@ -137,7 +120,7 @@ fn end_of_loaded_segments(elf: &[u8]) -> u64 {
 fn a_truncated_policy_library_is_refused_not_a_crash() {
     let lib = build_dir().join("libzkpipe_policy_round_robin.so");
     let bytes = std::fs::read(&lib).unwrap();
-    let loaded_end = end_of_loaded_segments(&bytes) as usize;
+    let loaded_end = common::end_of_loaded_segments(&bytes) as usize;
     assert!(loaded_end < bytes.len(), "{loaded_end} of {}", bytes.len());
     let dir = tempfile::tempdir().unwrap();
     let cut_at = loaded_end / 2;
