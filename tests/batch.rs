@@ -4,49 +4,38 @@
 
 use std::sync::Arc;
 use zkpipe::Stage;
-use zkpipe::groth16::{self, PreparedVerifyingKey, Prover};
+use zkpipe::circuit::CircuitSource;
+use zkpipe::groth16::{self, PreparedVerifyingKey};
 use zkpipe::loader::{Registry, SearchPath};
 use zkpipe::plugin::BackendConfig;
-use zkpipe::r1cs::{R1cs, Witness};
-use zkpipe::sched::groth16::Groth16Workload;
+use zkpipe::sched::batch;
 use zkpipe::sched::{Engine, JobRequest, builtin};
-use zkpipe_circuits::BenchCircuit;
+use zkpipe_circuits::BuiltinCircuit;
 
 #[path = "support/common.rs"]
 mod common;
 
 #[test]
 fn every_policy_proves_a_batch_that_verifies_with_a_complete_waterfall() {
-    let dir = common::build_dir();
-    let reg = Registry::load(&SearchPath::only([dir]));
-    let (r1cs, _) = R1cs::record(BenchCircuit::new("poseidon-merkle", "1x2", 0).unwrap()).unwrap();
-    let r1cs = Arc::new(r1cs);
+    let reg = Registry::load(&SearchPath::only([common::build_dir()]));
+    let circuit = Arc::new(BuiltinCircuit::new("poseidon-merkle", "1x2").unwrap());
+    let r1cs = Arc::new(circuit.record().unwrap());
     let params = Arc::new(groth16::setup(&r1cs, 3));
     let pvk = PreparedVerifyingKey::new(&params.vk);
 
     for policy in ["serial", "pipelined", "split", "throttle", "priority"] {
+        let policy_box = builtin(policy, None, &[]).unwrap();
         let device = Arc::new(reg.create("cpu", &BackendConfig::default()).unwrap());
-        let cpu = Arc::new(
-            reg.create(
-                "cpu",
-                &BackendConfig {
-                    threads: Some(1).into(),
-                    ..Default::default()
-                },
-            )
-            .unwrap(),
-        );
-        let prover = Prover::new(device, params.clone(), r1cs.clone()).unwrap();
-        let witness = Arc::new(|seed: u64, p: u32| {
-            Witness::generate(
-                BenchCircuit::new("poseidon-merkle", "1x2", seed * 10 + p as u64).unwrap(),
-            )
-        });
-        let engine = Engine::new(
-            Groth16Workload::new(vec![prover], cpu, witness),
-            builtin(policy, None, &[]).unwrap(),
+        let workload = batch::groth16_workload(
+            &reg,
+            device,
+            params.clone(),
+            r1cs.clone(),
+            circuit.clone(),
+            policy_box.settings(),
         )
         .unwrap();
+        let engine = Engine::new(workload, policy_box).unwrap();
 
         let jobs: Vec<_> = (0..3)
             .map(|j| {
@@ -92,22 +81,23 @@ fn every_policy_proves_a_batch_that_verifies_with_a_complete_waterfall() {
 #[test]
 fn partitions_over_the_device_budget_fall_back_to_the_host_and_verify() {
     let reg = Registry::load(&SearchPath::only([common::build_dir()]));
-    let (r1cs, _) = R1cs::record(BenchCircuit::new("poseidon-merkle", "1x2", 0).unwrap()).unwrap();
-    let r1cs = Arc::new(r1cs);
+    let circuit = Arc::new(BuiltinCircuit::new("poseidon-merkle", "1x2").unwrap());
+    let r1cs = Arc::new(circuit.record().unwrap());
     let params = Arc::new(groth16::setup(&r1cs, 5));
     let pvk = PreparedVerifyingKey::new(&params.vk);
     let device = Arc::new(reg.create("cpu", &BackendConfig::default()).unwrap());
-    let cpu = Arc::new(reg.create("cpu", &BackendConfig::default()).unwrap());
-    let prover = Prover::new(device, params.clone(), r1cs.clone()).unwrap();
-    let workload = Groth16Workload::new(
-        vec![prover],
-        cpu,
-        Arc::new(|seed: u64, p: u32| {
-            Witness::generate(BenchCircuit::new("poseidon-merkle", "1x2", seed + p as u64).unwrap())
-        }),
-    );
     let knobs = [("device_memory_budget".to_string(), "1".to_string())];
-    let engine = Engine::new(workload, builtin("pipelined", None, &knobs).unwrap()).unwrap();
+    let policy = builtin("pipelined", None, &knobs).unwrap();
+    let workload = batch::groth16_workload(
+        &reg,
+        device,
+        params.clone(),
+        r1cs,
+        circuit,
+        policy.settings(),
+    )
+    .unwrap();
+    let engine = Engine::new(workload, policy).unwrap();
     let out = engine
         .submit(JobRequest {
             partitions: 2,

@@ -2,14 +2,14 @@
 //! the engine exactly like a built-in one; bad libraries are refused clearly.
 
 use std::sync::Arc;
-use zkpipe::groth16::{self, Prover};
+use zkpipe::circuit::CircuitSource;
+use zkpipe::groth16;
 use zkpipe::loader::{Registry, SearchPath};
 use zkpipe::plugin::BackendConfig;
-use zkpipe::r1cs::{R1cs, Witness};
-use zkpipe::sched::groth16::Groth16Workload;
+use zkpipe::sched::batch;
 use zkpipe::sched::plugin::load_policy;
 use zkpipe::sched::{Engine, JobRequest, Settings};
-use zkpipe_circuits::BenchCircuit;
+use zkpipe_circuits::BuiltinCircuit;
 
 #[path = "support/common.rs"]
 mod common;
@@ -29,28 +29,13 @@ fn the_round_robin_plugin_interleaves_jobs() {
     );
 
     let reg = Registry::load(&SearchPath::only([build_dir()]));
-    let (r1cs, _) = R1cs::record(BenchCircuit::new("squaring-chain", "32", 0).unwrap()).unwrap();
+    let circuit = Arc::new(BuiltinCircuit::new("squaring-chain", "32").unwrap());
+    let r1cs = Arc::new(circuit.record().unwrap());
     let params = Arc::new(groth16::setup(&r1cs, 1));
-    let r1cs = Arc::new(r1cs);
     let be = Arc::new(reg.create("cpu", &BackendConfig::default()).unwrap());
-    let cpu = Arc::new(
-        reg.create(
-            "cpu",
-            &BackendConfig {
-                threads: Some(1).into(),
-                ..Default::default()
-            },
-        )
-        .unwrap(),
-    );
-    let witness = Arc::new(|seed: u64, p: u32| {
-        Witness::generate(BenchCircuit::new("squaring-chain", "32", seed * 10 + p as u64).unwrap())
-    });
-    let engine = Engine::new(
-        Groth16Workload::new(vec![Prover::new(be, params, r1cs).unwrap()], cpu, witness),
-        policy,
-    )
-    .unwrap();
+    let workload =
+        batch::groth16_workload(&reg, be, params, r1cs, circuit, policy.settings()).unwrap();
+    let engine = Engine::new(workload, policy).unwrap();
 
     // Both jobs queued before anything starts: the order is the policy's alone.
     engine.set_paused(true);

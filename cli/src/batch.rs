@@ -13,8 +13,8 @@ use zkpipe_core::sched::batch::{self, BatchSpec, Finished, Verify};
 use zkpipe_core::sched::metrics::{Summary, timeline_lines};
 use zkpipe_core::sched::{Engine, Policy, Settings, Span, builtin};
 
-use crate::PluginArgs;
 use crate::circuit::CircuitArgs;
+use crate::plugin_args::PluginArgs;
 
 /// The workload and the policy, shared by `batch` and `compare`.
 #[derive(Args, Debug, Clone)]
@@ -42,7 +42,7 @@ pub struct BatchArgs {
     /// device_lock (partition|op), gpu_threads, b_g2 (device|cpu-inline|cpu-split), dealloc
     /// (inline|async|serialized), throttle, memory_budget, device_memory_budget, order, oom_retries,
     /// oom_fallback.
-    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = crate::parse_key_value)]
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = crate::plugin_args::parse_key_value)]
     pub knobs: Vec<(String, String)>,
     /// TOML file of knobs (applied before --set).
     #[arg(long, value_name = "FILE")]
@@ -243,7 +243,7 @@ pub fn run(args: &PluginArgs, cmd: &BatchCmd) -> Result<(), Error> {
     if cmd.json {
         println!("{}", serde_json::to_string_pretty(&summary).unwrap());
     } else {
-        println!("{}", crate::bench::machine());
+        println!("{}", crate::host::machine());
         print_summary(&summary);
         println!(
             "  waterfall: {}/waterfall.json, {}/waterfall.svg",
@@ -268,7 +268,7 @@ pub struct CompareCmd {
     #[arg(long = "policy", default_value = "pipelined")]
     pub policies: Vec<String>,
     /// One knob swept over values, e.g. `gpu_workers_per_device=1,2,3,4`.
-    #[arg(long, value_name = "KEY=V1,V2,…", value_parser = crate::parse_key_value)]
+    #[arg(long, value_name = "KEY=V1,V2,…", value_parser = crate::plugin_args::parse_key_value)]
     pub sweep: Option<(String, String)>,
     /// Folder for compare.json and compare.svg.
     #[arg(long, value_name = "DIR", default_value = "zkpipe-compare")]
@@ -355,7 +355,7 @@ fn write_compare(cmd: &CompareCmd, rows: &[(String, Summary)]) -> Result<(), Err
         return Ok(());
     }
     let b = &cmd.batch;
-    println!("{}", crate::bench::machine());
+    println!("{}", crate::host::machine());
     println!(
         "{} {} — {} requests × {} partitions, {} in flight, backend {}",
         b.circuit.circuit,

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use zkpipe_core::Error;
 use zkpipe_core::crosscheck::{self, Check, Outcome, Spec};
 
-use crate::PluginArgs;
 use crate::circuit::CircuitArgs;
+use crate::plugin_args::PluginArgs;
 
 #[derive(Args, Debug)]
 pub struct CrosscheckArgs {

@@ -4,7 +4,7 @@ use serde::Serialize;
 use zkpipe_core::Error;
 use zkpipe_core::plugin::{ABI_VERSION, DeviceKind};
 
-use crate::PluginArgs;
+use crate::plugin_args::PluginArgs;
 
 #[derive(Serialize)]
 struct Report {

@@ -12,8 +12,8 @@ use zkpipe_core::groth16::{
 };
 use zkpipe_core::{Error, Fr, machine};
 
-use crate::PluginArgs;
 use crate::circuit::CircuitArgs;
+use crate::plugin_args::PluginArgs;
 use crate::progress::CliProgress;
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {

@@ -265,3 +265,43 @@ fn help_lists_only_the_flags_a_command_uses() {
     let listing = help(&["backends", "--threads", "3"]);
     assert!(listing.contains("3 threads"), "{listing}");
 }
+
+/// `bench compare` checks every policy and sweep value before the first
+/// run: a typo in the last one costs nothing.
+#[test]
+fn compare_checks_every_setting_before_the_first_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = [
+        "bench",
+        "compare",
+        "--circuit",
+        "squaring-chain",
+        "--size",
+        "16",
+        "--count",
+        "1",
+        "--partitions",
+        "1",
+    ];
+    for (extra, needle) in [
+        (
+            &["--policy", "pipelined", "--policy", "fastest"][..],
+            "unknown policy `fastest`",
+        ),
+        (
+            &["--sweep", "gpu_workers_per_device=1,zero"],
+            "gpu_workers_per_device",
+        ),
+        (&["--sweep", "gpu_workers_per_device="], "lists no values"),
+    ] {
+        let mut args = base.to_vec();
+        args.extend(extra);
+        let o = zkpipe(tmp.path(), &args);
+        refused(&o, 2, needle);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !err.contains("[1/"),
+            "a run started before the check: {err}"
+        );
+    }
+}

@@ -5,10 +5,10 @@ mod msm;
 mod prove;
 mod report;
 
+use crate::host::{Machine, machine};
 use msm::{G1Ops, G2Ops, bench_msm};
 use prove::bench_prove;
-pub(crate) use report::machine;
-use report::{Machine, Printer, Report, measure, ms, report_for, row};
+use report::{Printer, Report, measure, ms, report_for, row};
 
 use clap::{Subcommand, ValueEnum};
 use serde::Serialize;
@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use zkpipe_core::plugin::{MsmConfig, NttConfig, NttDirection, NttOrder};
 use zkpipe_core::{Backend, Error, Fr, G1Affine, G2Affine, sample};
 
-use crate::PluginArgs;
+use crate::plugin_args::PluginArgs;
 
 #[derive(Subcommand, Debug)]
 pub enum BenchOp {
