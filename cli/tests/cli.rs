@@ -3,21 +3,12 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-/// Where `cargo test --workspace` put the CPU plugin (next to this test binary).
-fn plugin_dir() -> PathBuf {
-    std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+mod support;
+use support::plugin_dir;
 
 fn zkpipe(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_zkpipe"));
-    cmd.arg("--plugin-dir")
-        .arg(plugin_dir())
-        .args(args)
-        .env_remove("ZKPIPE_PLUGIN_PATH");
+    let mut cmd = support::zkpipe_command();
+    cmd.args(args);
     for (k, v) in env {
         cmd.env(k, v);
     }

@@ -2,25 +2,16 @@
 //! exit code (1: a runtime failure such as a missing device; 2: a bad
 //! request or input), and leaves nothing behind.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn plugin_dir() -> PathBuf {
-    std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+mod support;
 
 /// Runs zkpipe in `dir` (its cache and current folder).
 fn zkpipe(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_zkpipe"))
-        .arg("--plugin-dir")
-        .arg(plugin_dir())
+    support::zkpipe_command()
         .args(args)
         .env("ZKPIPE_CACHE_DIR", dir.join("cache"))
-        .env_remove("ZKPIPE_PLUGIN_PATH")
         .current_dir(dir)
         .output()
         .unwrap()

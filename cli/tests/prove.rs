@@ -1,24 +1,16 @@
 //! `zkpipe setup | prove | verify | crosscheck` end to end, and their errors.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn plugin_dir() -> PathBuf {
-    std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+mod support;
+use support::plugin_dir;
 
 fn zkpipe(cache: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_zkpipe"))
-        .arg("--plugin-dir")
-        .arg(plugin_dir())
+    support::zkpipe_command()
         .args(args)
         .env("XDG_CACHE_HOME", cache)
         .env_remove("ZKPIPE_CACHE_DIR")
-        .env_remove("ZKPIPE_PLUGIN_PATH")
         // `prove` saves its proof in the current folder by default.
         .current_dir(cache)
         .output()
