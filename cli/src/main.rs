@@ -11,12 +11,15 @@
 mod batch;
 mod bench;
 mod circuit;
+mod client;
 mod crosscheck;
 mod doctor;
 mod host;
+mod output;
 mod plugin_args;
 mod progress;
 mod prove;
+mod serve;
 mod waterfall;
 
 use clap::{Parser, Subcommand};
@@ -81,12 +84,23 @@ enum Command {
         #[command(subcommand)]
         op: bench::BenchOp,
     },
+    /// Run the proving daemon: gRPC on a Unix socket (and optionally TCP),
+    /// keys resident, priorities, every proof verified before it is
+    /// returned. SIGTERM/SIGINT drain it and exit 0.
+    Serve(serve::ServeArgs),
+    /// Talk to a running daemon.
+    Client(client::ClientArgs),
 }
 
 fn main() -> ExitCode {
-    restore_sigpipe();
     let cli = Cli::parse(); // usage errors exit with 2
+    // A daemon outlives its clients: it keeps SIGPIPE ignored.
+    if !matches!(cli.command, Command::Serve(_)) {
+        restore_sigpipe();
+    }
     let result = match &cli.command {
+        Command::Serve(s) => serve::run(s, &cli.plugins),
+        Command::Client(c) => client::run(c),
         Command::Backends { plugins, json } => doctor::run(&cli.plugins.with(plugins), *json),
         Command::Bench { op } => bench::run(&cli.plugins, op),
         Command::Setup {

@@ -45,6 +45,24 @@ impl PluginArgs {
         }
     }
 
+    /// The folder given with --plugin-dir.
+    pub fn plugin_dir(&self) -> Option<&std::path::Path> {
+        self.plugin_dir.as_deref()
+    }
+
+    /// The --threads given.
+    pub fn threads(&self) -> Option<u32> {
+        self.threads
+    }
+
+    /// The --backend-opt settings, as `key=value`.
+    pub fn settings(&self) -> Vec<String> {
+        self.settings
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect()
+    }
+
     pub fn registry(&self) -> Registry {
         Registry::load(&SearchPath::standard(self.plugin_dir.as_deref()))
     }

@@ -1,11 +1,9 @@
 //! `zkpipe setup | prove | verify`: Groth16 over the built-in circuits.
 
 use clap::Args;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
-use zkpipe_core::fsutil::{check_writable, write_atomically};
 use zkpipe_core::groth16::{
     self, KeyInfo, Keys, PreparedVerifyingKey, Proof, ProverBuilder, Stage, StageTimes,
     VerifyingKey,
@@ -13,6 +11,7 @@ use zkpipe_core::groth16::{
 use zkpipe_core::{Error, Fr, machine};
 
 use crate::circuit::CircuitArgs;
+use crate::output::Output;
 use crate::plugin_args::PluginArgs;
 use crate::progress::CliProgress;
 
@@ -168,42 +167,6 @@ fn print_times(label: &str, t: &StageTimes) {
         t.total().as_secs_f64() * 1e3,
         parts.join(" ")
     );
-}
-
-/// Where an output goes: a file (written atomically), or stdout.
-enum Output {
-    File(PathBuf),
-    Stdout,
-}
-
-impl Output {
-    /// `given`, or `default` in the current folder; checked writable now,
-    /// before any work.
-    fn resolve(given: Option<&Path>, default: String) -> Result<Output, Error> {
-        let path = given.map_or_else(|| PathBuf::from(default), Path::to_path_buf);
-        if path.as_os_str() == "-" {
-            return Ok(Output::Stdout);
-        }
-        check_writable(&path)?;
-        Ok(Output::File(path))
-    }
-
-    fn write(&self, bytes: &[u8]) -> Result<(), Error> {
-        match self {
-            Output::File(p) => write_atomically(p, bytes),
-            Output::Stdout => std::io::stdout()
-                .write_all(bytes)
-                .and_then(|()| std::io::stdout().flush())
-                .map_err(io(Path::new("-"))),
-        }
-    }
-
-    fn describe(&self) -> String {
-        match self {
-            Output::File(p) => p.display().to_string(),
-            Output::Stdout => "stdout".into(),
-        }
-    }
 }
 
 pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {

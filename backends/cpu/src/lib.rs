@@ -6,9 +6,12 @@
 //! `devices=N` shows N logical devices, each a pool of `threads / N`
 //! threads with its own resident bases and `1/N` of the memory, so that
 //! multi-device placement and residency are exercised without GPUs.
+//! `fault=corrupt:N` / `fault=fail:N` injects a wrong or failed result every
+//! Nth G1 MSM (see [`fault`]), for testing verification above the backend.
 //! It is both a fast backend and, with [`zkpipe_core::reference`], the
 //! oracle other backends are checked against.
 
+pub mod fault;
 pub mod msm;
 pub mod ntt;
 
@@ -47,6 +50,7 @@ pub struct CpuBackend {
     resident: Mutex<HashMap<u64, Resident>>,
     next_handle: AtomicU64,
     twiddles: ntt::Twiddles,
+    faults: fault::Faults,
 }
 
 impl BackendPlugin for CpuBackend {
@@ -65,6 +69,7 @@ impl BackendPlugin for CpuBackend {
                 .unwrap_or(1),
         };
         let mut devices = 1;
+        let mut faults = fault::Faults::default();
         for kv in config.ext.iter() {
             match kv.key.as_str() {
                 "devices" => {
@@ -81,9 +86,10 @@ impl BackendPlugin for CpuBackend {
                             ))
                         })?;
                 }
+                "fault" => faults = fault::Faults::parse(kv.value.as_str())?,
                 other => {
                     return Err(AccelError::invalid_input(format!(
-                        "unknown cpu backend setting `{other}` (known: devices)"
+                        "unknown cpu backend setting `{other}` (known: devices, fault)"
                     )));
                 }
             }
@@ -108,6 +114,7 @@ impl BackendPlugin for CpuBackend {
             resident: Mutex::new(HashMap::new()),
             next_handle: AtomicU64::new(1),
             twiddles: ntt::Twiddles::default(),
+            faults,
         })
     }
 }
@@ -276,13 +283,14 @@ impl AcceleratorImpl for CpuBackend {
     ) -> Result<G1Projective, AccelError> {
         let pool = self.pool(config.device)?;
         let window = config.window_bits as usize;
-        Ok(match bases {
+        let sum = match bases {
             BasesRef::Host(b) => pool.install(|| msm::msm::<msm::G1>(&b, scalars, window)),
             BasesRef::Resident(h) => {
                 let b = self.resident_g1(h, config.device, scalars.len())?;
                 pool.install(|| msm::msm::<msm::G1>(&b[..scalars.len()], scalars, window))
             }
-        })
+        };
+        self.faults.g1(sum)
     }
 
     fn msm_g2(

@@ -22,6 +22,7 @@
 use std::any::Any;
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -75,6 +76,17 @@ pub trait Workload: Send + Sync + 'static {
     /// device; under `op` the partitions on a device reserve it side by side.
     fn partition_device_bytes(&self) -> u64 {
         0
+    }
+    /// [`Workload::partition_bytes`] for one job, where jobs differ (a
+    /// workload of several keys). Called once per job, at submission,
+    /// without any engine lock held.
+    fn job_partition_bytes(&self, _job: &JobRequest) -> u64 {
+        self.partition_bytes()
+    }
+    /// [`Workload::partition_device_bytes`] for one job; called like
+    /// [`Workload::job_partition_bytes`].
+    fn job_partition_device_bytes(&self, _job: &JobRequest) -> u64 {
+        self.partition_device_bytes()
     }
     /// Memory of `device` left for partitions, in bytes (0: unknown).
     fn device_memory(&self, _device: usize) -> u64 {
@@ -157,6 +169,17 @@ pub struct Span {
     pub end_ms: f64,
 }
 
+/// A job that has not ended, as [`Engine::jobs`] shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JobView {
+    /// Job id.
+    pub id: u64,
+    /// Its priority.
+    pub priority: i32,
+    /// Whether one of its stages has started.
+    pub started: bool,
+}
+
 /// Everything that happened, in completion order.
 pub type Timeline = Vec<Span>;
 
@@ -211,6 +234,10 @@ impl<O> JobHandle<O> {
 
 struct JobState<O> {
     req: JobRequest,
+    /// Host bytes each partition is admitted with.
+    part_bytes: u64,
+    /// Device bytes each partition's device stages need.
+    device_bytes: u64,
     submitted: Instant,
     started: Option<Instant>,
     outputs: Vec<Option<O>>,
@@ -264,6 +291,8 @@ struct State<W: Workload> {
     /// Device bytes reserved by partitions in their device stages (`device_lock=op`).
     device_reserved: Vec<u64>,
     jobs: HashMap<u64, JobState<W::Output>>,
+    /// Bytes each admitted partition holds, returned when it is freed.
+    admitted: HashMap<(u64, u32), u64>,
     next_job: u64,
     next_seq: u64,
     shutdown: bool,
@@ -274,7 +303,8 @@ struct Inner<W: Workload> {
     workload: W,
     policy: Arc<dyn Policy>,
     settings: Settings,
-    budget: u64,
+    /// Host bytes partitions may hold at once (changed by `set_budget_bytes`).
+    budget: AtomicU64,
     start: Instant,
     state: Mutex<State<W>>,
     cv: Condvar,
@@ -340,7 +370,7 @@ impl<W: Workload> Engine<W> {
             return Err(Error::InvalidInput("the workload has no device".into()));
         }
         let inner = Arc::new(Inner {
-            budget: settings.budget_bytes(),
+            budget: AtomicU64::new(settings.budget_bytes()),
             start: Instant::now(),
             state: Mutex::new(State {
                 synth_queue: vec![],
@@ -353,6 +383,7 @@ impl<W: Workload> Engine<W> {
                 device_load: vec![0; devices],
                 device_reserved: vec![0; devices],
                 jobs: HashMap::new(),
+                admitted: HashMap::new(),
                 next_job: 0,
                 next_seq: 0,
                 shutdown: false,
@@ -414,6 +445,8 @@ impl<W: Workload> Engine<W> {
     /// accepted while others run.
     pub fn submit(&self, req: JobRequest) -> JobHandle<W::Output> {
         let (tx, rx) = mpsc::channel();
+        let part_bytes = self.inner.workload.job_partition_bytes(&req);
+        let device_bytes = self.inner.workload.job_partition_device_bytes(&req);
         let mut st = self.inner.lock();
         let id = st.next_job;
         st.next_job += 1;
@@ -443,6 +476,8 @@ impl<W: Workload> Engine<W> {
             id,
             JobState {
                 req,
+                part_bytes,
+                device_bytes,
                 submitted: Instant::now(),
                 started: None,
                 outputs: (0..req.partitions).map(|_| None).collect(),
@@ -529,7 +564,53 @@ impl<W: Workload> Engine<W> {
 
     /// The memory budget in bytes.
     pub fn budget_bytes(&self) -> u64 {
-        self.inner.budget
+        self.inner.budget.load(Ordering::Relaxed)
+    }
+
+    /// Changes the memory budget for partitions not yet admitted (a daemon
+    /// gives partitions what its resident keys leave). Partitions already
+    /// admitted keep their memory.
+    pub fn set_budget_bytes(&self, bytes: u64) {
+        self.inner.budget.store(bytes, Ordering::Relaxed);
+        self.inner.cv.notify_all();
+    }
+
+    /// Cancels job `id`: its queued partitions are dropped, its running
+    /// ones stop at their next stage boundary and are freed, and the job
+    /// ends failed with `why`. Returns whether the job was still running
+    /// (an ended or unknown job is left alone).
+    pub fn cancel(&self, id: u64, why: &str) -> bool {
+        let mut st = self.inner.lock();
+        let live = st.jobs.get(&id).is_some_and(|j| j.failed.is_none());
+        if live {
+            self.inner.fail_job(&mut st, id, why.to_string());
+        }
+        drop(st);
+        self.inner.cv.notify_all();
+        live
+    }
+
+    /// The jobs that have not ended: id, priority, and whether any of its
+    /// stages has started.
+    pub fn jobs(&self) -> Vec<JobView> {
+        let st = self.inner.lock();
+        let mut jobs: Vec<JobView> = st
+            .jobs
+            .iter()
+            .map(|(&id, j)| JobView {
+                id,
+                priority: j.req.priority,
+                started: j.started.is_some(),
+            })
+            .collect();
+        jobs.sort_by_key(|j| j.id);
+        jobs
+    }
+
+    /// Takes the spans recorded so far, leaving the timeline empty: a
+    /// long-running service drains it so that it does not grow for ever.
+    pub fn take_timeline(&self) -> Timeline {
+        std::mem::take(&mut *self.inner.timeline.lock().unwrap())
     }
 
     /// The most partition bytes admitted at once so far.
@@ -585,13 +666,21 @@ impl<W: Workload> Inner<W> {
         self.timeline.lock().unwrap().push(span);
     }
 
+    /// Returns a partition's memory admission.
+    fn unadmit(&self, st: &mut State<W>, ticket: &Ticket) {
+        let bytes = st
+            .admitted
+            .remove(&(ticket.job, ticket.partition))
+            .unwrap_or(0);
+        st.mem_in_use -= bytes;
+    }
+
     fn job_failed(&self, st: &State<W>, job: u64) -> bool {
         st.jobs.get(&job).is_none_or(|j| j.failed.is_some())
     }
 
     fn synthesis_worker(self: &Arc<Self>, i: usize) {
         let lane = format!("synth-{i}");
-        let need = self.workload.partition_bytes();
         loop {
             let mut st = self.lock();
             let ticket = loop {
@@ -602,17 +691,19 @@ impl<W: Workload> Inner<W> {
                 if !st.synth_queue.is_empty() && !throttled && !st.paused {
                     let idx = self.policy.pick(&st.synth_queue);
                     let t = st.synth_queue[idx];
-                    if self.policy.admit(need, st.mem_in_use, self.budget) {
+                    let need = st.jobs.get(&t.job).map_or(0, |j| j.part_bytes);
+                    let budget = self.budget.load(Ordering::Relaxed);
+                    if self.policy.admit(need, st.mem_in_use, budget) {
                         st.synth_queue.remove(idx);
                         st.mem_in_use += need;
                         st.mem_peak = st.mem_peak.max(st.mem_in_use);
+                        st.admitted.insert((t.job, t.partition), need);
                         break t;
                     }
                     if st.mem_in_use == 0 {
                         // Nothing in flight and still no room: it can never fit.
                         let msg = format!(
-                            "a partition needs {need} bytes, over the memory budget of {} bytes",
-                            self.budget
+                            "a partition needs {need} bytes, over the memory budget of {budget} bytes"
                         );
                         self.fail_job(&mut st, t.job, msg);
                         continue;
@@ -621,7 +712,7 @@ impl<W: Workload> Inner<W> {
                 st = self.cv.wait(st).unwrap();
             };
             if self.job_failed(&st, ticket.job) {
-                st.mem_in_use -= need;
+                self.unadmit(&mut st, &ticket);
                 self.partition_done(&mut st, ticket, None);
                 continue;
             }
@@ -647,7 +738,7 @@ impl<W: Workload> Inner<W> {
                 }
                 Err(failure) => {
                     // No partition was made: only its admission to return.
-                    st.mem_in_use -= need;
+                    self.unadmit(&mut st, &ticket);
                     self.fail_job(&mut st, ticket.job, failure.to_string());
                     self.partition_done(&mut st, ticket, None);
                 }
@@ -694,8 +785,6 @@ impl<W: Workload> Inner<W> {
             0 => self.workload.device_memory(device),
             b => b,
         };
-        let need = self.workload.partition_device_bytes();
-        let too_big = device_budget > 0 && need > device_budget;
         loop {
             let mut st = self.lock();
             let (ticket, part, tries) = loop {
@@ -713,6 +802,8 @@ impl<W: Workload> Inner<W> {
                 st = self.cv.wait(st).unwrap();
             };
             let failed = self.job_failed(&st, ticket.job);
+            let need = st.jobs.get(&ticket.job).map_or(0, |j| j.device_bytes);
+            let too_big = device_budget > 0 && need > device_budget;
             drop(st);
             if failed {
                 self.leave_device(ticket, device, part);
@@ -970,7 +1061,7 @@ impl<W: Workload> Inner<W> {
         }
         // Returned after the job's failure is recorded: a partition
         // admitted in its place sees the job failed.
-        st.mem_in_use -= self.workload.partition_bytes();
+        self.unadmit(&mut st, &ticket);
         drop(st);
         self.cv.notify_all();
     }

@@ -1,6 +1,9 @@
 //! The real workload: zkpipe's Groth16 prover, one [`Prover`] per device,
 //! and a CPU backend sized by `gpu_threads` for B in G2 off the device.
+//! Each job's key and inputs come from a [`JobSource`]: one key for a
+//! benchmark batch ([`Groth16Workload::new`]), any number for a daemon.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -14,40 +17,105 @@ use crate::{Backend, Error};
 /// Makes the witness of partition `p` of a job with seed `seed`.
 pub type WitnessFn = Arc<dyn Fn(u64, u32) -> Result<Witness, Error> + Send + Sync>;
 
+/// One key's provers, one per device (its bases resident there).
+pub type DeviceProvers = Arc<[Prover]>;
+
+/// Where each job's key, witnesses and blinding come from.
+///
+/// Called by the engine's workers with no engine lock held; an
+/// implementation must not call back into the engine while holding a lock
+/// these calls take.
+pub trait JobSource: Send + Sync {
+    /// The provers of the job's key (as many as the workload's devices).
+    ///
+    /// # Errors
+    /// An unknown job, or a key that is no longer loaded.
+    fn provers(&self, job: &JobRequest) -> Result<DeviceProvers, Error>;
+    /// The witness of partition `partition` of `job`.
+    ///
+    /// # Errors
+    /// Synthesis errors.
+    fn witness(&self, job: &JobRequest, partition: u32) -> Result<Witness, Error>;
+    /// `r, s` of a partition.
+    fn blinding(&self, job: &JobRequest, partition: u32) -> (Fr, Fr);
+}
+
 /// One partition in flight.
-#[derive(Debug)]
 pub struct Part {
+    provers: DeviceProvers,
     witness: Witness,
     /// `[A·w, B·w, C·w]`, taken by the quotient stage.
     abc: Mutex<Option<[Vec<Fr>; 3]>>,
+    /// The device its device stages ran on (`usize::MAX`: the host).
+    device: AtomicUsize,
 }
 
-/// Groth16 proofs of one circuit shape and key.
+impl std::fmt::Debug for Part {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Part")
+            .field("witness", &self.witness)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Groth16 proofs of the jobs a [`JobSource`] describes.
 pub struct Groth16Workload {
-    provers: Vec<Prover>,
+    source: Box<dyn JobSource>,
+    devices: usize,
     cpu: Arc<Backend>,
-    witness: WitnessFn,
+    /// Host bytes of a partition when every job has the same key (else 0).
     partition_bytes: u64,
 }
 
 impl std::fmt::Debug for Groth16Workload {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Groth16Workload")
-            .field("devices", &self.provers.len())
+            .field("devices", &self.devices)
             .finish_non_exhaustive()
     }
 }
 
+/// Every job proves with the same key; witnesses from a seed function.
+struct OneKey {
+    provers: DeviceProvers,
+    witness: WitnessFn,
+}
+
+impl JobSource for OneKey {
+    fn provers(&self, _job: &JobRequest) -> Result<DeviceProvers, Error> {
+        Ok(self.provers.clone())
+    }
+    fn witness(&self, job: &JobRequest, partition: u32) -> Result<Witness, Error> {
+        (self.witness)(job.seed, partition)
+    }
+    fn blinding(&self, job: &JobRequest, partition: u32) -> (Fr, Fr) {
+        Groth16Workload::blinding(job, partition)
+    }
+}
+
 impl Groth16Workload {
-    /// `provers`: one per device (bases resident there); `cpu`: the backend
-    /// that runs B in G2 when a policy places it on the CPU.
+    /// One key: `provers`, one per device (bases resident there); `cpu`:
+    /// the backend that runs B in G2 when a policy places it on the CPU.
     pub fn new(provers: Vec<Prover>, cpu: Arc<Backend>, witness: WitnessFn) -> Self {
         let partition_bytes = provers.first().map_or(0, |p| p.partition_bytes());
         Groth16Workload {
-            provers,
+            devices: provers.len(),
+            source: Box::new(OneKey {
+                provers: provers.into(),
+                witness,
+            }),
             cpu,
-            witness,
             partition_bytes,
+        }
+    }
+
+    /// Jobs of any key, on `devices` devices: `source` says which.
+    pub fn with_source(source: Box<dyn JobSource>, devices: usize, cpu: Arc<Backend>) -> Self {
+        Groth16Workload {
+            source,
+            devices,
+            cpu,
+            partition_bytes: 0,
         }
     }
 
@@ -56,6 +124,11 @@ impl Groth16Workload {
         let mut rng =
             crate::sample::rng(job.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ partition as u64);
         (Fr::random(&mut rng), Fr::random(&mut rng))
+    }
+
+    /// The backend B in G2 runs on off the device.
+    pub fn cpu(&self) -> &Arc<Backend> {
+        &self.cpu
     }
 }
 
@@ -99,6 +172,9 @@ pub struct ProofOutput {
     pub proof: Proof,
     /// Its public inputs (without the leading one).
     pub public_inputs: Vec<Fr>,
+    /// The device its device stages ran on (`None`: the host, after the
+    /// device ran out of memory).
+    pub device: Option<usize>,
 }
 
 fn timed<T>(rec: &mut Recorder<'_>, stage: Stage, f: impl FnOnce() -> T) -> T {
@@ -115,21 +191,45 @@ impl Workload for Groth16Workload {
     type Output = ProofOutput;
 
     fn devices(&self) -> usize {
-        self.provers.len()
+        self.devices
     }
 
     fn partition_bytes(&self) -> u64 {
         self.partition_bytes
     }
 
-    fn partition_device_bytes(&self) -> u64 {
-        self.provers
-            .first()
-            .map_or(0, |p| p.partition_device_bytes())
+    fn job_partition_bytes(&self, job: &JobRequest) -> u64 {
+        self.source
+            .provers(job)
+            .ok()
+            .and_then(|p| p.first().map(Prover::partition_bytes))
+            .unwrap_or(self.partition_bytes)
+    }
+
+    fn job_partition_device_bytes(&self, job: &JobRequest) -> u64 {
+        self.source
+            .provers(job)
+            .ok()
+            .and_then(|p| p.first().map(Prover::partition_device_bytes))
+            .unwrap_or(0)
     }
 
     fn device_memory(&self, device: usize) -> u64 {
-        self.provers.get(device).map_or(0, |p| p.device_memory())
+        // Known for one key only: the device less that key's bases.
+        let one = JobRequest {
+            partitions: 1,
+            priority: 0,
+            seed: 0,
+        };
+        match self.partition_bytes {
+            0 => 0,
+            _ => self
+                .source
+                .provers(&one)
+                .ok()
+                .and_then(|p| p.get(device).map(Prover::device_memory))
+                .unwrap_or(0),
+        }
     }
 
     fn synthesize(
@@ -138,13 +238,19 @@ impl Workload for Groth16Workload {
         partition: u32,
         mut rec: Recorder<'_>,
     ) -> Result<Part, Error> {
+        let provers = self.source.provers(job)?;
+        let first = provers
+            .first()
+            .ok_or_else(|| Error::InvalidInput("a key with no prover".into()))?;
         let witness = timed(&mut rec, Stage::Witness, || {
-            (self.witness)(job.seed, partition)
+            self.source.witness(job, partition)
         })?;
-        let abc = timed(&mut rec, Stage::Spmv, || self.provers[0].spmv(&witness))?;
+        let abc = timed(&mut rec, Stage::Spmv, || first.spmv(&witness))?;
         Ok(Part {
+            provers,
             witness,
             abc: Mutex::new(Some(abc)),
+            device: AtomicUsize::new(usize::MAX),
         })
     }
 
@@ -155,7 +261,11 @@ impl Workload for Groth16Workload {
         with_b_g2: bool,
         mut rec: Recorder<'_>,
     ) -> Result<Self::DeviceOut, Error> {
-        self.device_stages(part, &self.provers[device], None, with_b_g2, &mut rec)
+        let prover = part.provers.get(device).ok_or_else(|| {
+            Error::InvalidInput(format!("the key has no prover on device {device}"))
+        })?;
+        part.device.store(device, Ordering::Relaxed);
+        self.device_stages(part, prover, None, with_b_g2, &mut rec)
     }
 
     fn fallback_work(
@@ -164,12 +274,13 @@ impl Workload for Groth16Workload {
         with_b_g2: bool,
         mut rec: Recorder<'_>,
     ) -> Result<Self::DeviceOut, Error> {
-        self.device_stages(part, &self.provers[0], Some(&self.cpu), with_b_g2, &mut rec)
+        part.device.store(usize::MAX, Ordering::Relaxed);
+        self.device_stages(part, &part.provers[0], Some(&self.cpu), with_b_g2, &mut rec)
     }
 
     fn cpu_b_g2(&self, part: &Part, mut rec: Recorder<'_>) -> Result<G2Projective, Error> {
         timed(&mut rec, Stage::MsmG2, || {
-            self.provers[0].msm_b_g2_on(&self.cpu, &part.witness)
+            part.provers[0].msm_b_g2_on(&self.cpu, &part.witness)
         })
     }
 
@@ -185,10 +296,12 @@ impl Workload for Groth16Workload {
         let b_g2 = on_device
             .or(g2)
             .ok_or_else(|| Error::InvalidInput("B in G2 was never computed".into()))?;
-        let (r, s) = Self::blinding(job, partition);
+        let (r, s) = self.source.blinding(job, partition);
+        let device = part.device.load(Ordering::Relaxed);
         Ok(ProofOutput {
-            proof: self.provers[0].assemble(&g1, &b_g2, r, s),
+            proof: part.provers[0].assemble(&g1, &b_g2, r, s),
             public_inputs: part.witness.public_inputs().to_vec(),
+            device: (device != usize::MAX).then_some(device),
         })
     }
 }

@@ -20,6 +20,6 @@ pub mod plugin;
 pub mod policy;
 pub mod settings;
 
-pub use engine::{Engine, JobHandle, JobOutcome, JobRequest, Span, Timeline, Workload};
+pub use engine::{Engine, JobHandle, JobOutcome, JobRequest, JobView, Span, Timeline, Workload};
 pub use policy::{Policy, Ticket, builtin};
 pub use settings::{Dealloc, DeviceLock, G2Placement, JobOrder, Settings};

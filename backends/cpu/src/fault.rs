@@ -1,0 +1,79 @@
+//! Fault injection for testing what sits above a backend: `fault=corrupt:N`
+//! makes every Nth G1 MSM return a wrong point (the generator added), and
+//! `fault=fail:N` makes it fail with an internal error. A daemon's
+//! verify-before-return and a scheduler's failure paths are shown to work
+//! against a backend that really misbehaves, not a mock.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use zkpipe_core::G1Projective;
+use zkpipe_core::plugin::{AccelError, ErrorCode};
+
+/// What goes wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Corrupt,
+    Fail,
+}
+
+/// A fault every `every` G1 MSMs (none when `every` is 0).
+#[derive(Debug, Default)]
+pub struct Faults {
+    kind: Option<Kind>,
+    every: u64,
+    calls: AtomicU64,
+}
+
+impl Faults {
+    /// Parses `corrupt:N` or `fail:N` (N ≥ 1).
+    ///
+    /// # Errors
+    /// An invalid-input error naming the accepted forms.
+    pub fn parse(value: &str) -> Result<Self, AccelError> {
+        let bad = || {
+            AccelError::invalid_input(format!(
+                "fault must be `corrupt:N` or `fail:N` with N from 1, not `{value}`"
+            ))
+        };
+        let (kind, every) = value.split_once(':').ok_or_else(bad)?;
+        let kind = match kind {
+            "corrupt" => Kind::Corrupt,
+            "fail" => Kind::Fail,
+            _ => return Err(bad()),
+        };
+        let every = every
+            .parse::<u64>()
+            .ok()
+            .filter(|&n| n >= 1)
+            .ok_or_else(bad)?;
+        Ok(Faults {
+            kind: Some(kind),
+            every,
+            calls: AtomicU64::new(0),
+        })
+    }
+
+    /// Passes a G1 MSM result through: unchanged, except on every Nth call.
+    ///
+    /// # Errors
+    /// The injected failure under `fail:N`.
+    pub fn g1(&self, result: G1Projective) -> Result<G1Projective, AccelError> {
+        let Some(kind) = self.kind else {
+            return Ok(result);
+        };
+        let call = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        if !call.is_multiple_of(self.every) {
+            return Ok(result);
+        }
+        match kind {
+            Kind::Corrupt => Ok(result.add(&G1Projective::generator())),
+            Kind::Fail => Err(AccelError::new(
+                ErrorCode::INTERNAL,
+                format!(
+                    "injected fault on G1 MSM call {call} (fault=fail:{})",
+                    self.every
+                ),
+            )),
+        }
+    }
+}

@@ -1,0 +1,389 @@
+//! `zkpipe client`: talk to a running `zkpipe serve`.
+
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+use zkpipe_core::Error;
+use zkpipe_daemon::client::{self, Address, Client};
+use zkpipe_daemon::daemon::state_label;
+use zkpipe_daemon::proto::{self, JobState, Priority};
+
+use crate::output::Output;
+
+#[derive(Args, Debug)]
+pub struct ClientArgs {
+    /// Daemon address: unix:/path, a socket path, or host:port (default:
+    /// the default socket, $XDG_RUNTIME_DIR/zkpipe/zkpipe.sock).
+    #[arg(long, default_value = "")]
+    addr: String,
+    /// File holding the bearer token (TCP daemons that want one).
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    #[command(subcommand)]
+    op: ClientOp,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct JobArgs {
+    /// Built-in circuit.
+    #[arg(long, default_value = "poseidon-merkle")]
+    circuit: String,
+    /// Circuit size (default: the circuit's demo size).
+    #[arg(long, default_value = "")]
+    size: String,
+    /// Witness seed: partition p proves the witness of seed + p.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Partitions (proofs) in the job.
+    #[arg(long, default_value_t = 1)]
+    partitions: u32,
+    /// low, normal, high or critical.
+    #[arg(long, default_value = "normal", value_parser = parse_priority)]
+    priority: Priority,
+    /// Idempotency id: resubmitting it returns the first job.
+    #[arg(long, default_value = "")]
+    request_id: String,
+}
+
+#[derive(Subcommand, Debug)]
+enum ClientOp {
+    /// Submit a job and wait for its verified proofs; save them.
+    Prove {
+        #[command(flatten)]
+        job: JobArgs,
+        /// Proofs, 192 bytes per partition (`-`: stdout). Default:
+        /// `<circuit>-<size>.proof`.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Public inputs as JSON (`-`: stdout). Default:
+        /// `<circuit>-<size>.public.json`.
+        #[arg(long, value_name = "FILE")]
+        public_out: Option<PathBuf>,
+    },
+    /// Submit a job; print its id and queue position.
+    Submit {
+        #[command(flatten)]
+        job: JobArgs,
+    },
+    /// Wait for a job; print its state (exit 1 if it failed or was cancelled).
+    Await {
+        job_id: u64,
+        /// Give up waiting after this long (0: no limit); prints the state then.
+        #[arg(long, default_value_t = 0)]
+        timeout_ms: u32,
+    },
+    /// Cancel a job.
+    Cancel { job_id: u64 },
+    /// Devices, keys, queues.
+    Status {
+        /// The full reply as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Prometheus metrics.
+    Metrics,
+    /// Load a key ahead of jobs.
+    Preload {
+        #[arg(long)]
+        circuit: String,
+        #[arg(long, default_value = "")]
+        size: String,
+    },
+    /// Evict a key no job uses.
+    Evict {
+        #[arg(long)]
+        circuit: String,
+        #[arg(long, default_value = "")]
+        size: String,
+    },
+}
+
+fn parse_priority(s: &str) -> Result<Priority, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "low" => Ok(Priority::Low),
+        "normal" => Ok(Priority::Normal),
+        "high" => Ok(Priority::High),
+        "critical" => Ok(Priority::Critical),
+        _ => Err(format!("`{s}`: low, normal, high or critical")),
+    }
+}
+
+impl JobArgs {
+    /// The request.
+    pub fn request(&self) -> proto::SubmitRequest {
+        proto::SubmitRequest {
+            request_id: self.request_id.clone(),
+            key: Some(proto::KeyId {
+                circuit: self.circuit.clone(),
+                size: self.size.clone(),
+            }),
+            priority: self.priority as i32,
+            partitions: self.partitions,
+            inputs: Some(proto::submit_request::Inputs::Builtin(
+                proto::BuiltinInputs { seed: self.seed },
+            )),
+        }
+    }
+}
+
+/// A gRPC status as an error with the CLI's exit code: the request's fault
+/// (2) or the daemon's or the connection's (1).
+pub fn status_error(s: tonic::Status) -> Error {
+    use tonic::Code;
+    let msg = format!("daemon: {} ({:?})", s.message(), s.code());
+    match s.code() {
+        Code::InvalidArgument | Code::NotFound | Code::AlreadyExists | Code::OutOfRange => {
+            Error::InvalidInput(msg)
+        }
+        _ => Error::Failed(msg),
+    }
+}
+
+/// Connects with the flags' address and token.
+pub async fn connect(addr: &str, token_file: Option<&std::path::Path>) -> Result<Client, Error> {
+    let token = token_file
+        .map(zkpipe_daemon::listen::read_token)
+        .transpose()?;
+    client::connect(&Address::parse(addr)?, token.as_deref(), 64 << 20).await
+}
+
+pub fn run(args: &ClientArgs) -> Result<(), Error> {
+    let runtime = tokio::runtime::Runtime::new()
+        .map_err(|e| Error::Failed(format!("starting the async runtime: {e}")))?;
+    runtime.block_on(run_async(args))
+}
+
+async fn run_async(args: &ClientArgs) -> Result<(), Error> {
+    // Outputs are checked writable before the daemon does any work.
+    let outputs = match &args.op {
+        ClientOp::Prove {
+            job,
+            out,
+            public_out,
+        } => {
+            let stem = format!(
+                "{}-{}",
+                zkpipe_core::cache::file_name_part(&job.circuit),
+                zkpipe_core::cache::file_name_part(if job.size.is_empty() {
+                    zkpipe_circuits::default_size(&job.circuit)
+                } else {
+                    &job.size
+                })
+            );
+            let proof_out = Output::resolve(out.as_deref(), format!("{stem}.proof"))?;
+            let public_out = Output::resolve(public_out.as_deref(), format!("{stem}.public.json"))?;
+            if matches!((&proof_out, &public_out), (Output::Stdout, Output::Stdout)) {
+                return Err(Error::InvalidInput(
+                    "--out - and --public-out - would both write to stdout: give one a file".into(),
+                ));
+            }
+            Some((proof_out, public_out))
+        }
+        _ => None,
+    };
+    let mut c = connect(&args.addr, args.token_file.as_deref()).await?;
+    match &args.op {
+        ClientOp::Prove { job, .. } => {
+            let r = c
+                .prove(job.request())
+                .await
+                .map_err(status_error)?
+                .into_inner();
+            let (proof_out, public_out) = outputs.expect("resolved above");
+            save(&r, &proof_out, &public_out)
+        }
+        ClientOp::Submit { job } => {
+            let r = c
+                .submit(job.request())
+                .await
+                .map_err(status_error)?
+                .into_inner();
+            println!(
+                "job {} queued at position {}{}",
+                r.job_id,
+                r.queue_position,
+                if r.duplicate {
+                    " (duplicate request id: the first job)"
+                } else {
+                    ""
+                }
+            );
+            Ok(())
+        }
+        ClientOp::Await { job_id, timeout_ms } => {
+            let r = c
+                .r#await(proto::AwaitRequest {
+                    job_id: *job_id,
+                    timeout_ms: *timeout_ms,
+                })
+                .await
+                .map_err(status_error)?
+                .into_inner();
+            report(&r)
+        }
+        ClientOp::Cancel { job_id } => {
+            let r = c
+                .cancel(proto::CancelRequest { job_id: *job_id })
+                .await
+                .map_err(status_error)?
+                .into_inner();
+            let state = JobState::try_from(r.state).unwrap_or(JobState::Unspecified);
+            println!("job {job_id}: {}", state_label(state));
+            Ok(())
+        }
+        ClientOp::Status { json } => {
+            let r = c
+                .status(proto::StatusRequest {})
+                .await
+                .map_err(status_error)?
+                .into_inner();
+            if *json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&r).expect("serialisable")
+                );
+            } else {
+                print_status(&r);
+            }
+            Ok(())
+        }
+        ClientOp::Metrics => {
+            let r = c
+                .metrics(proto::MetricsRequest {})
+                .await
+                .map_err(status_error)?
+                .into_inner();
+            print!("{}", r.text);
+            Ok(())
+        }
+        ClientOp::Preload { circuit, size } | ClientOp::Evict { circuit, size } => {
+            let req = proto::KeysRequest {
+                keys: vec![proto::KeyId {
+                    circuit: circuit.clone(),
+                    size: size.clone(),
+                }],
+            };
+            let r = if matches!(args.op, ClientOp::Preload { .. }) {
+                c.preload_keys(req).await
+            } else {
+                c.evict_keys(req).await
+            }
+            .map_err(status_error)?
+            .into_inner();
+            for k in &r.keys {
+                if !k.done {
+                    return Err(Error::Failed(k.error.clone()));
+                }
+            }
+            println!("done");
+            Ok(())
+        }
+    }
+}
+
+/// Prints a job's state; an error for a job that failed or was cancelled.
+fn report(r: &proto::JobResult) -> Result<(), Error> {
+    let state = JobState::try_from(r.state).unwrap_or(JobState::Unspecified);
+    match state {
+        JobState::Failed | JobState::Cancelled => Err(Error::Failed(format!(
+            "job {} {}: {}",
+            r.job_id,
+            state_label(state),
+            r.error
+        ))),
+        _ => {
+            println!(
+                "job {}: {} ({} proof(s){})",
+                r.job_id,
+                state_label(state),
+                r.proofs.len(),
+                if r.verified { ", verified" } else { "" }
+            );
+            Ok(())
+        }
+    }
+}
+
+fn save(r: &proto::JobResult, proof_out: &Output, public_out: &Output) -> Result<(), Error> {
+    report(r)?;
+    if JobState::try_from(r.state) != Ok(JobState::Succeeded) {
+        return Err(Error::Failed(format!("job {} did not succeed", r.job_id)));
+    }
+    let proofs: Vec<u8> = r.proofs.iter().flat_map(|p| p.proof.clone()).collect();
+    let publics: Vec<&Vec<String>> = r.proofs.iter().map(|p| &p.public_inputs).collect();
+    let json = if publics.len() == 1 {
+        serde_json::to_string(publics[0])
+    } else {
+        serde_json::to_string(&publics)
+    }
+    .expect("strings serialise");
+    proof_out.write(&proofs)?;
+    public_out.write(json.as_bytes())?;
+    eprintln!(
+        "wrote {} proof(s) to {} and public inputs to {}{}",
+        r.proofs.len(),
+        proof_out.describe(),
+        public_out.describe(),
+        if r.recomputed_on_cpu {
+            " (a device proof failed verification: recomputed on the CPU reference)"
+        } else {
+            ""
+        }
+    );
+    Ok(())
+}
+
+fn print_status(r: &proto::StatusReply) {
+    println!(
+        "zkpipe {} — backend {}, policy {}, up {:.0} s{}",
+        r.version,
+        r.backend,
+        r.policy,
+        r.uptime_s,
+        if r.draining { ", DRAINING" } else { "" }
+    );
+    for d in &r.devices {
+        println!(
+            "device {}: {} ({} MiB), busy {:.1} s{}",
+            d.index,
+            d.name,
+            d.memory_bytes >> 20,
+            d.busy_s,
+            if d.flagged {
+                format!(
+                    ", FLAGGED: {} proof(s) failed verification",
+                    d.verify_failures
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
+    println!(
+        "memory: keys {} MiB + partitions {} MiB of {} MiB",
+        r.keys_bytes >> 20,
+        r.partitions_bytes >> 20,
+        r.host_budget_bytes >> 20
+    );
+    for k in &r.keys {
+        let id = k.key.clone().unwrap_or_default();
+        println!(
+            "key {} {}: {} MiB, {} job(s), idle {:.0} s, loaded in {:.2} s",
+            id.circuit,
+            id.size,
+            k.host_bytes >> 20,
+            k.refcount,
+            k.idle_s,
+            k.load_s
+        );
+    }
+    for q in &r.queues {
+        let p = Priority::try_from(q.priority).unwrap_or(Priority::Normal);
+        println!(
+            "queue {}: {} queued, {} running",
+            zkpipe_daemon::daemon::priority_label(p),
+            q.queued,
+            q.running
+        );
+    }
+    println!("jobs in flight: {}", r.jobs_in_flight);
+}

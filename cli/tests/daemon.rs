@@ -1,0 +1,1053 @@
+//! `zkpipe serve` for real: the binary started as a process on its own
+//! socket, driven through the gRPC client, killed, signalled and restarted.
+//! Every proof a test receives is verified again here with the key's
+//! verifying key, independently of the daemon's own check.
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use zkpipe_core::groth16::{self, KeyInfo, KeyStore, PreparedVerifyingKey, Proof, VerifyingKey};
+use zkpipe_daemon::client::{self, Address, Client};
+use zkpipe_daemon::proto::{self, JobState, Priority};
+
+/// A daemon process on its own socket.
+struct Served {
+    child: Child,
+    socket: PathBuf,
+    tcp: Option<String>,
+    keys: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+/// Keys shared by the tests that do not spoil them (setup runs once).
+fn shared_keys() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("daemon-keys")
+}
+
+impl Served {
+    /// `zkpipe serve` with `args`, once it says it listens.
+    fn start(keys: &Path, args: &[&str]) -> Served {
+        let dir = tempfile::tempdir().unwrap();
+        Self::start_in(dir, keys, args)
+    }
+
+    fn start_in(dir: tempfile::TempDir, keys: &Path, args: &[&str]) -> Served {
+        let socket = dir.path().join("zkpipe.sock");
+        let (child, lines) = spawn(&socket, keys, args);
+        let mut served = Served {
+            child,
+            socket,
+            tcp: None,
+            keys: keys.to_path_buf(),
+            _dir: dir,
+        };
+        loop {
+            match lines.recv_timeout(Duration::from_secs(300)) {
+                Ok(l) if l.starts_with("listening unix:") => break,
+                Ok(l) if l.starts_with("listening tcp:") => {
+                    served.tcp = Some(l["listening tcp:".len()..].to_string())
+                }
+                Ok(_) => {}
+                Err(_) => panic!("the daemon did not start: {:?}", served.child.try_wait()),
+            }
+        }
+        // The TCP line comes after the Unix one.
+        if args.iter().any(|a| a.starts_with("--listen")) {
+            let l = lines.recv_timeout(Duration::from_secs(10)).unwrap();
+            served.tcp = Some(l.trim_start_matches("listening tcp:").to_string());
+        }
+        served
+    }
+
+    async fn client(&self) -> Client {
+        client::connect(&Address::Unix(self.socket.clone()), None, 64 << 20)
+            .await
+            .unwrap()
+    }
+
+    fn signal(&self, sig: i32) {
+        // SAFETY: kill has no memory-safety preconditions; the pid is our child's.
+        unsafe { libc::kill(self.child.id() as i32, sig) };
+    }
+
+    /// Waits up to `limit` for the process to exit.
+    fn wait_exit(&mut self, limit: Duration) -> std::process::ExitStatus {
+        let t0 = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            assert!(
+                t0.elapsed() < limit,
+                "the daemon did not exit within {limit:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts the daemon; its stdout lines arrive on the channel.
+fn spawn(socket: &Path, keys: &Path, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
+    let mut child = support::zkpipe_command()
+        .arg("serve")
+        .arg("--socket")
+        .arg(socket)
+        .arg("--keys-dir")
+        .arg(keys)
+        .args(["--set", "logging.level=warn"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, rx)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn job(
+    circuit: &str,
+    size: &str,
+    seed: u64,
+    partitions: u32,
+    priority: Priority,
+) -> proto::SubmitRequest {
+    proto::SubmitRequest {
+        request_id: String::new(),
+        key: Some(proto::KeyId {
+            circuit: circuit.into(),
+            size: size.into(),
+        }),
+        priority: priority as i32,
+        partitions,
+        inputs: Some(proto::submit_request::Inputs::Builtin(
+            proto::BuiltinInputs { seed },
+        )),
+    }
+}
+
+fn state(r: &proto::JobResult) -> JobState {
+    JobState::try_from(r.state).unwrap()
+}
+
+/// Checks every proof of a succeeded job with the key's verifying key,
+/// and that its public inputs are those of the requested witnesses.
+fn check_proofs(keys: &Path, req: &proto::SubmitRequest, r: &proto::JobResult) {
+    assert_eq!(state(r), JobState::Succeeded, "{}", r.error);
+    let key = req.key.as_ref().unwrap();
+    let entry = KeyStore::new(keys.join("keys")).entry(&KeyInfo {
+        circuit: key.circuit.clone(),
+        size: key.size.clone(),
+        synthetic: false,
+    });
+    let vk = VerifyingKey::load(&entry.join("vk.bin")).unwrap();
+    let pvk = PreparedVerifyingKey::new(&vk);
+    assert_eq!(r.proofs.len() as u32, req.partitions.max(1));
+    for p in &r.proofs {
+        let proof = Proof::from_bytes(&p.proof).unwrap();
+        let inputs: Vec<_> = p
+            .public_inputs
+            .iter()
+            .map(|s| groth16::fr_from_decimal(s).unwrap())
+            .collect();
+        assert!(
+            groth16::verify(&pvk, &proof, &inputs).unwrap(),
+            "job {}",
+            r.job_id
+        );
+    }
+}
+
+#[test]
+fn load_of_15_clients_each_100_jobs_completes_every_job_once_verified() {
+    let keys = shared_keys();
+    let served = Served::start(&keys, &["--set", "scheduler.knobs=partition_workers=2"]);
+    let rt = runtime();
+    let shapes = [
+        ("squaring-chain", "16"),
+        ("squaring-chain", "32"),
+        ("squaring-chain", "64"),
+    ];
+    let priorities = [
+        Priority::Low,
+        Priority::Normal,
+        Priority::High,
+        Priority::Critical,
+    ];
+    let t0 = Instant::now();
+    let results: Vec<Vec<(u64, Duration, proto::SubmitRequest, proto::JobResult)>> =
+        rt.block_on(async {
+            let mut tasks = vec![];
+            for c in 0..15u64 {
+                let mut client = served.client().await;
+                tasks.push(tokio::spawn(async move {
+                    let mut done = vec![];
+                    for i in 0..100u64 {
+                        let (circuit, size) = shapes[((c + i) % 3) as usize];
+                        let mut req =
+                            job(circuit, size, c * 1000 + i, 1, priorities[(i % 4) as usize]);
+                        req.request_id = format!("client{c}-job{i}");
+                        let t = Instant::now();
+                        let r = client.prove(req.clone()).await.unwrap().into_inner();
+                        done.push((r.job_id, t.elapsed(), req, r));
+                    }
+                    done
+                }));
+            }
+            let mut all = vec![];
+            for t in tasks {
+                all.push(t.await.unwrap());
+            }
+            all
+        });
+    let wall = t0.elapsed();
+    let mut ids = std::collections::HashSet::new();
+    let mut latencies = vec![];
+    for (id, latency, req, r) in results.iter().flatten() {
+        assert!(ids.insert(*id), "job {id} returned twice");
+        check_proofs(&served.keys, req, r);
+        assert!(r.verified);
+        latencies.push(*latency);
+    }
+    assert_eq!(ids.len(), 1500);
+    latencies.sort();
+    eprintln!(
+        "1500 jobs in {:.2} s: {:.1} jobs/s, latency p50 {:.1} ms, p95 {:.1} ms",
+        wall.as_secs_f64(),
+        1500.0 / wall.as_secs_f64(),
+        latencies[750].as_secs_f64() * 1e3,
+        latencies[1425].as_secs_f64() * 1e3
+    );
+    // Nothing is left running or queued, and the metrics agree.
+    let status = rt.block_on(async {
+        served
+            .client()
+            .await
+            .status(proto::StatusRequest {})
+            .await
+            .unwrap()
+            .into_inner()
+    });
+    assert_eq!(status.jobs_in_flight, 0);
+    let metrics = rt.block_on(async {
+        served
+            .client()
+            .await
+            .metrics(proto::MetricsRequest {})
+            .await
+            .unwrap()
+            .into_inner()
+            .text
+    });
+    let succeeded: f64 = metrics
+        .lines()
+        .filter(|l| l.starts_with("zkpipe_jobs_ended_total{") && l.contains("state=\"succeeded\""))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+        .sum();
+    assert_eq!(succeeded, 1500.0);
+}
+
+#[test]
+fn kill_9_mid_batch_gives_clients_errors_and_a_restart_serves_cleanly() {
+    let keys = shared_keys();
+    let dir = tempfile::tempdir().unwrap();
+    let dir_path = dir.path().to_path_buf();
+    let mut served = Served::start_in(dir, &keys, &[]);
+    let rt = runtime();
+    rt.block_on(async {
+        let mut c = served.client().await;
+        // Long enough to be mid-run when the daemon dies.
+        let r = c
+            .submit(job("squaring-chain", "16384", 1, 64, Priority::Normal))
+            .await
+            .unwrap()
+            .into_inner();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        served.signal(libc::SIGKILL);
+        let t = Instant::now();
+        let awaited = tokio::time::timeout(
+            Duration::from_secs(10),
+            c.r#await(proto::AwaitRequest {
+                job_id: r.job_id,
+                timeout_ms: 0,
+            }),
+        )
+        .await
+        .expect("the client must not hang when the daemon dies");
+        let status = awaited.unwrap_err();
+        assert!(
+            matches!(
+                status.code(),
+                tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Cancelled
+            ),
+            "{status:?}"
+        );
+        assert!(t.elapsed() < Duration::from_secs(5));
+    });
+    served.wait_exit(Duration::from_secs(5));
+    // The socket file is left behind; a new daemon replaces it.
+    assert!(served.socket.exists());
+    let socket = served.socket.clone();
+    drop(served);
+    let (child, lines) = spawn(&socket, &keys, &[]);
+    let line = lines.recv_timeout(Duration::from_secs(120)).unwrap();
+    assert!(line.starts_with("listening unix:"), "{line}");
+    let mut restarted = Served {
+        child,
+        socket,
+        tcp: None,
+        keys: keys.clone(),
+        _dir: tempfile::tempdir().unwrap(),
+    };
+    rt.block_on(async {
+        let mut c = restarted.client().await;
+        for seed in 0..5 {
+            let req = job("squaring-chain", "64", seed, 2, Priority::Normal);
+            let r = c.prove(req.clone()).await.unwrap().into_inner();
+            check_proofs(&keys, &req, &r);
+        }
+    });
+    restarted.signal(libc::SIGTERM);
+    assert!(restarted.wait_exit(Duration::from_secs(30)).success());
+    assert!(!dir_path.join("zkpipe.sock").exists());
+}
+
+#[test]
+fn cancel_removes_a_queued_job_and_stops_a_running_one() {
+    let keys = shared_keys();
+    let served = Served::start(
+        &keys,
+        &[
+            "--set",
+            "scheduler.knobs=partition_workers=1",
+            "--set",
+            "devices.gpu_workers_per_device=1",
+        ],
+    );
+    let rt = runtime();
+    rt.block_on(async {
+        let mut c = served.client().await;
+        let running = c
+            .submit(job("squaring-chain", "16384", 1, 64, Priority::Normal))
+            .await
+            .unwrap()
+            .into_inner();
+        let queued = c
+            .submit(job("squaring-chain", "16384", 2, 64, Priority::Normal))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(queued.queue_position >= 1, "{queued:?}");
+        // Wait until the first is running.
+        let t0 = Instant::now();
+        loop {
+            let r = c
+                .r#await(proto::AwaitRequest {
+                    job_id: running.job_id,
+                    timeout_ms: 50,
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            if state(&r) == JobState::Running {
+                break;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(120),
+                "never started: {r:?}"
+            );
+        }
+        let q = c
+            .cancel(proto::CancelRequest {
+                job_id: queued.job_id,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(q.state, JobState::Cancelled as i32);
+        let t = Instant::now();
+        let r = c
+            .cancel(proto::CancelRequest {
+                job_id: running.job_id,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(r.state, JobState::Cancelled as i32);
+        for id in [queued.job_id, running.job_id] {
+            let r = c
+                .r#await(proto::AwaitRequest {
+                    job_id: id,
+                    timeout_ms: 0,
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            assert_eq!(state(&r), JobState::Cancelled);
+            assert!(r.proofs.is_empty());
+            assert!(r.error.contains("cancelled"), "{}", r.error);
+        }
+        // The running job's partitions stop at their next stage boundary
+        // and their memory is returned.
+        loop {
+            let s = c
+                .status(proto::StatusRequest {})
+                .await
+                .unwrap()
+                .into_inner();
+            if s.partitions_bytes == 0 && s.jobs_in_flight == 0 {
+                break;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "memory not released: {s:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // Cancelling an ended job leaves it as it ended; an unknown one is NOT_FOUND.
+        let again = c
+            .cancel(proto::CancelRequest {
+                job_id: running.job_id,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(again.state, JobState::Cancelled as i32);
+        let e = c
+            .cancel(proto::CancelRequest { job_id: 999_999 })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::NotFound);
+    });
+}
+
+#[test]
+fn await_times_out_with_the_state_and_submit_is_idempotent() {
+    let keys = shared_keys();
+    let served = Served::start(&keys, &[]);
+    let rt = runtime();
+    rt.block_on(async {
+        let mut c = served.client().await;
+        let mut req = job("squaring-chain", "16384", 5, 32, Priority::Normal);
+        req.request_id = "same-id".into();
+        let first = c.submit(req.clone()).await.unwrap().into_inner();
+        let again = c.submit(req.clone()).await.unwrap().into_inner();
+        assert_eq!(first.job_id, again.job_id);
+        assert!(!first.duplicate && again.duplicate);
+        let mut other = req.clone();
+        other.partitions = 3;
+        let e = c.submit(other).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::AlreadyExists, "{e:?}");
+
+        let t = Instant::now();
+        let r = c
+            .r#await(proto::AwaitRequest {
+                job_id: first.job_id,
+                timeout_ms: 100,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(t.elapsed() < Duration::from_secs(2));
+        assert!(
+            matches!(state(&r), JobState::Queued | JobState::Running),
+            "{r:?}"
+        );
+        let r = c
+            .r#await(proto::AwaitRequest {
+                job_id: first.job_id,
+                timeout_ms: 0,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        check_proofs(&keys, &req, &r);
+        // After the job ended, the same id still returns it.
+        let late = c.submit(req.clone()).await.unwrap().into_inner();
+        assert_eq!(late.job_id, first.job_id);
+    });
+}
+
+#[test]
+fn critical_jobs_overtake_a_full_normal_queue() {
+    let keys = shared_keys();
+    let served = Served::start(
+        &keys,
+        &[
+            "--set",
+            "scheduler.knobs=partition_workers=1",
+            "--set",
+            "devices.gpu_workers_per_device=1",
+        ],
+    );
+    let rt = runtime();
+    rt.block_on(async {
+        let mut c = served.client().await;
+        // Load the key first so that every job is queued behind the same start.
+        c.preload_keys(proto::KeysRequest {
+            keys: vec![proto::KeyId {
+                circuit: "squaring-chain".into(),
+                size: "4096".into(),
+            }],
+        })
+        .await
+        .unwrap();
+        let mut normal = vec![];
+        for seed in 0..12 {
+            let r = c
+                .submit(job("squaring-chain", "4096", seed, 4, Priority::Normal))
+                .await
+                .unwrap()
+                .into_inner();
+            normal.push(r.job_id);
+        }
+        let critical = c
+            .submit(job("squaring-chain", "4096", 99, 4, Priority::Critical))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(critical.queue_position, 0, "{critical:?}");
+        let mut ends = vec![];
+        let mut handles = vec![];
+        for id in normal.iter().copied().chain([critical.job_id]) {
+            let mut c = c.clone();
+            handles.push(tokio::spawn(async move {
+                let r = c
+                    .r#await(proto::AwaitRequest {
+                        job_id: id,
+                        timeout_ms: 0,
+                    })
+                    .await
+                    .unwrap()
+                    .into_inner();
+                (Instant::now(), id, r)
+            }));
+        }
+        for h in handles {
+            let (at, id, r) = h.await.unwrap();
+            assert_eq!(state(&r), JobState::Succeeded, "{}", r.error);
+            ends.push((at, id));
+        }
+        ends.sort();
+        let rank = ends
+            .iter()
+            .position(|(_, id)| *id == critical.job_id)
+            .unwrap();
+        // At most the jobs already started when it arrived finish before it.
+        assert!(
+            rank <= 3,
+            "the critical job finished {rank}th of {}",
+            ends.len()
+        );
+    });
+}
+
+#[test]
+fn keys_are_evicted_under_a_small_budget_and_on_request() {
+    let keys = shared_keys();
+    // Room for one small key and its partitions, not two.
+    let served = Served::start(&keys, &["--set", "memory.host_budget=6MiB"]);
+    let rt = runtime();
+    rt.block_on(async {
+        let mut c = served.client().await;
+        for size in ["4096", "4097"] {
+            let req = job("squaring-chain", size, 1, 1, Priority::Normal);
+            let r = c.prove(req.clone()).await.unwrap().into_inner();
+            check_proofs(&keys, &req, &r);
+        }
+        let s = c
+            .status(proto::StatusRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        let loaded: Vec<String> = s.keys.iter().map(|k| k.key.clone().unwrap().size).collect();
+        assert_eq!(loaded, vec!["4097"], "{s:?}");
+        let m = c
+            .metrics(proto::MetricsRequest {})
+            .await
+            .unwrap()
+            .into_inner()
+            .text;
+        assert!(m.contains("zkpipe_key_evictions_total 1"), "{m}");
+
+        let k = |size: &str| proto::KeysRequest {
+            keys: vec![proto::KeyId {
+                circuit: "squaring-chain".into(),
+                size: size.into(),
+            }],
+        };
+        let r = c.preload_keys(k("64")).await.unwrap().into_inner();
+        assert!(r.keys[0].done, "{r:?}");
+        let r = c.evict_keys(k("64")).await.unwrap().into_inner();
+        assert!(r.keys[0].done, "{r:?}");
+        let r = c.evict_keys(k("64")).await.unwrap().into_inner();
+        assert!(
+            !r.keys[0].done && r.keys[0].error.contains("not loaded"),
+            "{r:?}"
+        );
+        // A key too large for the budget fails its job with the reason; the daemon stays up.
+        let r = c
+            .prove(job("squaring-chain", "65536", 1, 1, Priority::Normal))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(state(&r), JobState::Failed);
+        assert!(r.error.contains("budget"), "{}", r.error);
+        c.status(proto::StatusRequest {}).await.unwrap();
+    });
+}
+
+#[test]
+fn a_corrupted_key_file_is_healed_and_an_unusable_key_folder_fails_only_its_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("keys");
+    let rt = runtime();
+    {
+        let served = Served::start(&keys, &[]);
+        rt.block_on(async {
+            let req = job("squaring-chain", "64", 1, 1, Priority::Normal);
+            let r = served
+                .client()
+                .await
+                .prove(req.clone())
+                .await
+                .unwrap()
+                .into_inner();
+            check_proofs(&keys, &req, &r);
+        });
+    }
+    // Corrupt the cached parameters; a new daemon must not prove with them.
+    let entry = KeyStore::new(keys.join("keys")).entry(&KeyInfo {
+        circuit: "squaring-chain".into(),
+        size: "64".into(),
+        synthetic: false,
+    });
+    let params = entry.join("params.bin");
+    let mut bytes = std::fs::read(&params).unwrap();
+    let n = bytes.len();
+    bytes.truncate(n / 2);
+    std::fs::write(&params, &bytes).unwrap();
+    let served = Served::start(&keys, &[]);
+    rt.block_on(async {
+        let mut c = served.client().await;
+        let req = job("squaring-chain", "64", 2, 1, Priority::Normal);
+        let r = c.prove(req.clone()).await.unwrap().into_inner();
+        check_proofs(&keys, &req, &r);
+    });
+    // A key folder that cannot be used: the job fails with the reason.
+    let blocked = dir.path().join("not-a-folder");
+    std::fs::write(&blocked, b"x").unwrap();
+    let served = Served::start(&blocked, &[]);
+    rt.block_on(async {
+        let mut c = served.client().await;
+        let r = c
+            .prove(job("squaring-chain", "64", 1, 1, Priority::Normal))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(state(&r), JobState::Failed);
+        assert!(r.error.contains("loading key"), "{}", r.error);
+        c.status(proto::StatusRequest {}).await.unwrap();
+    });
+}
+
+#[test]
+fn malformed_and_oversized_requests_are_refused_and_the_daemon_stays_up() {
+    let keys = shared_keys();
+    let served = Served::start(&keys, &["--set", "daemon.max_message_bytes=65536"]);
+    let rt = runtime();
+    rt.block_on(async {
+        let mut c = served.client().await;
+        let bad = [
+            job("no-such-circuit", "1", 1, 1, Priority::Normal),
+            job("squaring-chain", "../../etc", 1, 1, Priority::Normal),
+            job("squaring-chain", "64", 1, 1000, Priority::Normal),
+            proto::SubmitRequest {
+                inputs: None,
+                ..job("squaring-chain", "64", 1, 1, Priority::Normal)
+            },
+            proto::SubmitRequest {
+                priority: 42,
+                ..job("squaring-chain", "64", 1, 1, Priority::Normal)
+            },
+            proto::SubmitRequest {
+                request_id: "x".repeat(500),
+                ..job("squaring-chain", "64", 1, 1, Priority::Normal)
+            },
+        ];
+        for req in bad {
+            let e = c.submit(req.clone()).await.unwrap_err();
+            assert_eq!(e.code(), tonic::Code::InvalidArgument, "{req:?}: {e:?}");
+        }
+        let huge = proto::SubmitRequest {
+            request_id: "y".repeat(200_000),
+            ..job("squaring-chain", "64", 1, 1, Priority::Normal)
+        };
+        let e = c.submit(huge).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::OutOfRange, "{e:?}");
+        let e = c
+            .r#await(proto::AwaitRequest {
+                job_id: 12345,
+                timeout_ms: 0,
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::NotFound);
+        let e = c
+            .r#await(proto::AwaitRequest {
+                job_id: 0,
+                timeout_ms: u32::MAX,
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::InvalidArgument);
+    });
+    // Garbage on the socket: the connection is dropped, the daemon goes on.
+    {
+        use std::io::Write;
+        let mut s = std::os::unix::net::UnixStream::connect(&served.socket).unwrap();
+        let _ = s.write_all(&[0xff; 4096]);
+    }
+    rt.block_on(async {
+        let req = job("squaring-chain", "64", 3, 1, Priority::Normal);
+        let r = served
+            .client()
+            .await
+            .prove(req.clone())
+            .await
+            .unwrap()
+            .into_inner();
+        check_proofs(&keys, &req, &r);
+    });
+}
+
+#[test]
+fn tcp_wants_the_token_on_every_call_and_off_loopback_needs_one() {
+    let keys = shared_keys();
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "s3cret-token\n").unwrap();
+    let served = Served::start(
+        &keys,
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--token-file",
+            token.to_str().unwrap(),
+        ],
+    );
+    let addr = Address::parse(served.tcp.as_deref().unwrap()).unwrap();
+    let rt = runtime();
+    rt.block_on(async {
+        for wrong in [None, Some("guess")] {
+            let mut c = client::connect(&addr, wrong, 1 << 20).await.unwrap();
+            let e = c.status(proto::StatusRequest {}).await.unwrap_err();
+            assert_eq!(e.code(), tonic::Code::Unauthenticated, "{wrong:?}");
+        }
+        let mut c = client::connect(&addr, Some("s3cret-token"), 1 << 20)
+            .await
+            .unwrap();
+        let req = job("squaring-chain", "64", 4, 1, Priority::Normal);
+        let r = c.prove(req.clone()).await.unwrap().into_inner();
+        check_proofs(&keys, &req, &r);
+    });
+    // Off loopback with no token: refused before listening, exit 2.
+    let out = support::zkpipe_command()
+        .args(["serve", "--listen", "0.0.0.0:0", "--socket"])
+        .arg(dir.path().join("x.sock"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("token_file"));
+}
+
+#[test]
+fn verify_before_return_catches_a_device_that_corrupts_results() {
+    let keys = shared_keys();
+    // Every 3rd G1 MSM of the backend comes back wrong.
+    let served = Served::start(&keys, &["--backend-opt", "fault=corrupt:3"]);
+    let rt = runtime();
+    rt.block_on(async {
+        let mut c = served.client().await;
+        let mut recomputed = 0;
+        for seed in 0..4 {
+            let req = job("squaring-chain", "64", seed, 2, Priority::Normal);
+            let r = c.prove(req.clone()).await.unwrap().into_inner();
+            check_proofs(&keys, &req, &r);
+            recomputed += r.recomputed_on_cpu as u32;
+        }
+        assert!(recomputed > 0);
+        let s = c
+            .status(proto::StatusRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(
+            s.devices[0].flagged && s.devices[0].verify_failures > 0,
+            "{s:?}"
+        );
+        let m = c
+            .metrics(proto::MetricsRequest {})
+            .await
+            .unwrap()
+            .into_inner()
+            .text;
+        assert!(m.contains("zkpipe_device_flagged{device=\"0\"} 1"), "{m}");
+    });
+    drop(served);
+    // The same fault with verification off returns the wrong proofs: the
+    // check above is what caught them.
+    let served = Served::start(
+        &keys,
+        &[
+            "--backend-opt",
+            "fault=corrupt:1",
+            "--set",
+            "daemon.verify_before_return=false",
+        ],
+    );
+    rt.block_on(async {
+        let req = job("squaring-chain", "64", 1, 1, Priority::Normal);
+        let r = served.client().await.prove(req).await.unwrap().into_inner();
+        assert_eq!(state(&r), JobState::Succeeded);
+        assert!(!r.verified);
+        let entry = KeyStore::new(keys.join("keys")).entry(&KeyInfo {
+            circuit: "squaring-chain".into(),
+            size: "64".into(),
+            synthetic: false,
+        });
+        let pvk = PreparedVerifyingKey::new(&VerifyingKey::load(&entry.join("vk.bin")).unwrap());
+        let p = &r.proofs[0];
+        let inputs: Vec<_> = p
+            .public_inputs
+            .iter()
+            .map(|s| groth16::fr_from_decimal(s).unwrap())
+            .collect();
+        assert!(!groth16::verify(&pvk, &Proof::from_bytes(&p.proof).unwrap(), &inputs).unwrap());
+    });
+    drop(served);
+    // A backend that fails outright fails the job with its reason.
+    let served = Served::start(&keys, &["--backend-opt", "fault=fail:1"]);
+    rt.block_on(async {
+        let r = served
+            .client()
+            .await
+            .prove(job("squaring-chain", "64", 1, 1, Priority::Normal))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(state(&r), JobState::Failed);
+        assert!(r.error.contains("injected fault"), "{}", r.error);
+    });
+}
+
+#[test]
+fn sigterm_finishes_running_jobs_and_cancels_the_rest_at_the_deadline() {
+    let keys = shared_keys();
+    let rt = runtime();
+    // A generous deadline: the running job finishes, the daemon exits 0.
+    let mut served = Served::start(&keys, &["--set", "daemon.drain_timeout_s=120"]);
+    rt.block_on(async {
+        let mut c = served.client().await;
+        let req = job("squaring-chain", "4096", 1, 8, Priority::Normal);
+        let sub = c.submit(req.clone()).await.unwrap().into_inner();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        served.signal(libc::SIGTERM);
+        let r = c
+            .r#await(proto::AwaitRequest {
+                job_id: sub.job_id,
+                timeout_ms: 0,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        check_proofs(&keys, &req, &r);
+    });
+    assert!(served.wait_exit(Duration::from_secs(60)).success());
+    assert!(!served.socket.exists());
+    // No deadline: the running job is cancelled with the reason, exit 0.
+    let mut served = Served::start(&keys, &["--set", "daemon.drain_timeout_s=0"]);
+    rt.block_on(async {
+        let mut c = served.client().await;
+        let sub = c
+            .submit(job("squaring-chain", "16384", 1, 64, Priority::Normal))
+            .await
+            .unwrap()
+            .into_inner();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let waiter = {
+            let mut c = c.clone();
+            tokio::spawn(async move {
+                c.r#await(proto::AwaitRequest {
+                    job_id: sub.job_id,
+                    timeout_ms: 0,
+                })
+                .await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        served.signal(libc::SIGTERM);
+        let r = waiter.await.unwrap().unwrap().into_inner();
+        assert_eq!(state(&r), JobState::Cancelled);
+        assert!(r.error.contains("shutting down"), "{}", r.error);
+    });
+    assert!(served.wait_exit(Duration::from_secs(60)).success());
+}
+
+#[test]
+fn a_live_daemon_keeps_its_socket() {
+    let keys = shared_keys();
+    let served = Served::start(&keys, &[]);
+    let out = support::zkpipe_command()
+        .arg("serve")
+        .arg("--socket")
+        .arg(&served.socket)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("another zkpipe daemon"));
+}
+
+#[test]
+fn config_files_and_flags_are_checked_and_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.toml");
+    std::fs::write(
+        &good,
+        "[daemon]\nmax_jobs = 5\n[scheduler]\npolicy = \"split\"\n",
+    )
+    .unwrap();
+    let out = support::zkpipe_command()
+        .args(["serve", "--print-config", "--config"])
+        .arg(&good)
+        .args(["--set", "memory.host_budget=1GiB"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("max_jobs = 5") && text.contains("policy = \"split\""),
+        "{text}"
+    );
+    assert!(text.contains("host_budget = \"1GiB\""), "{text}");
+    for (name, body) in [
+        ("unknown.toml", "[daemon]\nmax_jobz = 5\n"),
+        ("type.toml", "[daemon]\nmax_jobs = \"many\"\n"),
+        ("size.toml", "[memory]\nhost_budget = \"lots\"\n"),
+        ("syntax.toml", "[daemon\n"),
+    ] {
+        let p = dir.path().join(name);
+        std::fs::write(&p, body).unwrap();
+        let out = support::zkpipe_command()
+            .args(["serve", "--print-config", "--config"])
+            .arg(&p)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{name}");
+    }
+    let out = support::zkpipe_command()
+        .args(["serve", "--print-config", "--set", "daemon.nope=1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn the_cli_client_proves_and_saves_verifiable_files() {
+    let keys = shared_keys();
+    let served = Served::start(&keys, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let addr = format!("unix:{}", served.socket.display());
+    let out = support::zkpipe_command()
+        .current_dir(dir.path())
+        .args([
+            "client",
+            "--addr",
+            &addr,
+            "prove",
+            "--circuit",
+            "squaring-chain",
+            "--size",
+            "64",
+            "--partitions",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let entry = KeyStore::new(keys.join("keys")).entry(&KeyInfo {
+        circuit: "squaring-chain".into(),
+        size: "64".into(),
+        synthetic: false,
+    });
+    let verify = support::zkpipe_command()
+        .current_dir(dir.path())
+        .args([
+            "verify",
+            "--proof",
+            "squaring-chain-64.proof",
+            "--public",
+            "squaring-chain-64.public.json",
+            "--vk",
+        ])
+        .arg(entry.join("vk.bin"))
+        .output()
+        .unwrap();
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&verify.stdout).trim(), "valid");
+    let status = support::zkpipe_command()
+        .args(["client", "--addr", &addr, "status"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&status.stdout).contains("key squaring-chain 64"));
+    // Bad requests exit 2; no daemon at the address exits 1.
+    let bad = support::zkpipe_command()
+        .args(["client", "--addr", &addr, "submit", "--circuit", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    let none = support::zkpipe_command()
+        .args([
+            "client",
+            "--addr",
+            "unix:/nonexistent/zkpipe.sock",
+            "status",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(none.status.code(), Some(1));
+}

@@ -1,0 +1,440 @@
+//! `zkpipe.toml`: what the daemon listens on, where its keys live, its
+//! memory budgets, devices, scheduling policy and logging. Unknown keys are
+//! errors; every key can also be set from the command line as
+//! `section.key=value` (`--set`), and `--print-config` shows the result.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use zkpipe_core::Error;
+
+/// The whole configuration.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Listening and life cycle.
+    pub daemon: DaemonSection,
+    /// Proving keys.
+    pub keys: KeysSection,
+    /// Budgets.
+    pub memory: MemorySection,
+    /// Backend and devices.
+    pub devices: DevicesSection,
+    /// Scheduling policy and knobs.
+    pub scheduler: SchedulerSection,
+    /// Logs.
+    pub logging: LoggingSection,
+}
+
+/// `[daemon]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DaemonSection {
+    /// Unix socket path ("": `$XDG_RUNTIME_DIR/zkpipe/zkpipe.sock`, else
+    /// `/tmp/zkpipe-<uid>/zkpipe.sock`).
+    pub socket: String,
+    /// Also listen on TCP, e.g. `127.0.0.1:9820` ("": no TCP).
+    pub listen: String,
+    /// File holding the bearer token TCP clients must send; required for
+    /// a non-loopback `listen`.
+    pub token_file: String,
+    /// Serve `/metrics` and `/status` over HTTP here, e.g. `127.0.0.1:9821`.
+    pub status_http: String,
+    /// Seconds running jobs get to finish after SIGTERM/SIGINT.
+    pub drain_timeout_s: u64,
+    /// Largest request or reply message, in bytes.
+    pub max_message_bytes: usize,
+    /// Seconds an ended job's result stays available to `Await`.
+    pub result_ttl_s: u64,
+    /// Jobs queued or running at once; more are refused (RESOURCE_EXHAUSTED).
+    pub max_jobs: usize,
+    /// Verify every proof before returning it.
+    pub verify_before_return: bool,
+}
+
+impl Default for DaemonSection {
+    fn default() -> Self {
+        DaemonSection {
+            socket: String::new(),
+            listen: String::new(),
+            token_file: String::new(),
+            status_http: String::new(),
+            drain_timeout_s: 30,
+            max_message_bytes: 4 << 20,
+            result_ttl_s: 600,
+            max_jobs: 10_000,
+            verify_before_return: true,
+        }
+    }
+}
+
+/// `[keys]`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct KeysSection {
+    /// Folder of recorded circuits (`r1cs/`) and keys (`keys/`) ("": the
+    /// cache folder of `zkpipe prove`). Test keys are set up there on
+    /// first use.
+    pub dir: String,
+}
+
+/// `[memory]`. Sizes are bytes or text with a unit: `64GiB`, `512MiB`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MemorySection {
+    /// Host memory for resident keys and partitions in flight together
+    /// ("0": 80 % of the memory available at start).
+    pub host_budget: String,
+    /// Device memory one partition's device stages may use ("0": what the
+    /// backend reports).
+    pub device_budget: String,
+}
+
+impl Default for MemorySection {
+    fn default() -> Self {
+        MemorySection {
+            host_budget: "0".into(),
+            device_budget: "0".into(),
+        }
+    }
+}
+
+/// `[devices]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DevicesSection {
+    /// Backend plugin name.
+    pub backend: String,
+    /// Device indices to use (empty: all the backend has).
+    pub devices: Vec<u32>,
+    /// Backend settings, `key=value` (e.g. `devices=2` for the CPU backend).
+    pub backend_opts: Vec<String>,
+    /// Extra plugin folder searched first ("": the standard search path).
+    pub plugin_dir: String,
+    /// Host threads of the backend (0: all cores).
+    pub threads: usize,
+    /// Device workers per device.
+    pub gpu_workers_per_device: usize,
+    /// Threads of the CPU pool for host work beside the device (0: all cores).
+    pub gpu_threads: usize,
+}
+
+impl Default for DevicesSection {
+    fn default() -> Self {
+        DevicesSection {
+            backend: "cpu".into(),
+            devices: vec![],
+            backend_opts: vec![],
+            plugin_dir: String::new(),
+            threads: 0,
+            gpu_workers_per_device: 2,
+            gpu_threads: 0,
+        }
+    }
+}
+
+/// `[scheduler]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SchedulerSection {
+    /// A built-in policy (`priority`, `pipelined`, `split`, …) or a policy
+    /// plugin's path.
+    pub policy: String,
+    /// Knobs over the policy's own, `key=value` (see `zkpipe bench batch --help`).
+    pub knobs: Vec<String>,
+}
+
+impl Default for SchedulerSection {
+    fn default() -> Self {
+        SchedulerSection {
+            policy: "priority".into(),
+            knobs: vec![],
+        }
+    }
+}
+
+/// `[logging]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LoggingSection {
+    /// `error`, `warn`, `info`, `debug`, `trace`, or a tracing filter.
+    pub level: String,
+    /// `text` or `json`.
+    pub format: String,
+}
+
+impl Default for LoggingSection {
+    fn default() -> Self {
+        LoggingSection {
+            level: "info".into(),
+            format: "text".into(),
+        }
+    }
+}
+
+/// The largest configuration file read.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+impl Config {
+    /// Reads a config file.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when it cannot be read; [`Error::InvalidInput`] for a
+    /// file over 1 MiB, bad TOML, unknown keys or invalid values.
+    pub fn load(path: &std::path::Path) -> Result<Config, Error> {
+        let len = std::fs::metadata(path)
+            .map_err(|e| Error::InvalidInput(format!("config {}: {e}", path.display())))?
+            .len();
+        if len > MAX_CONFIG_BYTES {
+            return Err(Error::InvalidInput(format!(
+                "config {}: {len} bytes, over the {MAX_CONFIG_BYTES}-byte limit",
+                path.display()
+            )));
+        }
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::InvalidInput(format!("config {}: {e}", path.display())))?;
+        let config: Config = toml::from_str(&text)
+            .map_err(|e| Error::InvalidInput(format!("config {}: {e}", path.display())))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Sets one key from the command line: `section.key=value` (a list
+    /// takes comma-separated items).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for an unknown key or a bad value.
+    pub fn set(&mut self, assignment: &str) -> Result<(), Error> {
+        let (key, value) = assignment.split_once('=').ok_or_else(|| {
+            Error::InvalidInput(format!("--set wants section.key=value, not `{assignment}`"))
+        })?;
+        let (section, name) = key
+            .split_once('.')
+            .ok_or_else(|| Error::InvalidInput(format!("--set: `{key}` is not section.key")))?;
+        // Round-trip through TOML so that one parser checks names and types.
+        let mut table = toml::Table::try_from(&*self)
+            .map_err(|e| Error::InvalidInput(format!("config: {e}")))?;
+        let sect = table
+            .get_mut(section)
+            .and_then(toml::Value::as_table_mut)
+            .ok_or_else(|| Error::InvalidInput(format!("--set: unknown section `{section}`")))?;
+        let old = sect
+            .get(name)
+            .ok_or_else(|| Error::InvalidInput(format!("--set: unknown key `{key}`")))?;
+        let new = match old {
+            toml::Value::Integer(_) => toml::Value::Integer(value.parse().map_err(|_| {
+                Error::InvalidInput(format!("--set {key}: `{value}` is not a whole number"))
+            })?),
+            toml::Value::Boolean(_) => toml::Value::Boolean(value.parse().map_err(|_| {
+                Error::InvalidInput(format!("--set {key}: `{value}` is not true or false"))
+            })?),
+            toml::Value::Array(a) => {
+                let numeric =
+                    key == "devices.devices" || a.first().is_some_and(toml::Value::is_integer);
+                let items = value.split(',').filter(|s| !s.is_empty());
+                let items: Result<Vec<_>, Error> = items
+                    .map(|s| {
+                        if numeric {
+                            s.trim().parse().map(toml::Value::Integer).map_err(|_| {
+                                Error::InvalidInput(format!(
+                                    "--set {key}: `{s}` is not a whole number"
+                                ))
+                            })
+                        } else {
+                            Ok(toml::Value::String(s.to_string()))
+                        }
+                    })
+                    .collect();
+                toml::Value::Array(items?)
+            }
+            _ => toml::Value::String(value.to_string()),
+        };
+        sect.insert(name.to_string(), new);
+        let next: Config = table
+            .try_into()
+            .map_err(|e| Error::InvalidInput(format!("--set {key}: {e}")))?;
+        next.validate()?;
+        *self = next;
+        Ok(())
+    }
+
+    /// The configuration as TOML (`--print-config`).
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_else(|e| format!("# cannot print: {e}\n"))
+    }
+
+    /// Checks values that TOML's types do not.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] naming the key.
+    pub fn validate(&self) -> Result<(), Error> {
+        parse_bytes("memory.host_budget", &self.memory.host_budget)?;
+        parse_bytes("memory.device_budget", &self.memory.device_budget)?;
+        let d = &self.daemon;
+        if !(4096..=(1 << 30)).contains(&d.max_message_bytes) {
+            return Err(Error::InvalidInput(
+                "daemon.max_message_bytes must be from 4096 to 1 GiB".into(),
+            ));
+        }
+        if d.max_jobs == 0 {
+            return Err(Error::InvalidInput(
+                "daemon.max_jobs must be at least 1".into(),
+            ));
+        }
+        if !d.listen.is_empty() {
+            d.listen.parse::<std::net::SocketAddr>().map_err(|_| {
+                Error::InvalidInput(format!(
+                    "daemon.listen: `{}` is not an address such as 127.0.0.1:9820",
+                    d.listen
+                ))
+            })?;
+        }
+        if !d.status_http.is_empty() {
+            d.status_http.parse::<std::net::SocketAddr>().map_err(|_| {
+                Error::InvalidInput(format!(
+                    "daemon.status_http: `{}` is not an address such as 127.0.0.1:9821",
+                    d.status_http
+                ))
+            })?;
+        }
+        if !matches!(self.logging.format.as_str(), "text" | "json") {
+            return Err(Error::InvalidInput(format!(
+                "logging.format must be text or json, not `{}`",
+                self.logging.format
+            )));
+        }
+        if self.devices.threads > 0 {
+            zkpipe_core::machine::check_threads(self.devices.threads.min(u32::MAX as usize) as u32)?;
+        }
+        if self.devices.gpu_workers_per_device == 0 {
+            return Err(Error::InvalidInput(
+                "devices.gpu_workers_per_device must be at least 1".into(),
+            ));
+        }
+        for kv in self
+            .devices
+            .backend_opts
+            .iter()
+            .chain(&self.scheduler.knobs)
+        {
+            if !kv.contains('=') {
+                return Err(Error::InvalidInput(format!(
+                    "`{kv}` is not key=value (devices.backend_opts, scheduler.knobs)"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The socket path: as configured, else under `$XDG_RUNTIME_DIR`.
+    pub fn socket_path(&self) -> PathBuf {
+        if !self.daemon.socket.is_empty() {
+            return PathBuf::from(&self.daemon.socket);
+        }
+        default_socket_path()
+    }
+
+    /// The host budget in bytes (0: automatic).
+    pub fn host_budget(&self) -> u64 {
+        parse_bytes("", &self.memory.host_budget).unwrap_or(0)
+    }
+
+    /// The device budget in bytes (0: what the backend reports).
+    pub fn device_budget(&self) -> u64 {
+        parse_bytes("", &self.memory.device_budget).unwrap_or(0)
+    }
+}
+
+/// `$XDG_RUNTIME_DIR/zkpipe/zkpipe.sock`, else `/tmp/zkpipe-<uid>/zkpipe.sock`.
+pub fn default_socket_path() -> PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+        Some(dir) => PathBuf::from(dir).join("zkpipe").join("zkpipe.sock"),
+        None => {
+            // SAFETY: getuid has no preconditions and cannot fail.
+            let uid = unsafe { libc::getuid() };
+            PathBuf::from(format!("/tmp/zkpipe-{uid}")).join("zkpipe.sock")
+        }
+    }
+}
+
+/// `123`, `64GiB`, `512MiB`, `4KiB`, `2GB` (powers of 1000) → bytes.
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming `key` for anything else or an overflow.
+pub fn parse_bytes(key: &str, text: &str) -> Result<u64, Error> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let bad = || {
+        Error::InvalidInput(format!(
+            "{key}: `{text}` is not a size such as 64GiB, 512MiB or 1048576"
+        ))
+    };
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let mult: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        "TiB" => 1 << 40,
+        "KB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "TB" => 1_000_000_000_000,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(mult).ok_or_else(bad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_round_trip_and_print() {
+        let c = Config::default();
+        let text = c.to_toml();
+        let back: Config = toml::from_str(&text).unwrap();
+        assert_eq!(back, c);
+        assert!(text.contains("[daemon]") && text.contains("verify_before_return = true"));
+    }
+
+    #[test]
+    fn unknown_keys_are_errors() {
+        let e = toml::from_str::<Config>("[daemon]\nlisten_on = \"x\"\n").unwrap_err();
+        assert!(e.to_string().contains("listen_on"), "{e}");
+        let e = toml::from_str::<Config>("[gpu]\n").unwrap_err();
+        assert!(e.to_string().contains("gpu"), "{e}");
+        let mut c = Config::default();
+        assert!(c.set("daemon.nope=1").is_err());
+        assert!(c.set("nope.x=1").is_err());
+        assert!(c.set("daemon.max_jobs=lots").is_err());
+        assert!(c.set("daemon.listen=not-an-address").is_err());
+    }
+
+    #[test]
+    fn set_changes_keys_of_each_type() {
+        let mut c = Config::default();
+        c.set("daemon.max_jobs=7").unwrap();
+        c.set("daemon.verify_before_return=false").unwrap();
+        c.set("devices.devices=0,2").unwrap();
+        c.set("devices.backend_opts=devices=2,fault=corrupt:3")
+            .unwrap();
+        c.set("memory.host_budget=2GiB").unwrap();
+        assert_eq!(c.daemon.max_jobs, 7);
+        assert!(!c.daemon.verify_before_return);
+        assert_eq!(c.devices.devices, vec![0, 2]);
+        assert_eq!(c.devices.backend_opts, vec!["devices=2", "fault=corrupt:3"]);
+        assert_eq!(c.host_budget(), 2 << 30);
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_bytes("k", "1048576").unwrap(), 1 << 20);
+        assert_eq!(parse_bytes("k", "64GiB").unwrap(), 64 << 30);
+        assert_eq!(parse_bytes("k", "2GB").unwrap(), 2_000_000_000);
+        for bad in ["", "GiB", "1.5GiB", "-1", "9999999999999TiB", "12 parsecs"] {
+            assert!(parse_bytes("k", bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,345 @@
+//! Keys kept loaded between jobs: parameters and recorded circuit in host
+//! memory, bases resident on every device, a prepared verifying key. One
+//! load per key at a time (concurrent askers wait for it); evicted only
+//! when no job uses the key, least recently used first, and only when a
+//! new key needs the room (or on request).
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Instant;
+
+use zkpipe_circuits::BuiltinCircuit;
+use zkpipe_core::circuit::CircuitSource;
+use zkpipe_core::groth16::{KeyStore, Parameters, PreparedVerifyingKey, ProverBuilder};
+use zkpipe_core::loader::Registry;
+use zkpipe_core::progress::Progress;
+use zkpipe_core::r1cs::R1cs;
+use zkpipe_core::r1cs::cache::R1csCache;
+use zkpipe_core::sched::groth16::DeviceProvers;
+use zkpipe_core::{Backend, Error};
+
+/// A key's name: a built-in circuit and its size (validated).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct KeyId {
+    /// Circuit name.
+    pub circuit: String,
+    /// Size, as the circuit parses it.
+    pub size: String,
+}
+
+impl std::fmt::Display for KeyId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.circuit, self.size)
+    }
+}
+
+/// A loaded key.
+pub struct LoadedKey {
+    /// Its name.
+    pub id: KeyId,
+    /// The circuit (witnesses are made from it).
+    pub circuit: Arc<BuiltinCircuit>,
+    /// Proving parameters.
+    pub params: Arc<Parameters>,
+    /// The recorded circuit.
+    pub r1cs: Arc<R1cs>,
+    /// For verify-before-return.
+    pub pvk: PreparedVerifyingKey,
+    /// One prover per device the daemon uses, bases resident there.
+    pub provers: DeviceProvers,
+    /// Host bytes it holds (parameters and recorded circuit).
+    pub host_bytes: u64,
+    /// Host bytes one of its partitions holds in flight.
+    pub partition_bytes: u64,
+    /// Seconds the load took (record, setup or read, upload).
+    pub load_s: f64,
+}
+
+impl std::fmt::Debug for LoadedKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedKey")
+            .field("id", &self.id)
+            .field("host_bytes", &self.host_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A loaded key as [`KeyCache::list`] shows it.
+#[derive(Clone, Debug)]
+pub struct KeyView {
+    /// Its name.
+    pub id: KeyId,
+    /// Host bytes.
+    pub host_bytes: u64,
+    /// Jobs using it.
+    pub refcount: u32,
+    /// Seconds since a job last used it.
+    pub idle_s: f64,
+    /// Seconds its load took.
+    pub load_s: f64,
+}
+
+struct Entry {
+    key: Arc<LoadedKey>,
+    refs: u32,
+    last_use: Instant,
+}
+
+#[derive(Default)]
+struct Table {
+    entries: HashMap<KeyId, Entry>,
+    loading: HashSet<KeyId>,
+}
+
+/// Where keys come from and where they go.
+pub struct KeyCache {
+    dir: PathBuf,
+    registry: Arc<Registry>,
+    backend: Arc<Backend>,
+    devices: Vec<u32>,
+    msms_side_by_side: bool,
+    budget: u64,
+    table: Mutex<Table>,
+    loaded: Condvar,
+}
+
+impl std::fmt::Debug for KeyCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyCache")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What happened on a load, for metrics and logs.
+#[derive(Debug, Default)]
+pub struct LoadReport {
+    /// The key was loaded now (not found loaded).
+    pub loaded: bool,
+    /// Keys evicted to make room.
+    pub evicted: Vec<KeyId>,
+}
+
+/// Host bytes of a key's parameters and recorded circuit.
+fn host_bytes(params: &Parameters, r1cs: &R1cs) -> u64 {
+    let g1 = std::mem::size_of::<zkpipe_core::G1Affine>() as u64;
+    let g2 = std::mem::size_of::<zkpipe_core::G2Affine>() as u64;
+    let points = (params.h.len() + params.l.len() + params.a.len() + params.b_g1.len()) as u64;
+    let csr = [&r1cs.a, &r1cs.b, &r1cs.c]
+        .iter()
+        .map(|m| (m.row_ptr.len() * 8 + m.cols.len() * 4 + m.vals.len() * 32) as u64)
+        .sum::<u64>();
+    points * g1 + params.b_g2.len() as u64 * g2 + csr
+}
+
+impl KeyCache {
+    /// Keys under `dir` (`r1cs/`, `keys/`), provers for `devices` of
+    /// `backend` (ops it lacks go to a CPU backend from `registry`), all
+    /// within `budget` host bytes together with one partition of the
+    /// newest key.
+    pub fn new(
+        dir: PathBuf,
+        registry: Arc<Registry>,
+        backend: Arc<Backend>,
+        devices: Vec<u32>,
+        msms_side_by_side: bool,
+        budget: u64,
+    ) -> Self {
+        KeyCache {
+            dir,
+            registry,
+            backend,
+            devices,
+            msms_side_by_side,
+            budget,
+            table: Mutex::new(Table::default()),
+            loaded: Condvar::new(),
+        }
+    }
+
+    /// The key, loaded now if it is not, with one more user. Blocks while
+    /// it loads (setting up test keys on first use can take a while).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for an unknown circuit or size; errors of
+    /// recording, setup, reading or uploading; out of budget.
+    pub fn acquire(
+        &self,
+        id: &KeyId,
+        progress: &dyn Progress,
+    ) -> Result<(Arc<LoadedKey>, LoadReport), Error> {
+        let mut table = self.table.lock().unwrap();
+        loop {
+            if let Some(e) = table.entries.get_mut(id) {
+                e.refs += 1;
+                e.last_use = Instant::now();
+                return Ok((e.key.clone(), LoadReport::default()));
+            }
+            if !table.loading.contains(id) {
+                break;
+            }
+            table = self.loaded.wait(table).unwrap();
+        }
+        table.loading.insert(id.clone());
+        drop(table);
+        let loaded = self.load(id, progress);
+        let mut table = self.table.lock().unwrap();
+        table.loading.remove(id);
+        self.loaded.notify_all();
+        let key = Arc::new(loaded?);
+        let evicted = self.make_room(&mut table, &key)?;
+        table.entries.insert(
+            id.clone(),
+            Entry {
+                key: key.clone(),
+                refs: 1,
+                last_use: Instant::now(),
+            },
+        );
+        Ok((
+            key,
+            LoadReport {
+                loaded: true,
+                evicted,
+            },
+        ))
+    }
+
+    /// One user fewer.
+    pub fn release(&self, id: &KeyId) {
+        let mut table = self.table.lock().unwrap();
+        if let Some(e) = table.entries.get_mut(id) {
+            e.refs = e.refs.saturating_sub(1);
+            e.last_use = Instant::now();
+        }
+    }
+
+    /// Evicts `id` if no job uses it. Returns whether it was loaded.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when jobs still use it.
+    pub fn evict(&self, id: &KeyId) -> Result<bool, Error> {
+        let mut table = self.table.lock().unwrap();
+        match table.entries.get(id) {
+            None => Ok(false),
+            Some(e) if e.refs > 0 => Err(Error::InvalidInput(format!(
+                "key {id} is in use by {} job(s)",
+                e.refs
+            ))),
+            Some(_) => {
+                table.entries.remove(id);
+                Ok(true)
+            }
+        }
+    }
+
+    /// Host bytes of the loaded keys.
+    pub fn resident_bytes(&self) -> u64 {
+        let table = self.table.lock().unwrap();
+        table.entries.values().map(|e| e.key.host_bytes).sum()
+    }
+
+    /// The loaded keys, by name.
+    pub fn list(&self) -> Vec<KeyView> {
+        let table = self.table.lock().unwrap();
+        let mut keys: Vec<KeyView> = table
+            .entries
+            .values()
+            .map(|e| KeyView {
+                id: e.key.id.clone(),
+                host_bytes: e.key.host_bytes,
+                refcount: e.refs,
+                idle_s: e.last_use.elapsed().as_secs_f64(),
+                load_s: e.key.load_s,
+            })
+            .collect();
+        keys.sort_by(|a, b| a.id.cmp(&b.id));
+        keys
+    }
+
+    /// Evicts idle keys, least recently used first, until `new` and one of
+    /// its partitions fit the budget beside the others.
+    fn make_room(&self, table: &mut Table, new: &LoadedKey) -> Result<Vec<KeyId>, Error> {
+        let need = new.host_bytes + new.partition_bytes;
+        let mut evicted = vec![];
+        loop {
+            let resident: u64 = table.entries.values().map(|e| e.key.host_bytes).sum();
+            if resident + need <= self.budget {
+                return Ok(evicted);
+            }
+            let idle = table
+                .entries
+                .iter()
+                .filter(|(_, e)| e.refs == 0)
+                .min_by_key(|(_, e)| e.last_use)
+                .map(|(id, _)| id.clone());
+            let Some(victim) = idle else {
+                return Err(Error::Failed(format!(
+                    "key {} needs {} MiB (with one partition) but the host budget is {} MiB \
+                     and {} MiB are held by keys in use",
+                    new.id,
+                    need >> 20,
+                    self.budget >> 20,
+                    resident >> 20
+                )));
+            };
+            table.entries.remove(&victim);
+            evicted.push(victim);
+        }
+    }
+
+    fn load(&self, id: &KeyId, progress: &dyn Progress) -> Result<LoadedKey, Error> {
+        let t0 = Instant::now();
+        let circuit = Arc::new(
+            BuiltinCircuit::new(&id.circuit, &id.size)
+                .map_err(|e| Error::InvalidInput(e.to_string()))?,
+        );
+        let r1cs = R1csCache::new(self.dir.join("r1cs")).get_or_record(&*circuit, progress)?;
+        let keys =
+            KeyStore::new(self.dir.join("keys")).get_or_setup(&*circuit, &r1cs, false, progress)?;
+        let params = Arc::new(keys.params);
+        let r1cs = Arc::new(r1cs);
+        let pvk = PreparedVerifyingKey::new(&params.vk);
+        let provers = self
+            .devices
+            .iter()
+            .map(|&d| {
+                ProverBuilder::new(self.backend.clone())
+                    .device(d)
+                    .cpu_fallback(&self.registry)
+                    .msms_side_by_side(self.msms_side_by_side)
+                    .build(params.clone(), r1cs.clone())
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        let partition_bytes = provers.first().map_or(0, |p| p.partition_bytes());
+        Ok(LoadedKey {
+            id: id.clone(),
+            host_bytes: host_bytes(&params, &r1cs),
+            partition_bytes,
+            circuit,
+            params,
+            r1cs,
+            pvk,
+            provers: provers.into(),
+            load_s: t0.elapsed().as_secs_f64(),
+        })
+    }
+}
+
+/// `circuit` and `size` checked against the built-in circuits.
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming what is wrong.
+pub fn key_id(circuit: &str, size: &str) -> Result<KeyId, Error> {
+    if circuit.len() > 64 || size.len() > 64 {
+        return Err(Error::InvalidInput(
+            "key.circuit and key.size are at most 64 bytes".into(),
+        ));
+    }
+    let c = BuiltinCircuit::new(circuit, size).map_err(|e| Error::InvalidInput(e.to_string()))?;
+    Ok(KeyId {
+        circuit: c.name().to_string(),
+        size: c.size().to_string(),
+    })
+}

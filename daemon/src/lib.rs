@@ -1,0 +1,34 @@
+//! zkpipe's proving service: `zkpipe serve` runs it, `zkpipe client` and
+//! [`client`] talk to it.
+//!
+//! - [`config`]: `zkpipe.toml` and its command-line overrides.
+//! - [`daemon`]: jobs, keys, devices and the engine, without gRPC.
+//! - [`keys`]: keys loaded once and kept resident, evicted when idle.
+//! - [`source`]: each job's key, witnesses and blinding, for the engine.
+//! - [`verify`]: verify before return, recompute on the CPU reference.
+//! - [`validate`]: every request field checked.
+//! - [`service`]: the gRPC service (`proto/zkpipe/v1/prover.proto`).
+//! - [`listen`]: Unix socket and TCP, bearer tokens.
+//! - [`server`]: start, serve, drain on SIGTERM.
+//! - [`metrics`], [`status_http`], [`logging`]: observability.
+//! - [`client`]: the Rust client.
+
+pub mod client;
+pub mod config;
+pub mod daemon;
+pub mod keys;
+pub mod listen;
+pub mod logging;
+pub mod metrics;
+pub mod server;
+pub mod service;
+pub mod source;
+pub mod status_http;
+pub mod validate;
+pub mod verify;
+
+/// The generated gRPC types and service of `proto/zkpipe/v1/prover.proto`.
+#[allow(missing_docs, missing_debug_implementations, clippy::all)]
+pub mod proto {
+    tonic::include_proto!("zkpipe.v1");
+}

@@ -1,0 +1,179 @@
+//! Where the daemon listens: its Unix socket (owner-only, a stale one from
+//! a killed daemon replaced, a live one refused) and optional TCP (a bearer
+//! token required off loopback, checked on every call).
+
+use std::io::ErrorKind;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::Path;
+
+use tokio::net::{TcpListener, UnixListener};
+use zkpipe_core::Error;
+
+/// Binds the Unix socket at `path`: its folder created owner-only when
+/// missing, a stale socket (nothing answers) removed, the socket made
+/// owner-only (0600).
+///
+/// # Errors
+/// [`Error::InvalidInput`] when another daemon answers on `path` or `path`
+/// is not a socket; [`Error::Failed`] when it cannot be bound.
+pub async fn bind_socket(path: &Path) -> Result<UnixListener, Error> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| Error::Failed(format!("creating {}: {e}", dir.display())))?;
+    }
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) => {
+            use std::os::unix::fs::FileTypeExt;
+            if !meta.file_type().is_socket() {
+                return Err(Error::InvalidInput(format!(
+                    "{} exists and is not a socket; not replacing it",
+                    path.display()
+                )));
+            }
+            match tokio::net::UnixStream::connect(path).await {
+                Ok(_) => {
+                    return Err(Error::InvalidInput(format!(
+                        "another zkpipe daemon is listening on {}",
+                        path.display()
+                    )));
+                }
+                Err(e) if e.kind() == ErrorKind::ConnectionRefused => {
+                    tracing::warn!(socket = %path.display(), "removing a stale socket left by a daemon that did not shut down");
+                    std::fs::remove_file(path).map_err(|e| {
+                        Error::Failed(format!("removing stale {}: {e}", path.display()))
+                    })?;
+                }
+                Err(e) => {
+                    return Err(Error::Failed(format!(
+                        "checking {} for a live daemon: {e}",
+                        path.display()
+                    )));
+                }
+            }
+        }
+        Err(e) if e.kind() == ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::Failed(format!("{}: {e}", path.display()))),
+    }
+    let listener = UnixListener::bind(path)
+        .map_err(|e| Error::Failed(format!("binding {}: {e}", path.display())))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| Error::Failed(format!("chmod 600 {}: {e}", path.display())))?;
+    Ok(listener)
+}
+
+/// Binds TCP `addr`, with the token read from `token_file` ("": none).
+///
+/// # Errors
+/// [`Error::InvalidInput`] for a non-loopback address without a token, or
+/// a token file that is unreadable, empty, over 4 KiB or not text;
+/// [`Error::Failed`] when the address cannot be bound.
+pub async fn bind_tcp(
+    addr: &str,
+    token_file: &str,
+) -> Result<(TcpListener, Option<String>), Error> {
+    let sock: std::net::SocketAddr = addr.parse().map_err(|_| {
+        Error::InvalidInput(format!("`{addr}` is not an address such as 127.0.0.1:9820"))
+    })?;
+    let token = if token_file.is_empty() {
+        None
+    } else {
+        Some(read_token(Path::new(token_file))?)
+    };
+    if token.is_none() && !sock.ip().is_loopback() {
+        return Err(Error::InvalidInput(format!(
+            "listening on {addr} (not loopback) needs daemon.token_file: anyone who can reach it could submit work"
+        )));
+    }
+    let listener = TcpListener::bind(sock)
+        .await
+        .map_err(|e| Error::Failed(format!("binding {addr}: {e}")))?;
+    Ok((listener, token))
+}
+
+/// A bearer token from a file: one line of printable ASCII, up to 4 KiB.
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming the file and what is wrong.
+pub fn read_token(path: &Path) -> Result<String, Error> {
+    let bad = |why: String| Error::InvalidInput(format!("token file {}: {why}", path.display()));
+    let len = std::fs::metadata(path)
+        .map_err(|e| bad(e.to_string()))?
+        .len();
+    if len > 4096 {
+        return Err(bad(format!("{len} bytes, over 4 KiB")));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let token = text.trim();
+    if token.is_empty() {
+        return Err(bad("empty".into()));
+    }
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(bad("not one line of printable ASCII".into()));
+    }
+    Ok(token.to_string())
+}
+
+/// Checks `authorization: Bearer <token>` on every TCP call.
+#[derive(Clone, Debug)]
+pub struct TokenCheck {
+    /// The expected token (`None`: no check).
+    pub token: Option<String>,
+}
+
+impl tonic::service::Interceptor for TokenCheck {
+    fn call(&mut self, req: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        let Some(expected) = &self.token else {
+            return Ok(req);
+        };
+        let given = req
+            .metadata()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        match given {
+            Some(t) if constant_time_eq(t.as_bytes(), expected.as_bytes()) => Ok(req),
+            Some(_) => Err(tonic::Status::unauthenticated("wrong token")),
+            None => Err(tonic::Status::unauthenticated(
+                "this daemon wants `authorization: Bearer <token>` (zkpipe client --token-file)",
+            )),
+        }
+    }
+}
+
+/// Equality whose time does not depend on where the inputs differ.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_compare_exactly() {
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"abcd"));
+    }
+
+    #[test]
+    fn bad_token_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t");
+        std::fs::write(&p, "  \n").unwrap();
+        assert!(read_token(&p).unwrap_err().to_string().contains("empty"));
+        std::fs::write(&p, "a b").unwrap();
+        assert!(read_token(&p).is_err());
+        std::fs::write(&p, "x".repeat(5000)).unwrap();
+        assert!(read_token(&p).is_err());
+        std::fs::write(&p, "s3cret\n").unwrap();
+        assert_eq!(read_token(&p).unwrap(), "s3cret");
+        assert!(read_token(&dir.path().join("missing")).is_err());
+    }
+}

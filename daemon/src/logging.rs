@@ -1,0 +1,27 @@
+//! Logs to stderr through `tracing`: text or JSON, at the configured level.
+
+use crate::config::LoggingSection;
+use tracing_subscriber::EnvFilter;
+
+/// Installs the subscriber (once per process; later calls do nothing).
+/// `RUST_LOG`, when set, wins over `level`.
+///
+/// # Errors
+/// [`zkpipe_core::Error::InvalidInput`] for a level that is not a filter.
+pub fn init(logging: &LoggingSection) -> Result<(), zkpipe_core::Error> {
+    let filter = match std::env::var("RUST_LOG") {
+        Ok(f) if !f.is_empty() => EnvFilter::try_new(f),
+        _ => EnvFilter::try_new(&logging.level),
+    }
+    .map_err(|e| zkpipe_core::Error::InvalidInput(format!("logging.level: {e}")))?;
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
+    let _ = if logging.format == "json" {
+        builder.json().try_init()
+    } else {
+        builder.try_init()
+    };
+    Ok(())
+}

@@ -1,0 +1,154 @@
+//! The daemon's Prometheus metrics, served by the `Metrics` call and on
+//! `/metrics` when `status_http` is set. Names start with `zkpipe_`.
+
+use prometheus::{
+    Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGaugeVec,
+    Opts, Registry, TextEncoder,
+};
+
+/// Every metric the daemon keeps.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    /// Jobs submitted, by priority.
+    pub submitted: IntCounterVec,
+    /// Jobs that ended, by final state and priority.
+    pub ended: IntCounterVec,
+    /// Jobs queued or running now, by state and priority (set at scrape time).
+    pub jobs: IntGaugeVec,
+    /// Submission → end of succeeded jobs, by priority.
+    pub latency: HistogramVec,
+    /// Stage durations, by stage.
+    pub stage: HistogramVec,
+    /// Seconds each device spent in device stages.
+    pub device_busy: GaugeVec,
+    /// Keys loaded.
+    pub key_loads: IntCounter,
+    /// Keys evicted.
+    pub key_evictions: IntCounter,
+    /// Seconds key loads took.
+    pub key_load_seconds: HistogramVec,
+    /// Proofs that failed verification, by device (`host` for the host).
+    pub verify_failures: IntCounterVec,
+    /// 1 for a device whose proofs failed verification.
+    pub device_flagged: IntGaugeVec,
+    /// Host bytes: `keys`, `partitions`, `budget`.
+    pub memory: IntGaugeVec,
+    /// Seconds since start.
+    pub uptime: Gauge,
+}
+
+fn must<T>(r: prometheus::Result<T>) -> T {
+    // Only fails for invalid names or duplicate registration: a bug here.
+    r.expect("metric definitions are static and valid")
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// Registers every metric.
+    pub fn new() -> Self {
+        let registry = Registry::new();
+        let stage_buckets = vec![
+            0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0,
+        ];
+        let m = Metrics {
+            submitted: must(IntCounterVec::new(
+                Opts::new("zkpipe_jobs_submitted_total", "Jobs submitted"),
+                &["priority"],
+            )),
+            ended: must(IntCounterVec::new(
+                Opts::new("zkpipe_jobs_ended_total", "Jobs that ended, by final state"),
+                &["state", "priority"],
+            )),
+            jobs: must(IntGaugeVec::new(
+                Opts::new("zkpipe_jobs", "Jobs queued or running now"),
+                &["state", "priority"],
+            )),
+            latency: must(HistogramVec::new(
+                HistogramOpts::new(
+                    "zkpipe_job_latency_seconds",
+                    "Submission to end of succeeded jobs",
+                )
+                .buckets(stage_buckets.clone()),
+                &["priority"],
+            )),
+            stage: must(HistogramVec::new(
+                HistogramOpts::new("zkpipe_stage_seconds", "Stage durations")
+                    .buckets(stage_buckets.clone()),
+                &["stage"],
+            )),
+            device_busy: must(GaugeVec::new(
+                Opts::new(
+                    "zkpipe_device_busy_seconds",
+                    "Seconds each device spent in device stages",
+                ),
+                &["device"],
+            )),
+            key_loads: must(IntCounter::new("zkpipe_key_loads_total", "Keys loaded")),
+            key_evictions: must(IntCounter::new(
+                "zkpipe_key_evictions_total",
+                "Keys evicted",
+            )),
+            key_load_seconds: must(HistogramVec::new(
+                HistogramOpts::new("zkpipe_key_load_seconds", "Key load time")
+                    .buckets(stage_buckets),
+                &["circuit"],
+            )),
+            verify_failures: must(IntCounterVec::new(
+                Opts::new(
+                    "zkpipe_verify_failures_total",
+                    "Proofs that failed verification before return",
+                ),
+                &["device"],
+            )),
+            device_flagged: must(IntGaugeVec::new(
+                Opts::new(
+                    "zkpipe_device_flagged",
+                    "1 for a device whose proofs failed verification",
+                ),
+                &["device"],
+            )),
+            memory: must(IntGaugeVec::new(
+                Opts::new(
+                    "zkpipe_memory_bytes",
+                    "Host memory: keys, partitions, budget",
+                ),
+                &["kind"],
+            )),
+            uptime: must(Gauge::new("zkpipe_uptime_seconds", "Seconds since start")),
+            registry,
+        };
+        let collectors: [Box<dyn prometheus::core::Collector>; 13] = [
+            Box::new(m.submitted.clone()),
+            Box::new(m.ended.clone()),
+            Box::new(m.jobs.clone()),
+            Box::new(m.latency.clone()),
+            Box::new(m.stage.clone()),
+            Box::new(m.device_busy.clone()),
+            Box::new(m.key_loads.clone()),
+            Box::new(m.key_evictions.clone()),
+            Box::new(m.key_load_seconds.clone()),
+            Box::new(m.verify_failures.clone()),
+            Box::new(m.device_flagged.clone()),
+            Box::new(m.memory.clone()),
+            Box::new(m.uptime.clone()),
+        ];
+        for c in collectors {
+            must(m.registry.register(c));
+        }
+        m
+    }
+
+    /// The Prometheus text exposition of every metric.
+    pub fn text(&self) -> String {
+        let mut out = Vec::new();
+        // Encoding into a Vec cannot fail for well-formed metrics.
+        let _ = TextEncoder::new().encode(&self.registry.gather(), &mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+}

@@ -1,0 +1,169 @@
+//! `zkpipe serve`: the daemon's life from start to a clean exit. On
+//! SIGTERM or SIGINT it stops taking jobs, gives running ones
+//! `drain_timeout_s` to finish, cancels the rest (their callers get a
+//! CANCELLED result saying why), stops serving and removes its socket.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
+use tonic::transport::Server;
+use zkpipe_core::Error;
+
+use crate::config::Config;
+use crate::daemon::Daemon;
+use crate::listen::{self, TokenCheck};
+use crate::proto::prover_server::ProverServer;
+use crate::service::Service;
+use crate::status_http;
+
+/// Where a started daemon listens (printed once it is ready).
+#[derive(Debug, Clone)]
+pub struct Endpoints {
+    /// The Unix socket.
+    pub socket: std::path::PathBuf,
+    /// The TCP address, when listening on TCP.
+    pub tcp: Option<std::net::SocketAddr>,
+    /// The HTTP status address, when serving it.
+    pub http: Option<std::net::SocketAddr>,
+}
+
+/// Runs the daemon until SIGTERM or SIGINT, calling `ready` once it
+/// listens.
+///
+/// # Errors
+/// Start-up errors: backend, policy, devices, a live daemon on the socket,
+/// addresses that cannot be bound, a bad token file.
+pub async fn serve(config: Config, ready: impl FnOnce(&Endpoints)) -> Result<(), Error> {
+    let socket = config.socket_path();
+    let start_config = config.clone();
+    let daemon = tokio::task::spawn_blocking(move || Daemon::start(start_config))
+        .await
+        .map_err(|e| Error::Failed(format!("start-up task: {e}")))??;
+    let uds = listen::bind_socket(&socket).await?;
+    let tcp = if config.daemon.listen.is_empty() {
+        None
+    } else {
+        Some(listen::bind_tcp(&config.daemon.listen, &config.daemon.token_file).await?)
+    };
+    let http = if config.daemon.status_http.is_empty() {
+        None
+    } else {
+        let l = tokio::net::TcpListener::bind(&config.daemon.status_http)
+            .await
+            .map_err(|e| Error::Failed(format!("binding {}: {e}", config.daemon.status_http)))?;
+        Some(l)
+    };
+    let endpoints = Endpoints {
+        socket: socket.clone(),
+        tcp: tcp.as_ref().and_then(|(l, _)| l.local_addr().ok()),
+        http: http.as_ref().and_then(|l| l.local_addr().ok()),
+    };
+
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let stopped = |mut rx: watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|s| *s).await;
+    };
+    let max = config.daemon.max_message_bytes;
+    let service = Service::new(daemon.clone());
+    let mut servers = tokio::task::JoinSet::new();
+    {
+        let svc = ProverServer::new(service.clone())
+            .max_decoding_message_size(max)
+            .max_encoding_message_size(max);
+        let incoming = UnixListenerStream::new(uds);
+        let stop = stopped(stop_rx.clone());
+        servers.spawn(async move {
+            Server::builder()
+                .add_service(svc)
+                .serve_with_incoming_shutdown(incoming, stop)
+                .await
+                .map_err(|e| e.to_string())
+        });
+    }
+    if let Some((listener, token)) = tcp {
+        let svc = ProverServer::new(service.clone())
+            .max_decoding_message_size(max)
+            .max_encoding_message_size(max);
+        let svc = tonic::service::interceptor::InterceptedService::new(svc, TokenCheck { token });
+        let incoming = TcpListenerStream::new(listener);
+        let stop = stopped(stop_rx.clone());
+        servers.spawn(async move {
+            Server::builder()
+                .add_service(svc)
+                .serve_with_incoming_shutdown(incoming, stop)
+                .await
+                .map_err(|e| e.to_string())
+        });
+    }
+    if let Some(listener) = http {
+        let stop = stopped(stop_rx.clone());
+        let app = status_http::router(daemon.clone());
+        servers.spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(stop)
+                .await
+                .map_err(|e| e.to_string())
+        });
+    }
+    let ticker = {
+        let daemon = daemon.clone();
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(Duration::from_millis(250));
+            loop {
+                every.tick().await;
+                daemon.tick();
+            }
+        })
+    };
+    tracing::info!(socket = %socket.display(), tcp = ?endpoints.tcp, http = ?endpoints.http, "zkpipe daemon listening");
+    ready(&endpoints);
+
+    wait_for_signal().await?;
+    drain(&daemon, Duration::from_secs(config.daemon.drain_timeout_s)).await;
+    let _ = stop_tx.send(true);
+    while let Some(r) = servers.join_next().await {
+        if let Ok(Err(e)) = r {
+            tracing::warn!(error = %e, "a listener ended with an error");
+        }
+    }
+    ticker.abort();
+    let _ = std::fs::remove_file(&socket);
+    tracing::info!("zkpipe daemon stopped");
+    Ok(())
+}
+
+/// Waits for SIGTERM or SIGINT.
+async fn wait_for_signal() -> Result<(), Error> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate())
+        .map_err(|e| Error::Failed(format!("installing a SIGTERM handler: {e}")))?;
+    let mut int = signal(SignalKind::interrupt())
+        .map_err(|e| Error::Failed(format!("installing a SIGINT handler: {e}")))?;
+    tokio::select! {
+        _ = term.recv() => tracing::info!("SIGTERM: draining"),
+        _ = int.recv() => tracing::info!("SIGINT: draining"),
+    }
+    Ok(())
+}
+
+/// Stops taking jobs, waits up to `deadline` for running ones, cancels the rest.
+async fn drain(daemon: &Arc<Daemon>, deadline: Duration) {
+    daemon.start_draining();
+    let t0 = Instant::now();
+    while daemon.in_flight() > 0 && t0.elapsed() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let left = daemon.in_flight();
+    if left > 0 {
+        tracing::warn!(
+            jobs = left,
+            "drain deadline passed: cancelling the jobs left"
+        );
+        daemon.cancel_all("cancelled: the daemon is shutting down");
+    }
+    // Lets callers blocked in Await receive their results before the
+    // listeners close.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+}

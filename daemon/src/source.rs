@@ -1,0 +1,109 @@
+//! What the scheduling engine asks of each daemon job: its key's provers,
+//! its witnesses and fresh blinding. The engine's job seed is the daemon's
+//! job id.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::sync::{Arc, Mutex, RwLock};
+
+use rand_chacha::ChaCha20Rng;
+use rand_core::SeedableRng;
+use zkpipe_core::circuit::CircuitSource;
+use zkpipe_core::r1cs::Witness;
+use zkpipe_core::sched::JobRequest;
+use zkpipe_core::sched::groth16::{DeviceProvers, JobSource};
+use zkpipe_core::{Error, Fr};
+
+use crate::keys::LoadedKey;
+
+/// A job the engine runs: its key and inputs.
+#[derive(Debug)]
+pub struct Spec {
+    /// The key, held loaded while the job runs.
+    pub key: Arc<LoadedKey>,
+    /// Partition p proves the witness of seed `seed + p`.
+    pub seed: u64,
+}
+
+impl Spec {
+    /// The witness of partition `p`.
+    ///
+    /// # Errors
+    /// Synthesis errors.
+    pub fn witness(&self, p: u32) -> Result<Witness, Error> {
+        self.key.circuit.witness(self.seed.wrapping_add(p as u64))
+    }
+}
+
+/// The jobs the engine may ask about, by daemon job id.
+pub struct Specs {
+    specs: RwLock<HashMap<u64, Arc<Spec>>>,
+    rng: Mutex<ChaCha20Rng>,
+}
+
+impl std::fmt::Debug for Specs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Specs").finish_non_exhaustive()
+    }
+}
+
+impl Specs {
+    /// An empty table whose blinding comes from the operating system's
+    /// randomness (through a ChaCha20 stream seeded once).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when `/dev/urandom` cannot be read.
+    pub fn new() -> Result<Self, Error> {
+        let mut seed = [0u8; 32];
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| f.read_exact(&mut seed))
+            .map_err(|e| Error::Failed(format!("reading /dev/urandom for blinding: {e}")))?;
+        Ok(Specs {
+            specs: RwLock::new(HashMap::new()),
+            rng: Mutex::new(ChaCha20Rng::from_seed(seed)),
+        })
+    }
+
+    /// Registers job `id` (before it is given to the engine).
+    pub fn insert(&self, id: u64, spec: Arc<Spec>) {
+        self.specs.write().unwrap().insert(id, spec);
+    }
+
+    /// Forgets job `id` (after the engine is done with it).
+    pub fn remove(&self, id: u64) {
+        self.specs.write().unwrap().remove(&id);
+    }
+
+    fn get(&self, job: &JobRequest) -> Result<Arc<Spec>, Error> {
+        self.specs
+            .read()
+            .unwrap()
+            .get(&job.seed)
+            .cloned()
+            .ok_or_else(|| Error::Failed(format!("job {} is not known to the daemon", job.seed)))
+    }
+
+    /// Fresh `r, s`.
+    pub fn fresh_blinding(&self) -> (Fr, Fr) {
+        let mut rng = self.rng.lock().unwrap();
+        (Fr::random(&mut *rng), Fr::random(&mut *rng))
+    }
+}
+
+/// The engine's view of [`Specs`].
+#[derive(Debug, Clone)]
+pub struct SpecSource(pub Arc<Specs>);
+
+impl JobSource for SpecSource {
+    fn provers(&self, job: &JobRequest) -> Result<DeviceProvers, Error> {
+        Ok(self.0.get(job)?.key.provers.clone())
+    }
+
+    fn witness(&self, job: &JobRequest, partition: u32) -> Result<Witness, Error> {
+        self.0.get(job)?.witness(partition)
+    }
+
+    fn blinding(&self, _job: &JobRequest, _partition: u32) -> (Fr, Fr) {
+        self.0.fresh_blinding()
+    }
+}

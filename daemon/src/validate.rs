@@ -1,0 +1,157 @@
+//! Every field of a request checked before the daemon acts on it. Names
+//! reach the file system only as a built-in circuit's name and a parsed
+//! size, under the configured key folder.
+
+use crate::daemon::{MAX_PARTITIONS, NewJob};
+use crate::keys::{KeyId, key_id};
+use crate::proto::{self, Priority, submit_request::Inputs};
+
+/// Longest caller request id.
+pub const MAX_REQUEST_ID: usize = 128;
+/// Longest `Await` timeout.
+pub const MAX_TIMEOUT_MS: u32 = 3_600_000;
+/// Most keys in one Preload or Evict call.
+pub const MAX_KEYS_PER_CALL: usize = 64;
+
+/// A submission, checked.
+///
+/// # Errors
+/// The field that is wrong and why.
+pub fn new_job(req: &proto::SubmitRequest) -> Result<NewJob, String> {
+    let id = &req.request_id;
+    if id.len() > MAX_REQUEST_ID || !id.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(format!(
+            "request_id: up to {MAX_REQUEST_ID} printable ASCII characters without spaces"
+        ));
+    }
+    let key = key(req.key.as_ref())?;
+    let priority = match Priority::try_from(req.priority) {
+        Ok(Priority::Unspecified) => Priority::Normal,
+        Ok(p) => p,
+        Err(_) => {
+            return Err(format!(
+                "priority: {} is not LOW, NORMAL, HIGH or CRITICAL",
+                req.priority
+            ));
+        }
+    };
+    let partitions = match req.partitions {
+        0 => 1,
+        p if p <= MAX_PARTITIONS => p,
+        p => {
+            return Err(format!(
+                "partitions: {p} is over the limit of {MAX_PARTITIONS}"
+            ));
+        }
+    };
+    let seed = match &req.inputs {
+        Some(Inputs::Builtin(b)) => b.seed,
+        None => return Err("inputs: missing (a built-in circuit takes `builtin { seed }`)".into()),
+    };
+    Ok(NewJob {
+        request_id: id.clone(),
+        key,
+        priority,
+        partitions,
+        seed,
+    })
+}
+
+/// A key name, checked against the built-in circuits (an empty size is the
+/// circuit's demo size).
+///
+/// # Errors
+/// The field that is wrong and why.
+pub fn key(k: Option<&proto::KeyId>) -> Result<KeyId, String> {
+    let k = k.ok_or("key: missing")?;
+    let size = if k.size.is_empty() {
+        zkpipe_circuits::default_size(&k.circuit)
+    } else {
+        &k.size
+    };
+    key_id(&k.circuit, size).map_err(|e| format!("key: {e}"))
+}
+
+/// The keys of a Preload or Evict call.
+///
+/// # Errors
+/// The field that is wrong and why.
+pub fn keys(req: &proto::KeysRequest) -> Result<Vec<KeyId>, String> {
+    if req.keys.is_empty() || req.keys.len() > MAX_KEYS_PER_CALL {
+        return Err(format!("keys: 1 to {MAX_KEYS_PER_CALL} keys per call"));
+    }
+    req.keys.iter().map(|k| key(Some(k))).collect()
+}
+
+/// An `Await` timeout (`None`: no limit).
+///
+/// # Errors
+/// The field that is wrong and why.
+pub fn timeout(ms: u32) -> Result<Option<std::time::Duration>, String> {
+    match ms {
+        0 => Ok(None),
+        ms if ms <= MAX_TIMEOUT_MS => Ok(Some(std::time::Duration::from_millis(ms as u64))),
+        ms => Err(format!(
+            "timeout_ms: {ms} is over the limit of {MAX_TIMEOUT_MS}"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request() -> proto::SubmitRequest {
+        proto::SubmitRequest {
+            request_id: "r-1".into(),
+            key: Some(proto::KeyId {
+                circuit: "squaring-chain".into(),
+                size: "64".into(),
+            }),
+            priority: Priority::High as i32,
+            partitions: 2,
+            inputs: Some(Inputs::Builtin(proto::BuiltinInputs { seed: 7 })),
+        }
+    }
+
+    #[test]
+    fn a_good_request_passes() {
+        let job = new_job(&request()).unwrap();
+        assert_eq!((job.partitions, job.seed), (2, 7));
+        assert_eq!(job.priority, Priority::High);
+    }
+
+    type Spoil = Box<dyn Fn(&mut proto::SubmitRequest)>;
+
+    #[test]
+    fn each_bad_field_is_named() {
+        let cases: Vec<(&str, Spoil)> = vec![
+            ("request_id", Box::new(|r| r.request_id = "x".repeat(129))),
+            ("request_id", Box::new(|r| r.request_id = "a b".into())),
+            ("key", Box::new(|r| r.key = None)),
+            (
+                "key",
+                Box::new(|r| r.key.as_mut().unwrap().circuit = "../../etc/passwd".into()),
+            ),
+            (
+                "key",
+                Box::new(|r| r.key.as_mut().unwrap().size = "-3".into()),
+            ),
+            (
+                "key",
+                Box::new(|r| r.key.as_mut().unwrap().size = "9".repeat(100)),
+            ),
+            ("priority", Box::new(|r| r.priority = 99)),
+            ("partitions", Box::new(|r| r.partitions = 65)),
+            ("inputs", Box::new(|r| r.inputs = None)),
+        ];
+        for (field, spoil) in cases {
+            let mut r = request();
+            spoil(&mut r);
+            let e = new_job(&r).unwrap_err();
+            assert!(e.starts_with(field), "{field}: {e}");
+        }
+        assert!(timeout(MAX_TIMEOUT_MS + 1).is_err());
+        assert!(keys(&proto::KeysRequest { keys: vec![] }).is_err());
+    }
+}
