@@ -69,6 +69,14 @@ pub struct BatchCmd {
     /// Summary as JSON on stdout (per-proof lines go to stderr).
     #[arg(long)]
     pub json: bool,
+    /// Run the batch through a running daemon (`zkpipe serve`) at this
+    /// address instead of in this process; its config sets backend,
+    /// policy and knobs.
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["policy", "knobs", "config", "synthetic", "backend"])]
+    pub daemon: Option<String>,
+    /// Bearer token file for a TCP daemon.
+    #[arg(long, value_name = "FILE", requires = "daemon")]
+    pub token_file: Option<PathBuf>,
 }
 
 #[derive(Serialize)]
@@ -215,11 +223,18 @@ pub fn print_summary(s: &Summary) {
 }
 
 pub fn run(args: &PluginArgs, cmd: &BatchCmd) -> Result<(), Error> {
-    let p = resolve_policy(&cmd.batch, &cmd.policy, &[])?;
-    if cmd.batch.synthetic {
-        eprintln!("warning: SYNTHETIC keys: timing only, proofs are not verified");
-    }
-    let (summary, spans) = run_batch(args, &cmd.batch, p, cmd.json)?;
+    let (summary, spans) = match &cmd.daemon {
+        Some(addr) => {
+            crate::batch_daemon::run_batch(addr, cmd.token_file.as_deref(), &cmd.batch, cmd.json)?
+        }
+        None => {
+            let p = resolve_policy(&cmd.batch, &cmd.policy, &[])?;
+            if cmd.batch.synthetic {
+                eprintln!("warning: SYNTHETIC keys: timing only, proofs are not verified");
+            }
+            run_batch(args, &cmd.batch, p, cmd.json)?
+        }
+    };
     std::fs::create_dir_all(&cmd.out_dir).map_err(|source| Error::Io {
         path: cmd.out_dir.clone(),
         source,

@@ -9,6 +9,7 @@
 //! | 2 | usage error, or a bad request or input: flags or sizes this machine or command cannot take (refused before any work, with the limit), bad settings, a file that is missing, unreadable, too large or malformed, keys for another circuit, inputs that do not fit together (`verify`: wrong number of proofs or public inputs); the error is on stderr |
 
 mod batch;
+mod batch_daemon;
 mod bench;
 mod circuit;
 mod client;

@@ -1051,3 +1051,64 @@ fn the_cli_client_proves_and_saves_verifiable_files() {
         .unwrap();
     assert_eq!(none.status.code(), Some(1));
 }
+
+#[test]
+fn bench_batch_through_the_daemon_reports_like_the_in_process_batch() {
+    let keys = shared_keys();
+    let served = Served::start(&keys, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = support::zkpipe_command()
+        .current_dir(dir.path())
+        .args([
+            "bench",
+            "batch",
+            "--circuit",
+            "squaring-chain",
+            "--size",
+            "4096",
+            "--count",
+            "4",
+        ])
+        .args([
+            "--partitions",
+            "2",
+            "--concurrency",
+            "2",
+            "--timeline",
+            "--daemon",
+        ])
+        .arg(format!("unix:{}", served.socket.display()))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(text.matches("COMPLETED").count(), 4, "{text}");
+    assert!(text.contains("policy daemon:priority"), "{text}");
+    assert!(text.contains("verified 8"), "{text}");
+    assert!(text.contains("TIMELINE,"), "{text}");
+    let waterfall: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("zkpipe-batch/waterfall.json")).unwrap(),
+    )
+    .unwrap();
+    let spans = waterfall["spans"].as_array().unwrap();
+    // Every partition of every job has its device stage on the timeline.
+    let msm = spans.iter().filter(|s| s["stage"] == "msm").count();
+    assert_eq!(msm, 8, "{spans:?}");
+    // The daemon's policy and knobs are its own: refused here.
+    let out = support::zkpipe_command()
+        .args([
+            "bench",
+            "batch",
+            "--policy",
+            "serial",
+            "--daemon",
+            "unix:/x.sock",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -47,6 +47,11 @@ impl Stage {
             Stage::Dealloc => "dealloc",
         }
     }
+
+    /// The stage [`Stage::name`] names.
+    pub fn from_name(name: &str) -> Option<Stage> {
+        Stage::ALL.into_iter().find(|s| s.name() == name)
+    }
 }
 
 impl std::fmt::Display for Stage {
@@ -63,6 +68,8 @@ mod tests {
     fn serialized_names_are_the_printed_names() {
         for s in Stage::ALL {
             assert_eq!(serde_json::to_value(s).unwrap(), s.name());
+            assert_eq!(Stage::from_name(s.name()), Some(s));
         }
+        assert_eq!(Stage::from_name("MSM"), None);
     }
 }

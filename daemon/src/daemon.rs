@@ -24,8 +24,6 @@ use crate::verify;
 /// Why a job was refused at submission.
 #[derive(Debug)]
 pub enum Refusal {
-    /// A field is invalid (INVALID_ARGUMENT).
-    Invalid(String),
     /// The request id names another request (ALREADY_EXISTS).
     Conflict(String),
     /// Too many jobs (RESOURCE_EXHAUSTED).
@@ -695,6 +693,7 @@ impl Daemon {
             keys_bytes: keys.iter().map(|k| k.host_bytes).sum(),
             partitions_bytes: self.engine.in_use_bytes(),
             draining: self.draining.load(Ordering::Relaxed),
+            settings: self.engine.policy().settings().describe(),
         }
     }
 
@@ -829,13 +828,13 @@ impl Daemon {
         }
     }
 
-    /// Spans recorded after `after_seq` (at most 100,000 per call).
-    pub fn timeline(&self, after_seq: u64) -> proto::TimelineReply {
+    /// Spans numbered from `from_seq` on (at most 100,000 per call).
+    pub fn timeline(&self, from_seq: u64) -> proto::TimelineReply {
         let recent = self.recent.lock().unwrap();
         let spans = recent
             .spans
             .iter()
-            .filter(|(seq, _)| *seq > after_seq || (after_seq == 0 && *seq == 0))
+            .filter(|(seq, _)| *seq >= from_seq)
             .take(100_000)
             .map(|(seq, s)| proto::Span {
                 seq: *seq,
@@ -851,6 +850,7 @@ impl Daemon {
         proto::TimelineReply {
             spans,
             dropped: recent.dropped,
+            next_seq: recent.next_seq,
         }
     }
 

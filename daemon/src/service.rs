@@ -24,7 +24,6 @@ impl Service {
     fn submit_job(&self, req: &proto::SubmitRequest) -> Result<proto::SubmitReply, Status> {
         let job = validate::new_job(req).map_err(Status::invalid_argument)?;
         self.daemon.submit(job).map_err(|r| match r {
-            Refusal::Invalid(m) => Status::invalid_argument(m),
             Refusal::Conflict(m) => Status::already_exists(m),
             Refusal::Busy(m) => Status::resource_exhausted(m),
             Refusal::Draining => Status::unavailable("the daemon is shutting down"),
@@ -141,7 +140,7 @@ impl Prover for Service {
         request: Request<proto::TimelineRequest>,
     ) -> Result<Response<proto::TimelineReply>, Status> {
         Ok(Response::new(
-            self.daemon.timeline(request.get_ref().after_seq),
+            self.daemon.timeline(request.get_ref().from_seq),
         ))
     }
 }

@@ -203,6 +203,12 @@ fn verify(pvk: &PreparedVerifyingKey, proofs: &[ProofOutput], which: Verify) -> 
 
 /// The run summarised for one policy.
 pub fn summarize(policy: &dyn Policy, run: &BatchRun, requests: u32) -> Summary {
+    summarize_as(policy.name(), policy.settings().describe(), run, requests)
+}
+
+/// The run summarised under a policy known by name and knobs only (one
+/// that ran elsewhere, in a daemon).
+pub fn summarize_as(policy: &str, settings: String, run: &BatchRun, requests: u32) -> Summary {
     let (avg, min, max, p95) = metrics::latency_stats(&run.latencies);
     let completed = run.latencies.len() as u32;
     let busy = metrics::device_busy_s(&run.timeline);
@@ -210,8 +216,8 @@ pub fn summarize(policy: &dyn Policy, run: &BatchRun, requests: u32) -> Summary 
     let total = run.total.as_secs_f64();
     let devices = run.devices.max(1);
     Summary {
-        policy: policy.name().to_string(),
-        settings: policy.settings().describe(),
+        policy: policy.to_string(),
+        settings,
         total_s: total,
         completed,
         failed: run.failures.len() as u32,
