@@ -76,6 +76,9 @@ pub struct KeysSection {
     /// cache folder of `zkpipe prove`). Test keys are set up there on
     /// first use.
     pub dir: String,
+    /// Random points instead of a setup, for timing only: proofs cannot
+    /// verify, so this needs `daemon.verify_before_return = false`.
+    pub synthetic: bool,
 }
 
 /// `[memory]`. Sizes are bytes or text with a unit: `64GiB`, `512MiB`.
@@ -269,6 +272,11 @@ impl Config {
     /// [`Error::InvalidInput`] naming the key.
     pub fn validate(&self) -> Result<(), Error> {
         parse_bytes("memory.host_budget", &self.memory.host_budget)?;
+        if self.keys.synthetic && self.daemon.verify_before_return {
+            return Err(Error::InvalidInput(
+                "keys.synthetic makes proofs that cannot verify: it needs daemon.verify_before_return = false".into(),
+            ));
+        }
         parse_bytes("memory.device_budget", &self.memory.device_budget)?;
         let d = &self.daemon;
         if !(4096..=(1 << 30)).contains(&d.max_message_bytes) {
@@ -410,6 +418,9 @@ mod tests {
         assert!(c.set("nope.x=1").is_err());
         assert!(c.set("daemon.max_jobs=lots").is_err());
         assert!(c.set("daemon.listen=not-an-address").is_err());
+        assert!(c.set("keys.synthetic=true").is_err());
+        c.set("daemon.verify_before_return=false").unwrap();
+        c.set("keys.synthetic=true").unwrap();
     }
 
     #[test]

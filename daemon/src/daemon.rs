@@ -222,6 +222,7 @@ impl Daemon {
             backend.clone(),
             devices.clone(),
             settings.device_lock == DeviceLock::Partition,
+            config.keys.synthetic,
             host_budget,
         );
         let daemon = Arc::new(Daemon {
@@ -405,12 +406,15 @@ impl Daemon {
                 return;
             }
         };
+        let mut verify_s = 0.0;
         let (state, proofs, error, recomputed) = match outcome.result {
             Ok(proofs) => {
                 let me = self.clone();
+                let t = Instant::now();
                 let checked = tokio::task::spawn_blocking(move || me.check(&spec, proofs))
                     .await
                     .unwrap_or_else(|e| Err(Error::Failed(format!("verify task: {e}"))));
+                verify_s = t.elapsed().as_secs_f64();
                 match checked {
                     Ok((proofs, recomputed)) => {
                         (JobState::Succeeded, proofs, String::new(), recomputed)
@@ -429,6 +433,7 @@ impl Daemon {
         {
             r.queue_s = queue_s;
             r.prove_s = prove_s;
+            r.verify_s = verify_s;
         }
     }
 
@@ -802,6 +807,16 @@ impl Daemon {
                     .with_label_values(&[&s.stage.to_string()])
                     .observe((s.end_ms - s.start_ms).max(0.0) / 1e3);
                 s.job = to_daemon.get(&s.job).copied().unwrap_or(u64::MAX);
+                tracing::debug!(
+                    target: "zkpipe::stage",
+                    job = s.job,
+                    partition = s.partition,
+                    stage = %s.stage,
+                    lane = %s.lane,
+                    device = ?s.device,
+                    ms = s.end_ms - s.start_ms,
+                    "stage"
+                );
                 let seq = recent.next_seq;
                 recent.next_seq += 1;
                 recent.spans.push_back((seq, s));

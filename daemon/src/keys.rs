@@ -99,6 +99,7 @@ pub struct KeyCache {
     backend: Arc<Backend>,
     devices: Vec<u32>,
     msms_side_by_side: bool,
+    synthetic: bool,
     budget: u64,
     table: Mutex<Table>,
     loaded: Condvar,
@@ -137,13 +138,14 @@ impl KeyCache {
     /// Keys under `dir` (`r1cs/`, `keys/`), provers for `devices` of
     /// `backend` (ops it lacks go to a CPU backend from `registry`), all
     /// within `budget` host bytes together with one partition of the
-    /// newest key.
+    /// newest key; `synthetic`: random keys (timing only).
     pub fn new(
         dir: PathBuf,
         registry: Arc<Registry>,
         backend: Arc<Backend>,
         devices: Vec<u32>,
         msms_side_by_side: bool,
+        synthetic: bool,
         budget: u64,
     ) -> Self {
         KeyCache {
@@ -152,6 +154,7 @@ impl KeyCache {
             backend,
             devices,
             msms_side_by_side,
+            synthetic,
             budget,
             table: Mutex::new(Table::default()),
             loaded: Condvar::new(),
@@ -296,8 +299,12 @@ impl KeyCache {
                 .map_err(|e| Error::InvalidInput(e.to_string()))?,
         );
         let r1cs = R1csCache::new(self.dir.join("r1cs")).get_or_record(&*circuit, progress)?;
-        let keys =
-            KeyStore::new(self.dir.join("keys")).get_or_setup(&*circuit, &r1cs, false, progress)?;
+        let keys = KeyStore::new(self.dir.join("keys")).get_or_setup(
+            &*circuit,
+            &r1cs,
+            self.synthetic,
+            progress,
+        )?;
         let params = Arc::new(keys.params);
         let r1cs = Arc::new(r1cs);
         let pvk = PreparedVerifyingKey::new(&params.vk);
