@@ -123,6 +123,14 @@ fn spawn(socket: &Path, keys: &Path, args: &[&str]) -> (Child, mpsc::Receiver<St
     (child, rx)
 }
 
+/// One synthesis worker and one device worker: jobs queue behind each other.
+const ONE_WORKER_EACH: [&str; 4] = [
+    "--set",
+    "scheduler.knobs=partition_workers=1",
+    "--set",
+    "devices.gpu_workers_per_device=1",
+];
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(4)
@@ -156,31 +164,35 @@ fn state(r: &proto::JobResult) -> JobState {
     JobState::try_from(r.state).unwrap()
 }
 
-/// Checks every proof of a succeeded job with the key's verifying key,
-/// and that its public inputs are those of the requested witnesses.
+/// The prepared verifying key of a built-in circuit's cached test keys.
+fn pvk(keys: &Path, circuit: &str, size: &str) -> PreparedVerifyingKey {
+    let entry = KeyStore::new(keys.join("keys")).entry(&KeyInfo {
+        circuit: circuit.into(),
+        size: size.into(),
+        synthetic: false,
+    });
+    PreparedVerifyingKey::new(&VerifyingKey::load(&entry.join("vk.bin")).unwrap())
+}
+
+/// Whether a returned proof verifies with its public inputs.
+fn verifies(pvk: &PreparedVerifyingKey, p: &proto::PartitionProof) -> bool {
+    let proof = Proof::from_bytes(&p.proof).unwrap();
+    let inputs: Vec<_> = p
+        .public_inputs
+        .iter()
+        .map(|s| groth16::fr_from_decimal(s).unwrap())
+        .collect();
+    groth16::verify(pvk, &proof, &inputs).unwrap()
+}
+
+/// Checks every proof of a succeeded job with the key's verifying key.
 fn check_proofs(keys: &Path, req: &proto::SubmitRequest, r: &proto::JobResult) {
     assert_eq!(state(r), JobState::Succeeded, "{}", r.error);
     let key = req.key.as_ref().unwrap();
-    let entry = KeyStore::new(keys.join("keys")).entry(&KeyInfo {
-        circuit: key.circuit.clone(),
-        size: key.size.clone(),
-        synthetic: false,
-    });
-    let vk = VerifyingKey::load(&entry.join("vk.bin")).unwrap();
-    let pvk = PreparedVerifyingKey::new(&vk);
+    let pvk = pvk(keys, &key.circuit, &key.size);
     assert_eq!(r.proofs.len() as u32, req.partitions.max(1));
     for p in &r.proofs {
-        let proof = Proof::from_bytes(&p.proof).unwrap();
-        let inputs: Vec<_> = p
-            .public_inputs
-            .iter()
-            .map(|s| groth16::fr_from_decimal(s).unwrap())
-            .collect();
-        assert!(
-            groth16::verify(&pvk, &proof, &inputs).unwrap(),
-            "job {}",
-            r.job_id
-        );
+        assert!(verifies(&pvk, p), "job {}", r.job_id);
     }
 }
 
@@ -341,15 +353,7 @@ fn kill_9_mid_batch_gives_clients_errors_and_a_restart_serves_cleanly() {
 #[test]
 fn cancel_removes_a_queued_job_and_stops_a_running_one() {
     let keys = shared_keys();
-    let served = Served::start(
-        &keys,
-        &[
-            "--set",
-            "scheduler.knobs=partition_workers=1",
-            "--set",
-            "devices.gpu_workers_per_device=1",
-        ],
-    );
+    let served = Served::start(&keys, &ONE_WORKER_EACH);
     let rt = runtime();
     rt.block_on(async {
         let mut c = served.client().await;
@@ -497,15 +501,7 @@ fn await_times_out_with_the_state_and_submit_is_idempotent() {
 #[test]
 fn critical_jobs_overtake_a_full_normal_queue() {
     let keys = shared_keys();
-    let served = Served::start(
-        &keys,
-        &[
-            "--set",
-            "scheduler.knobs=partition_workers=1",
-            "--set",
-            "devices.gpu_workers_per_device=1",
-        ],
-    );
+    let served = Served::start(&keys, &ONE_WORKER_EACH);
     let rt = runtime();
     rt.block_on(async {
         let mut c = served.client().await;
@@ -837,19 +833,7 @@ fn verify_before_return_catches_a_device_that_corrupts_results() {
         let r = served.client().await.prove(req).await.unwrap().into_inner();
         assert_eq!(state(&r), JobState::Succeeded);
         assert!(!r.verified);
-        let entry = KeyStore::new(keys.join("keys")).entry(&KeyInfo {
-            circuit: "squaring-chain".into(),
-            size: "64".into(),
-            synthetic: false,
-        });
-        let pvk = PreparedVerifyingKey::new(&VerifyingKey::load(&entry.join("vk.bin")).unwrap());
-        let p = &r.proofs[0];
-        let inputs: Vec<_> = p
-            .public_inputs
-            .iter()
-            .map(|s| groth16::fr_from_decimal(s).unwrap())
-            .collect();
-        assert!(!groth16::verify(&pvk, &Proof::from_bytes(&p.proof).unwrap(), &inputs).unwrap());
+        assert!(!verifies(&pvk(&keys, "squaring-chain", "64"), &r.proofs[0]));
     });
     drop(served);
     // A backend that fails outright fails the job with its reason.

@@ -15,7 +15,7 @@ use zkpipe_core::sched::{self, DeviceLock, Engine, JobRequest, Policy, Settings,
 use zkpipe_core::{Backend, Error};
 
 use crate::config::Config;
-use crate::keys::{KeyCache, KeyId, KeyView};
+use crate::keys::{KeyCache, KeyId, KeyView, LoadedKey};
 use crate::metrics::Metrics;
 use crate::proto::{self, JobState, Priority};
 use crate::source::{Spec, SpecSource, Specs};
@@ -327,30 +327,8 @@ impl Daemon {
     /// A job from key load to verified result.
     async fn run(self: Arc<Self>, id: u64) {
         let Some(job) = self.spec_of(id) else { return };
-        let me = self.clone();
-        let key_id = job.key.clone();
-        let acquired = tokio::task::spawn_blocking(move || {
-            me.keys.acquire(&key_id, &zkpipe_core::progress::Silent)
-        })
-        .await
-        .unwrap_or_else(|e| Err(Error::Failed(format!("key load task: {e}"))));
-        let key = match acquired {
-            Ok((key, report)) => {
-                if report.loaded {
-                    self.metrics.key_loads.inc();
-                    self.metrics
-                        .key_load_seconds
-                        .with_label_values(&[&key.id.circuit])
-                        .observe(key.load_s);
-                    tracing::info!(key = %key.id, load_s = key.load_s, "key loaded");
-                }
-                for k in &report.evicted {
-                    self.metrics.key_evictions.inc();
-                    tracing::info!(key = %k, "key evicted to make room");
-                }
-                self.update_budget();
-                key
-            }
+        let key = match self.acquire_key(job.key.clone()).await {
+            Ok(key) => key,
             Err(e) => {
                 tracing::warn!(error = %e, "key load failed");
                 self.finish(
@@ -616,28 +594,40 @@ impl Daemon {
         self.finish(id, JobState::Cancelled, vec![], why.to_string(), false);
     }
 
+    /// The key with one more user, loaded now if it is not (off the async
+    /// threads: loading may set up keys), with its metrics and the budget
+    /// it leaves partitions updated.
+    async fn acquire_key(self: &Arc<Self>, id: KeyId) -> Result<Arc<LoadedKey>, Error> {
+        let me = self.clone();
+        let (key, report) = tokio::task::spawn_blocking(move || {
+            me.keys.acquire(&id, &zkpipe_core::progress::Silent)
+        })
+        .await
+        .unwrap_or_else(|e| Err(Error::Failed(format!("key load task: {e}"))))?;
+        if report.loaded {
+            self.metrics.key_loads.inc();
+            self.metrics
+                .key_load_seconds
+                .with_label_values(&[&key.id.circuit])
+                .observe(key.load_s);
+            tracing::info!(key = %key.id, load_s = key.load_s, "key loaded");
+        }
+        for k in &report.evicted {
+            self.metrics.key_evictions.inc();
+            tracing::info!(key = %k, "key evicted to make room");
+        }
+        self.update_budget();
+        Ok(key)
+    }
+
     /// Loads keys ahead of jobs.
     pub async fn preload(self: &Arc<Self>, ids: Vec<KeyId>) -> Vec<(KeyId, Result<(), Error>)> {
         let mut out = vec![];
         for id in ids {
-            let me = self.clone();
-            let k = id.clone();
-            let r = tokio::task::spawn_blocking(move || {
-                let (key, report) = me.keys.acquire(&k, &zkpipe_core::progress::Silent)?;
-                me.keys.release(&k);
-                if report.loaded {
-                    me.metrics.key_loads.inc();
-                    me.metrics
-                        .key_load_seconds
-                        .with_label_values(&[&key.id.circuit])
-                        .observe(key.load_s);
-                }
-                me.metrics.key_evictions.inc_by(report.evicted.len() as u64);
-                Ok(())
-            })
-            .await
-            .unwrap_or_else(|e| Err(Error::Failed(format!("preload task: {e}"))));
-            self.update_budget();
+            let r = self
+                .acquire_key(id.clone())
+                .await
+                .map(|key| self.keys.release(&key.id));
             out.push((id, r));
         }
         out
