@@ -78,6 +78,7 @@ impl ServeArgs {
         for s in &self.set {
             config.set(s)?;
         }
+        config.validate()?;
         Ok(config)
     }
 }

@@ -198,7 +198,7 @@ impl Config {
             .map_err(|e| Error::InvalidInput(format!("config {}: {e}", path.display())))?;
         let config: Config = toml::from_str(&text)
             .map_err(|e| Error::InvalidInput(format!("config {}: {e}", path.display())))?;
-        config.validate()?;
+        config.validate_values()?;
         Ok(config)
     }
 
@@ -256,7 +256,8 @@ impl Config {
         let next: Config = table
             .try_into()
             .map_err(|e| Error::InvalidInput(format!("--set {key}: {e}")))?;
-        next.validate()?;
+        // Keys that depend on each other are checked once all are set.
+        next.validate_values()?;
         *self = next;
         Ok(())
     }
@@ -266,17 +267,24 @@ impl Config {
         toml::to_string_pretty(self).unwrap_or_else(|e| format!("# cannot print: {e}\n"))
     }
 
-    /// Checks values that TOML's types do not.
+    /// Checks values that TOML's types do not, and keys that depend on
+    /// each other.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] naming the key.
     pub fn validate(&self) -> Result<(), Error> {
-        parse_bytes("memory.host_budget", &self.memory.host_budget)?;
+        self.validate_values()?;
         if self.keys.synthetic && self.daemon.verify_before_return {
             return Err(Error::InvalidInput(
                 "keys.synthetic makes proofs that cannot verify: it needs daemon.verify_before_return = false".into(),
             ));
         }
+        Ok(())
+    }
+
+    /// Checks each value on its own.
+    fn validate_values(&self) -> Result<(), Error> {
+        parse_bytes("memory.host_budget", &self.memory.host_budget)?;
         parse_bytes("memory.device_budget", &self.memory.device_budget)?;
         let d = &self.daemon;
         if !(4096..=(1 << 30)).contains(&d.max_message_bytes) {
@@ -418,9 +426,10 @@ mod tests {
         assert!(c.set("nope.x=1").is_err());
         assert!(c.set("daemon.max_jobs=lots").is_err());
         assert!(c.set("daemon.listen=not-an-address").is_err());
-        assert!(c.set("keys.synthetic=true").is_err());
-        c.set("daemon.verify_before_return=false").unwrap();
         c.set("keys.synthetic=true").unwrap();
+        assert!(c.validate().is_err());
+        c.set("daemon.verify_before_return=false").unwrap();
+        c.validate().unwrap();
     }
 
     #[test]
