@@ -1,0 +1,18 @@
+//! circom and snarkjs files for zkpipe: bring your own circuit.
+//!
+//! Readers turn circom's `.r1cs`, snarkjs's `.wtns` and a snarkjs Groth16
+//! `.zkey` (all over BLS12-381) into zkpipe's [`R1cs`](zkpipe_core::r1cs::R1cs),
+//! [`Witness`](zkpipe_core::r1cs::Witness) and proving
+//! [`Parameters`](zkpipe_core::groth16::Parameters), so the usual pipeline
+//! proves them on any backend. Readers never panic on bad
+//! bytes and allocate no more than the file holds.
+
+pub mod binfile;
+pub mod field;
+pub mod r1cs;
+pub mod wtns;
+pub mod zkey;
+
+pub use r1cs::CircomR1cs;
+pub use wtns::{load_wtns, witness_for, wtns_from_bytes};
+pub use zkey::{ZkeyHeader, load_zkey, load_zkey_vk, zkey_from_bytes};
