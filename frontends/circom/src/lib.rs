@@ -4,11 +4,13 @@
 //! `.zkey` (all over BLS12-381) into zkpipe's [`R1cs`](zkpipe_core::r1cs::R1cs),
 //! [`Witness`](zkpipe_core::r1cs::Witness) and proving
 //! [`Parameters`](zkpipe_core::groth16::Parameters), so the usual pipeline
-//! proves them on any backend. Readers never panic on bad
+//! proves them on any backend; [`json`] reads and writes snarkjs's proof,
+//! public-signal and verification-key JSON. Readers never panic on bad
 //! bytes and allocate no more than the file holds.
 
 pub mod binfile;
 pub mod field;
+pub mod json;
 pub mod r1cs;
 pub mod wtns;
 pub mod zkey;
