@@ -18,12 +18,19 @@ use crate::prove::{ProveArgs, VerifyArgs};
 pub struct CircomProveArgs {
     /// circom's constraint system (compiled with `--prime bls12381`):
     /// prove this circuit instead of a built-in one.
-    #[arg(long, value_name = "FILE", requires = "wtns",
+    #[arg(long, value_name = "FILE",
           conflicts_with_all = ["circuit", "size", "partitions", "witness_seed", "out", "public_out"])]
     pub r1cs: Option<PathBuf>,
     /// The witness (`snarkjs wtns calculate`).
     #[arg(long, value_name = "FILE", requires = "r1cs")]
     pub wtns: Option<PathBuf>,
+    /// circom's WebAssembly witness generator (`circuit_js/circuit.wasm`):
+    /// compute the witness from --input instead of reading --wtns.
+    #[arg(long, value_name = "FILE", requires_all = ["r1cs", "input"], conflicts_with = "wtns")]
+    pub wasm: Option<PathBuf>,
+    /// The circuit's inputs (snarkjs's input.json), for --wasm.
+    #[arg(long, value_name = "FILE", requires = "wasm")]
+    pub input: Option<PathBuf>,
     /// snarkjs's Groth16 proving key (or --params DIR from `zkpipe setup --r1cs`).
     #[arg(
         long,
@@ -57,6 +64,63 @@ pub struct CircomSetupArgs {
     /// a built-in circuit: params.bin and vk.bin (zkpipe's), vk.json (snarkjs's).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["circuit", "size", "synthetic"])]
     pub r1cs: Option<PathBuf>,
+}
+
+/// `witness`: `snarkjs wtns calculate` in zkpipe.
+#[derive(Args, Debug)]
+pub struct WitnessArgs {
+    /// circom's WebAssembly witness generator (`circuit_js/circuit.wasm`).
+    #[arg(long, value_name = "FILE")]
+    pub wasm: PathBuf,
+    /// The circuit's inputs (input.json).
+    #[arg(long, value_name = "FILE")]
+    pub input: PathBuf,
+    /// The witness, as snarkjs's .wtns.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+}
+
+/// The largest witness generator read.
+const MAX_WASM_BYTES: u64 = 1 << 30;
+
+/// Runs `wasm` on `input`: the full witness.
+///
+/// # Errors
+/// Missing or malformed files, inputs the circuit refuses (exit 2).
+fn run_generator(wasm: &Path, input: &Path) -> Result<Vec<Fr>, Error> {
+    let io = |source| Error::Io {
+        path: wasm.to_path_buf(),
+        source,
+    };
+    let size = std::fs::metadata(wasm).map_err(io)?.len();
+    if size > MAX_WASM_BYTES {
+        return Err(Error::InvalidEncoding(format!(
+            "{}: {size} bytes, over the limit of {MAX_WASM_BYTES}",
+            name(wasm)
+        )));
+    }
+    let code = std::fs::read(wasm).map_err(io)?;
+    let input_json = read_json(input)?;
+    let t = Instant::now();
+    let w =
+        zkpipe_circom::calculate_witness(&name(wasm), &code, &input_json).map_err(|e| match e {
+            Error::InvalidInput(m) | Error::InvalidEncoding(m) => {
+                Error::InvalidInput(format!("{}: {m}", name(input)))
+            }
+            other => other,
+        })?;
+    eprintln!("witness: {} values in {:.2?}", w.len(), t.elapsed());
+    Ok(w)
+}
+
+/// `zkpipe witness --wasm --input --out`.
+///
+/// # Errors
+/// As [`run_generator`]; I/O errors writing `out`.
+pub fn witness(a: &WitnessArgs) -> Result<(), Error> {
+    check_writable(&a.out)?;
+    let w = run_generator(&a.wasm, &a.input)?;
+    write_atomically(&a.out, &zkpipe_circom::wtns_to_bytes(&w))
 }
 
 /// `export-vk`: a verifying key as snarkjs's verification_key.json.
@@ -99,10 +163,12 @@ fn name(p: &Path) -> String {
 /// that are malformed or disagree; backend errors (exit 1).
 pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
     let c = &p.circom;
-    let (r1cs_path, wtns_path) = (
-        c.r1cs.as_ref().expect("dispatched on --r1cs"),
-        c.wtns.as_ref().expect("clap requires --wtns"),
-    );
+    let r1cs_path = c.r1cs.as_ref().expect("dispatched on --r1cs");
+    if c.wtns.is_none() && c.wasm.is_none() {
+        return Err(Error::InvalidInput(
+            "--r1cs needs a witness: --wtns FILE, or --wasm FILE --input FILE".into(),
+        ));
+    }
     for out in [&c.proof, &c.public] {
         if out.as_os_str() != "-" {
             check_writable(out)?;
@@ -115,7 +181,11 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
     }
     let t = Instant::now();
     let circuit = CircomR1cs::load(r1cs_path)?;
-    let values = zkpipe_circom::load_wtns(wtns_path)?;
+    let (values, wtns_path) = match (&c.wtns, &c.wasm, &c.input) {
+        (Some(w), _, _) => (zkpipe_circom::load_wtns(w)?, w),
+        (None, Some(wasm), Some(input)) => (run_generator(wasm, input)?, wasm),
+        _ => unreachable!("checked above and by clap"),
+    };
     let witness = zkpipe_circom::witness_for(values, &circuit, &name(wtns_path), &name(r1cs_path))?;
     if let Some(row) = circuit.r1cs.first_unsatisfied(&witness)? {
         return Err(Error::InvalidInput(format!(

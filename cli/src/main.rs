@@ -80,6 +80,9 @@ enum Command {
     /// Write a verifying key (zkpipe's vk.bin, or a snarkjs zkey's) as
     /// snarkjs's verification_key.json.
     ExportVk(circom::ExportVkArgs),
+    /// Compute a circom circuit's witness from its WebAssembly generator and
+    /// input.json, as snarkjs's .wtns (`snarkjs wtns calculate`).
+    Witness(circom::WitnessArgs),
     /// Run each op and a whole proof on a backend and on the reference
     /// backend; report per-op equality (exit 1 on any mismatch).
     Crosscheck(crosscheck::CrosscheckArgs),
@@ -114,6 +117,7 @@ fn main() -> ExitCode {
         }
         Command::Prove(p) => prove::prove(&cli.plugins.with(&p.plugins), p),
         Command::ExportVk(a) => circom::export_vk(a),
+        Command::Witness(a) => circom::witness(a),
         // 0 valid, 1 invalid, 2 bad input (from `exit_code` below).
         Command::Verify(v) => match if circom::is_json(&v.vk) {
             circom::verify(v)

@@ -256,6 +256,38 @@ fn usage_errors_exit_2() {
         2,
         "cannot be used with",
     );
+    // --wasm without --input, or beside --wtns; --r1cs with no witness.
+    fails(
+        &run(&d, &prove_args(&d, &wtns, &["--wasm", &wtns])),
+        2,
+        "cannot be used with",
+    );
+    let no_witness: Vec<String> = prove_args(&d, &wtns, &[])
+        .into_iter()
+        .filter(|a| a != "--wtns" && !a.ends_with("sq.wtns"))
+        .collect();
+    fails(&run(&d, &no_witness), 2, "--r1cs needs a witness");
+    let mut wasm_only = no_witness.clone();
+    wasm_only.extend(["--wasm".to_string(), wtns.clone()]);
+    fails(&run(&d, &wasm_only), 2, "--input");
+    // `witness` with a file that is not WebAssembly.
+    let input = d.file("input.json", b"{}");
+    fails(
+        &zkpipe(
+            &d,
+            &[
+                "witness",
+                "--wasm",
+                &wtns,
+                "--input",
+                &input,
+                "--out",
+                &d.path("w.wtns"),
+            ],
+        ),
+        2,
+        "not a WebAssembly module",
+    );
     // --r1cs with no keys.
     let args: Vec<String> = prove_args(&d, &wtns, &[])
         .into_iter()

@@ -97,7 +97,7 @@ fn fixtures() -> Option<&'static Fixtures> {
     static F: OnceLock<Option<Fixtures>> = OnceLock::new();
     F.get_or_init(|| {
         let (circom, snarkjs) = tools()?;
-        let mut key = fnv(format!("v1 {PTAU_POWER}").as_bytes(), 0xcbf29ce484222325);
+        let mut key = fnv(format!("v2 {PTAU_POWER}").as_bytes(), 0xcbf29ce484222325);
         for c in CIRCUITS {
             for ext in ["circom", "input.json"] {
                 key = fnv(
@@ -220,7 +220,11 @@ fn build(root: &Path, dir: &Path, circom: &Path, snarkjs: &Path) {
     let bn = dir.join("bn254");
     std::fs::create_dir_all(&bn).unwrap();
     let src = sources().join("hash_chain.circom");
-    tool(circom, &[src.to_str().unwrap(), "--r1cs", "-o", "."], &bn);
+    tool(
+        circom,
+        &[src.to_str().unwrap(), "--r1cs", "--wasm", "-o", "."],
+        &bn,
+    );
     std::fs::write(dir.join("done"), b"").unwrap();
 }
 
@@ -498,4 +502,126 @@ fn bad_files_exit_2_with_the_reason_and_write_nothing() {
     let p = t.join("coef.zkey");
     std::fs::write(&p, &changed).unwrap();
     fails(run(&r1cs, &wtns, p.to_str().unwrap()), "QAP coefficient 0");
+}
+
+#[test]
+fn witness_from_the_wasm_generator_equals_snarkjs_wtns() {
+    let Some(f) = fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    for c in CIRCUITS {
+        let out = tmp.path().join(format!("{c}.wtns"));
+        let input = sources().join(format!("{c}.input.json"));
+        let o = zkpipe(
+            tmp.path(),
+            &[
+                "witness",
+                "--wasm",
+                &f.file(&format!("{c}_js/{c}.wasm")),
+                "--input",
+                input.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert!(o.status.success(), "{c}: {}", text(&o));
+        let ours = std::fs::read(&out).unwrap();
+        let theirs = std::fs::read(f.dir.join(format!("{c}.wtns"))).unwrap();
+        assert!(ours == theirs, "{c}: the witness differs from snarkjs's");
+    }
+}
+
+#[test]
+fn one_command_from_inputs_to_a_proof_snarkjs_accepts() {
+    let Some(f) = fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let (proof, public) = (t.join("proof.json"), t.join("public.json"));
+    let input = sources().join("merkle.input.json");
+    let o = zkpipe(
+        t,
+        &[
+            "prove",
+            "--r1cs",
+            &f.file("merkle.r1cs"),
+            "--wasm",
+            &f.file("merkle_js/merkle.wasm"),
+            "--input",
+            input.to_str().unwrap(),
+            "--zkey",
+            &f.file("merkle.zkey"),
+            "--proof",
+            proof.to_str().unwrap(),
+            "--public",
+            public.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(snarkjs_accepts(
+        f,
+        &f.file("merkle.vk.json"),
+        &public,
+        &proof
+    ));
+}
+
+#[test]
+fn bad_inputs_to_the_wasm_generator_exit_2_with_the_reason() {
+    let Some(f) = fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let wasm = f.file("merkle_js/merkle.wasm");
+    let run = |wasm: &str, input: serde_json::Value| {
+        let p = t.join("input.json");
+        std::fs::write(&p, input.to_string()).unwrap();
+        let out = t.join("w.wtns");
+        let o = zkpipe(
+            t,
+            &[
+                "witness",
+                "--wasm",
+                wasm,
+                "--input",
+                p.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert!(!out.exists(), "a refusal wrote a witness");
+        o
+    };
+    let fails = |o: Output, needle: &str| {
+        let s = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{s}");
+        assert!(s.contains(needle), "expected `{needle}` in {s}");
+    };
+    let good = json(&sources().join("merkle.input.json"));
+    let mut unknown = good.clone();
+    unknown["nope"] = serde_json::json!("1");
+    fails(run(&wasm, unknown), "`nope` is not an input signal");
+    let mut short = good.clone();
+    short["siblings"].as_array_mut().unwrap().pop();
+    fails(run(&wasm, short), "takes 8 values, 7 were given");
+    let mut missing = good.clone();
+    missing.as_object_mut().unwrap().remove("leaf");
+    fails(run(&wasm, missing), "needs 17");
+    let mut not_a_bit = good.clone();
+    not_a_bit["bits"][0] = serde_json::json!("2");
+    fails(run(&wasm, not_a_bit), "assert");
+    let mut not_a_number = good.clone();
+    not_a_number["leaf"] = serde_json::json!("12x");
+    fails(run(&wasm, not_a_number), "not an integer");
+    let bn = f.dir.join("bn254/hash_chain_js/hash_chain.wasm");
+    fails(
+        run(
+            bn.to_str().unwrap(),
+            json(&sources().join("hash_chain.input.json")),
+        ),
+        "BN254 is not supported yet",
+    );
+    let garbage = t.join("g.wasm");
+    std::fs::write(&garbage, b"not wasm").unwrap();
+    fails(
+        run(garbage.to_str().unwrap(), good),
+        "not a WebAssembly module",
+    );
 }

@@ -45,6 +45,24 @@ fn read(f: &BinFile) -> Result<Vec<Fr>, Error> {
         .collect()
 }
 
+/// A `.wtns` file's bytes (version 2, BLS12-381's r), as snarkjs writes them.
+pub fn wtns_to_bytes(values: &[Fr]) -> Vec<u8> {
+    let mut out = b"wtns".to_vec();
+    out.extend(2u32.to_le_bytes());
+    out.extend(2u32.to_le_bytes());
+    out.extend(1u32.to_le_bytes());
+    out.extend(40u64.to_le_bytes());
+    out.extend(32u32.to_le_bytes());
+    out.extend(BLS12_381_R);
+    out.extend((values.len() as u32).to_le_bytes());
+    out.extend(2u32.to_le_bytes());
+    out.extend((32 * values.len() as u64).to_le_bytes());
+    for v in values {
+        out.extend(v.to_bytes_le());
+    }
+    out
+}
+
 /// Splits a full assignment into zkpipe's witness for `circuit`, checking
 /// that it is one: as many values as wires, the constant one first.
 ///
@@ -103,6 +121,8 @@ mod tests {
         let e = witness_for(short, &circuit, "w.wtns", "c.r1cs").unwrap_err();
         assert!(e.to_string().contains("another circuit"), "{e}");
         let bytes = wtns(&[1, 9, 3]);
+        let values = wtns_from_bytes("w", bytes.clone()).unwrap();
+        assert_eq!(wtns_to_bytes(&values), bytes);
         for cut in 0..bytes.len() {
             assert!(wtns_from_bytes("w", bytes[..cut].to_vec()).is_err());
         }
