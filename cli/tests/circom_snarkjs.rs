@@ -97,7 +97,7 @@ fn fixtures() -> Option<&'static Fixtures> {
     static F: OnceLock<Option<Fixtures>> = OnceLock::new();
     F.get_or_init(|| {
         let (circom, snarkjs) = tools()?;
-        let mut key = fnv(format!("v2 {PTAU_POWER}").as_bytes(), 0xcbf29ce484222325);
+        let mut key = fnv(format!("v3 {PTAU_POWER}").as_bytes(), 0xcbf29ce484222325);
         for c in CIRCUITS {
             for ext in ["circom", "input.json"] {
                 key = fnv(
@@ -177,7 +177,20 @@ fn build(root: &Path, dir: &Path, circom: &Path, snarkjs: &Path) {
                 "setup",
                 &format!("{c}.r1cs"),
                 ptau,
+                &format!("{c}_0.zkey"),
+            ],
+            dir,
+        );
+        // One phase-2 contribution, so that δ is not the generator.
+        tool(
+            snarkjs,
+            &[
+                "zkey",
+                "contribute",
+                &format!("{c}_0.zkey"),
                 &format!("{c}.zkey"),
+                "--name=zkpipe test",
+                "-e=zkpipe phase 2",
             ],
             dir,
         );
