@@ -11,6 +11,7 @@
 mod batch;
 mod batch_daemon;
 mod bench;
+mod circom;
 mod circuit;
 mod client;
 mod crosscheck;
@@ -69,14 +70,23 @@ enum Command {
         /// Random valid points instead of a setup (honest timing, unverifiable proofs).
         #[arg(long)]
         synthetic: bool,
+        #[command(flatten)]
+        circom: circom::CircomSetupArgs,
     },
     /// Prove a built-in circuit, verify the proof and save it (with its
     /// public inputs). With no --params: insecure test keys from the cache
     /// folder (set up on first use).
     Prove(prove::ProveArgs),
     /// Verify proofs: prints `valid` (exit 0) or `invalid` (exit 1); bad
-    /// or missing files exit 2 with the reason.
+    /// or missing files exit 2 with the reason. Takes zkpipe's binary files
+    /// or snarkjs's JSON (a `.json` or `{`-led --vk).
     Verify(prove::VerifyArgs),
+    /// Write a verifying key (zkpipe's vk.bin, or a snarkjs zkey's) as
+    /// snarkjs's verification_key.json.
+    ExportVk(circom::ExportVkArgs),
+    /// Compute a circom circuit's witness from its WebAssembly generator and
+    /// input.json, as snarkjs's .wtns (`snarkjs wtns calculate`).
+    Witness(circom::WitnessArgs),
     /// Run each op and a whole proof on a backend and on the reference
     /// backend; report per-op equality (exit 1 on any mismatch).
     Crosscheck(crosscheck::CrosscheckArgs),
@@ -105,14 +115,30 @@ fn main() -> ExitCode {
         Command::Backends { plugins, json } => doctor::run(&cli.plugins.with(plugins), *json),
         Command::Bench { op } => bench::run(&cli.plugins, op),
         Command::Setup {
+            circom: circom::CircomSetupArgs { r1cs: Some(r1cs) },
+            out,
+            seed,
+            ..
+        } => circom::setup(r1cs, out, *seed),
+        Command::Setup {
             circuit,
             out,
             seed,
             synthetic,
+            ..
         } => prove::setup(circuit, out, *seed, *synthetic),
+        Command::Prove(p) if p.circom.r1cs.is_some() => {
+            circom::prove(&cli.plugins.with(&p.plugins), p)
+        }
         Command::Prove(p) => prove::prove(&cli.plugins.with(&p.plugins), p),
+        Command::ExportVk(a) => circom::export_vk(a),
+        Command::Witness(a) => circom::witness(a),
         // 0 valid, 1 invalid, 2 bad input (from `exit_code` below).
-        Command::Verify(v) => match prove::verify(v) {
+        Command::Verify(v) => match if circom::is_json(&v.vk) {
+            circom::verify(v)
+        } else {
+            prove::verify(v)
+        } {
             Ok(true) => {
                 println!("valid");
                 Ok(())

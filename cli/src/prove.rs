@@ -127,6 +127,8 @@ pub struct ProveArgs {
     pub circuit: CircuitArgs,
     #[command(flatten)]
     pub plugins: PluginArgs,
+    #[command(flatten)]
+    pub circom: crate::circom::CircomProveArgs,
     /// Folder with params.bin (from `zkpipe setup`). Without it, insecure
     /// test keys are set up in the cache folder on first use.
     #[arg(long, value_name = "DIR")]

@@ -16,6 +16,7 @@ use rayon::prelude::*;
 use std::io::{Read, Write};
 use std::path::Path;
 
+use super::odd_coset::HQuery;
 use crate::Error;
 use crate::fsutil::write_atomically_with;
 use crate::r1cs::R1cs;
@@ -45,7 +46,7 @@ pub struct VerifyingKey {
 pub struct Parameters {
     /// The verifying key.
     pub vk: VerifyingKey,
-    /// `τ^i·Z(τ)/δ` for i < n − 1.
+    /// `τ^i·Z(τ)/δ` for i < n − 1, or snarkjs's odd-coset form (see `h_query`).
     pub h: Vec<G1Affine>,
     /// `(β·u_j + α·v_j + w_j)/δ` per aux variable.
     pub l: Vec<G1Affine>,
@@ -55,6 +56,9 @@ pub struct Parameters {
     pub b_g1: Vec<G1Affine>,
     /// `v_j(τ)` in G2 for the variables in B.
     pub b_g2: Vec<G2Affine>,
+    /// The form of `h`: bellman's (every key zkpipe makes or loads from
+    /// bellperson's layout) or snarkjs's (keys read from a `.zkey`).
+    pub h_query: HQuery,
 }
 
 fn write_g1s(w: &mut impl Write, points: &[G1Affine]) -> std::io::Result<()> {
@@ -329,8 +333,14 @@ impl Parameters {
     /// Writes bellperson's `Parameters::write` layout.
     ///
     /// # Errors
-    /// Any I/O error of `w`.
+    /// Any I/O error of `w`; an error for a key in snarkjs's H form, which
+    /// that layout cannot say.
     pub fn write(&self, w: &mut impl Write) -> std::io::Result<()> {
+        if self.h_query != HQuery::TauPowers {
+            return Err(std::io::Error::other(
+                "a key with snarkjs's H query cannot be written in bellperson's layout",
+            ));
+        }
         self.vk.write(w)?;
         write_g1s(w, &self.h)?;
         write_g1s(w, &self.l)?;
@@ -357,6 +367,7 @@ impl Parameters {
             a: c.g1s("a")?,
             b_g1: c.g1s("b_g1")?,
             b_g2: c.g2s("b_g2")?,
+            h_query: HQuery::TauPowers,
         };
         if c.pos != bytes.len() {
             return Err(Error::InvalidEncoding(format!(
@@ -409,7 +420,10 @@ impl Parameters {
                 self.vk.ic.len(),
                 r1cs.num_inputs,
             ),
-            ("h (domain size − 1)", self.h.len(), n - 1),
+            match self.h_query {
+                HQuery::TauPowers => ("h (domain size − 1)", self.h.len(), n - 1),
+                HQuery::OddCoset => ("h (domain size)", self.h.len(), n),
+            },
             ("l (private variables)", self.l.len(), r1cs.num_aux),
             ("a", self.a.len(), r1cs.num_inputs + count(&d.a_aux)),
             ("b_g1", self.b_g1.len(), count(&d.b_input) + count(&d.b_aux)),

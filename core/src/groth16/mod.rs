@@ -7,6 +7,7 @@
 mod builder;
 mod key_store;
 mod keys;
+mod odd_coset;
 mod proof;
 mod prover;
 mod quotient;
@@ -17,6 +18,7 @@ pub use crate::stage::Stage;
 pub use builder::ProverBuilder;
 pub use key_store::{KeyInfo, KeyStore, Keys, load_user_keys, write_keys};
 pub use keys::{Parameters, VerifyingKey};
+pub use odd_coset::{HQuery, odd_coset_scalars, root_exponent, snarkjs_root_of_unity};
 pub use proof::Proof;
 pub use prover::{G1Sums, Prover, StageTimes};
 pub use quotient::quotient_by_ntts;

@@ -92,7 +92,7 @@ pub struct Prover {
     /// Takes an MSM the chosen backend turns down at run time (e.g. a bucket
     /// over a driver limit) with an `UNSUPPORTED` error.
     fallback: Option<Arc<Backend>>,
-    params: Arc<Parameters>,
+    pub(super) params: Arc<Parameters>,
     r1cs: Arc<R1cs>,
     /// Positions in `inputs ‖ aux` whose scalars the A query takes (the
     /// density bitmaps as gather lists: every input, the aux in A).

@@ -10,6 +10,8 @@ use crate::types::Fr;
 impl Prover {
     /// `h = (a·b − c)/Z` as coefficients (n − 1 of them), bellman's convention:
     /// iNTT, NTT on the coset 7·⟨ω⟩, pointwise, divide by Z = 7^n − 1, coset iNTT.
+    /// For a key with snarkjs's H query, `a·b − c` on its odd coset instead
+    /// (n values, see [`super::HQuery::OddCoset`]).
     ///
     /// # Errors
     /// Backend errors.
@@ -38,6 +40,9 @@ impl Prover {
         c.resize(a.len(), Fr::ZERO);
         for v in [&mut *a, &mut *b, &mut *c] {
             v.resize(n, Fr::ZERO);
+        }
+        if self.params.h_query == super::HQuery::OddCoset {
+            return super::odd_coset_scalars(ntt, [a, b, c], device);
         }
         let g = Fr::from_u64(super::COSET_SHIFT);
         let fused = match on {

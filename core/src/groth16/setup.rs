@@ -5,6 +5,7 @@
 use rayon::prelude::*;
 
 use super::keys::{Parameters, VerifyingKey};
+use super::odd_coset::HQuery;
 use crate::progress::{Progress, Silent};
 use crate::r1cs::R1cs;
 use crate::sample;
@@ -179,6 +180,7 @@ pub fn setup_with_progress(r1cs: &R1cs, seed: u64, progress: &dyn Progress) -> P
         a: g1_fixed_base(&a, progress),
         b_g1: g1_fixed_base(&b, progress),
         b_g2: g2_fixed_base(&b, progress),
+        h_query: HQuery::TauPowers,
     };
     progress.end();
     params
@@ -210,5 +212,6 @@ pub fn synthetic_parameters(r1cs: &R1cs, seed: u64) -> Parameters {
         a: g1(r1cs.num_inputs + count(&d.a_aux), 6),
         b_g1: g1(nb, 7),
         b_g2: g2(nb, 8),
+        h_query: HQuery::TauPowers,
     }
 }

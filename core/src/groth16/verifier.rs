@@ -60,6 +60,37 @@ impl PreparedVerifyingKey {
         }
     }
 
+    /// From the parts a check uses: what a snarkjs verification key holds
+    /// (it has no β₁ or δ₁). No IC points, or γ or δ at infinity, are
+    /// refused by [`verify`] as for [`PreparedVerifyingKey::new`].
+    pub fn from_parts(
+        alpha_g1: G1Affine,
+        beta_g2: G2Affine,
+        gamma_g2: G2Affine,
+        delta_g2: G2Affine,
+        ic: Vec<G1Affine>,
+    ) -> Self {
+        let defect = if ic.is_empty() {
+            Some("the key has no IC points (one at least, for the constant input)".to_string())
+        } else if gamma_g2.is_identity() || delta_g2.is_identity() {
+            Some("γ or δ in G2 is the point at infinity: a degenerate key, refused".to_string())
+        } else {
+            None
+        };
+        PreparedVerifyingKey {
+            alpha_beta: final_exp(&miller(&alpha_g1, &beta_g2)),
+            neg_gamma_g2: gamma_g2.neg(),
+            neg_delta_g2: delta_g2.neg(),
+            ic,
+            defect,
+        }
+    }
+
+    /// `e(α, β)` after the final exponentiation (snarkjs's `vk_alphabeta_12`).
+    pub fn alpha_beta(&self) -> &blst_fp12 {
+        &self.alpha_beta
+    }
+
     /// Number of public inputs a proof for this key takes.
     pub fn num_public_inputs(&self) -> usize {
         self.ic.len().saturating_sub(1)

@@ -1,0 +1,386 @@
+//! circom circuits and snarkjs files: `prove --r1cs --wtns --zkey`,
+//! `setup --r1cs`, `verify` of snarkjs JSON, `export-vk`.
+
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+use zkpipe_circom::{CircomR1cs, json};
+use zkpipe_core::fsutil::{check_writable, write_atomically};
+use zkpipe_core::groth16::{self, Parameters, PreparedVerifyingKey, ProverBuilder, VerifyingKey};
+use zkpipe_core::{Error, Fr};
+
+use crate::plugin_args::PluginArgs;
+use crate::prove::{ProveArgs, VerifyArgs};
+
+/// `prove`'s flags for a circom circuit (snarkjs's order of files).
+#[derive(Args, Debug, Clone, Default)]
+pub struct CircomProveArgs {
+    /// circom's constraint system (compiled with `--prime bls12381`):
+    /// prove this circuit instead of a built-in one.
+    #[arg(long, value_name = "FILE",
+          conflicts_with_all = ["circuit", "size", "partitions", "witness_seed", "out", "public_out"])]
+    pub r1cs: Option<PathBuf>,
+    /// The witness (`snarkjs wtns calculate`).
+    #[arg(long, value_name = "FILE", requires = "r1cs")]
+    pub wtns: Option<PathBuf>,
+    /// circom's WebAssembly witness generator (`circuit_js/circuit.wasm`):
+    /// compute the witness from --input instead of reading --wtns.
+    #[arg(long, value_name = "FILE", requires_all = ["r1cs", "input"], conflicts_with = "wtns")]
+    pub wasm: Option<PathBuf>,
+    /// The circuit's inputs (snarkjs's input.json), for --wasm.
+    #[arg(long, value_name = "FILE", requires = "wasm")]
+    pub input: Option<PathBuf>,
+    /// snarkjs's Groth16 proving key (or --params DIR from `zkpipe setup --r1cs`).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "r1cs",
+        conflicts_with = "params"
+    )]
+    pub zkey: Option<PathBuf>,
+    /// Where the proof goes, as snarkjs JSON (`-`: stdout).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "r1cs",
+        default_value = "proof.json"
+    )]
+    pub proof: PathBuf,
+    /// Where the public signals go, as snarkjs JSON (`-`: stdout).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "r1cs",
+        default_value = "public.json"
+    )]
+    pub public: PathBuf,
+}
+
+/// `setup`'s flag for a circom circuit.
+#[derive(Args, Debug, Clone, Default)]
+pub struct CircomSetupArgs {
+    /// Make insecure test keys for this circom constraint system instead of
+    /// a built-in circuit: params.bin and vk.bin (zkpipe's), vk.json (snarkjs's).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["circuit", "size", "synthetic"])]
+    pub r1cs: Option<PathBuf>,
+}
+
+/// `witness`: `snarkjs wtns calculate` in zkpipe.
+#[derive(Args, Debug)]
+pub struct WitnessArgs {
+    /// circom's WebAssembly witness generator (`circuit_js/circuit.wasm`).
+    #[arg(long, value_name = "FILE")]
+    pub wasm: PathBuf,
+    /// The circuit's inputs (input.json).
+    #[arg(long, value_name = "FILE")]
+    pub input: PathBuf,
+    /// The witness, as snarkjs's .wtns.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+}
+
+/// The largest witness generator read.
+const MAX_WASM_BYTES: u64 = 1 << 30;
+
+/// Runs `wasm` on `input`: the full witness.
+///
+/// # Errors
+/// Missing or malformed files, inputs the circuit refuses (exit 2).
+fn run_generator(wasm: &Path, input: &Path) -> Result<Vec<Fr>, Error> {
+    let io = |source| Error::Io {
+        path: wasm.to_path_buf(),
+        source,
+    };
+    let size = std::fs::metadata(wasm).map_err(io)?.len();
+    if size > MAX_WASM_BYTES {
+        return Err(Error::InvalidEncoding(format!(
+            "{}: {size} bytes, over the limit of {MAX_WASM_BYTES}",
+            name(wasm)
+        )));
+    }
+    let code = std::fs::read(wasm).map_err(io)?;
+    let input_json = read_json(input)?;
+    let t = Instant::now();
+    let w =
+        zkpipe_circom::calculate_witness(&name(wasm), &code, &input_json).map_err(|e| match e {
+            Error::InvalidInput(m) | Error::InvalidEncoding(m) => {
+                Error::InvalidInput(format!("{}: {m}", name(input)))
+            }
+            other => other,
+        })?;
+    eprintln!("witness: {} values in {:.2?}", w.len(), t.elapsed());
+    Ok(w)
+}
+
+/// `zkpipe witness --wasm --input --out`.
+///
+/// # Errors
+/// As [`run_generator`]; I/O errors writing `out`.
+pub fn witness(a: &WitnessArgs) -> Result<(), Error> {
+    check_writable(&a.out)?;
+    let w = run_generator(&a.wasm, &a.input)?;
+    write_atomically(&a.out, &zkpipe_circom::wtns_to_bytes(&w))
+}
+
+/// `export-vk`: a verifying key as snarkjs's verification_key.json.
+#[derive(Args, Debug)]
+pub struct ExportVkArgs {
+    /// zkpipe's verifying key (vk.bin, bellperson's layout).
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "zkey",
+        conflicts_with = "zkey"
+    )]
+    pub vk: Option<PathBuf>,
+    /// A snarkjs Groth16 zkey.
+    #[arg(long, value_name = "FILE")]
+    pub zkey: Option<PathBuf>,
+    /// Output (`-`: stdout).
+    #[arg(long, value_name = "FILE", default_value = "-")]
+    pub out: PathBuf,
+}
+
+/// Writes `text` to `path`, or stdout for `-`.
+fn write_out(path: &Path, text: &str) -> Result<(), Error> {
+    if path.as_os_str() == "-" {
+        println!("{text}");
+        return Ok(());
+    }
+    write_atomically(path, text.as_bytes())
+}
+
+fn name(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// `zkpipe prove --r1cs … --wtns … (--zkey … | --params DIR)`: proves on the
+/// chosen backend, checks the proof, writes snarkjs JSON.
+///
+/// # Errors
+/// [`Error::InvalidInput`]/[`Error::InvalidEncoding`] (exit 2) for files
+/// that are malformed or disagree; backend errors (exit 1).
+pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
+    let c = &p.circom;
+    let r1cs_path = c.r1cs.as_ref().expect("dispatched on --r1cs");
+    if c.wtns.is_none() && c.wasm.is_none() {
+        return Err(Error::InvalidInput(
+            "--r1cs needs a witness: --wtns FILE, or --wasm FILE --input FILE".into(),
+        ));
+    }
+    for out in [&c.proof, &c.public] {
+        if out.as_os_str() != "-" {
+            check_writable(out)?;
+        }
+    }
+    if c.proof.as_os_str() == "-" && c.public.as_os_str() == "-" {
+        return Err(Error::InvalidInput(
+            "--proof - and --public - would both write to stdout: give one a file".into(),
+        ));
+    }
+    let t = Instant::now();
+    let circuit = CircomR1cs::load(r1cs_path)?;
+    let (values, wtns_path) = match (&c.wtns, &c.wasm, &c.input) {
+        (Some(w), _, _) => (zkpipe_circom::load_wtns(w)?, w),
+        (None, Some(wasm), Some(input)) => (run_generator(wasm, input)?, wasm),
+        _ => unreachable!("checked above and by clap"),
+    };
+    let witness = zkpipe_circom::witness_for(values, &circuit, &name(wtns_path), &name(r1cs_path))?;
+    if let Some(row) = circuit.r1cs.first_unsatisfied(&witness)? {
+        return Err(Error::InvalidInput(format!(
+            "{} does not satisfy {}: constraint {row} fails (a witness of another circuit or input?)",
+            name(wtns_path),
+            name(r1cs_path)
+        )));
+    }
+    let params = match (&c.zkey, &p.params) {
+        (Some(zkey), _) => zkpipe_circom::load_zkey(zkey, &circuit, &name(r1cs_path))?,
+        (None, Some(dir)) => {
+            let params = Parameters::load(&dir.join("params.bin"), false)?;
+            params.check_shape(&circuit.r1cs).map_err(|e| {
+                Error::InvalidInput(format!("{}: {e}", dir.join("params.bin").display()))
+            })?;
+            params
+        }
+        (None, None) => {
+            return Err(Error::InvalidInput(
+                "--r1cs needs keys: --zkey FILE (snarkjs) or --params DIR (`zkpipe setup --r1cs`)"
+                    .into(),
+            ));
+        }
+    };
+    eprintln!(
+        "read {} constraints, {} wires, {} public signals in {:.2?}",
+        circuit.r1cs.num_constraints(),
+        circuit.num_wires,
+        circuit.num_public(),
+        t.elapsed()
+    );
+    let params = Arc::new(params);
+    let backend = Arc::new(args.backend(&p.backend)?);
+    let registry = args.registry();
+    let prover = ProverBuilder::new(backend)
+        .device(p.device)
+        .cpu_fallback(&registry)
+        .build(params.clone(), Arc::new(circuit.r1cs.clone()))?;
+    if let Some(note) = prover.fallback_note() {
+        eprintln!("note: {note}");
+    }
+    let (r, s) = blinding(p.seed)?;
+    let (proof, times) = prover.prove(&witness, r, s)?;
+    let summary: Vec<String> = times
+        .stages
+        .iter()
+        .map(|(st, d)| format!("{}={:.1}ms", st.name(), d.as_secs_f64() * 1e3))
+        .collect();
+    eprintln!(
+        "proved in {:.1} ms ({})",
+        times.total().as_secs_f64() * 1e3,
+        summary.join(" ")
+    );
+    let public = witness.public_inputs();
+    let pvk = PreparedVerifyingKey::new(&params.vk);
+    if !groth16::verify(&pvk, &proof, public)? {
+        return Err(Error::Failed(
+            "the proof failed its self-check; nothing was written".into(),
+        ));
+    }
+    let proof_json = serde_json::to_string_pretty(&json::proof_to_json(&proof)).expect("json");
+    let public_json = serde_json::to_string_pretty(&json::public_to_json(public)).expect("json");
+    write_out(&c.proof, &proof_json)?;
+    write_out(&c.public, &public_json)?;
+    eprintln!(
+        "proof (valid) → {}, public signals → {}",
+        name(&c.proof),
+        name(&c.public)
+    );
+    Ok(())
+}
+
+/// `r, s` from the seed when given, else from the OS.
+fn blinding(seed: Option<u64>) -> Result<(Fr, Fr), Error> {
+    match seed {
+        Some(s) => {
+            let mut rng = zkpipe_core::sample::rng(s);
+            Ok((Fr::random(&mut rng), Fr::random(&mut rng)))
+        }
+        None => {
+            let mut b = [0u8; 128];
+            let dev = Path::new("/dev/urandom");
+            let io = |source| Error::Io {
+                path: dev.to_path_buf(),
+                source,
+            };
+            let mut f = std::fs::File::open(dev).map_err(io)?;
+            std::io::Read::read_exact(&mut f, &mut b).map_err(io)?;
+            Ok((
+                Fr::from_bytes_le_mod_order(&b[..64]),
+                Fr::from_bytes_le_mod_order(&b[64..]),
+            ))
+        }
+    }
+}
+
+/// `zkpipe setup --r1cs c.r1cs --out DIR`: insecure test keys from `seed`.
+///
+/// # Errors
+/// As [`CircomR1cs::load`]; I/O errors writing `dir`.
+pub fn setup(r1cs_path: &Path, dir: &Path, seed: u64) -> Result<(), Error> {
+    let circuit = CircomR1cs::load(r1cs_path)?;
+    let t = Instant::now();
+    let params =
+        groth16::setup_with_progress(&circuit.r1cs, seed, &crate::progress::CliProgress::new());
+    std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    params.save(&dir.join("params.bin"))?;
+    params.vk.save(&dir.join("vk.bin"))?;
+    let vk_json = serde_json::to_string_pretty(&json::vk_to_json(&params.vk)).expect("json");
+    write_atomically(&dir.join("vk.json"), vk_json.as_bytes())?;
+    eprintln!(
+        "insecure test keys for {} in {:.2?} → {} (params.bin, vk.bin, vk.json; toxic waste from the seed: never use for real proofs)",
+        name(r1cs_path),
+        t.elapsed(),
+        dir.display()
+    );
+    Ok(())
+}
+
+/// `zkpipe export-vk`: zkpipe's vk.bin or a zkey's key as snarkjs JSON.
+///
+/// # Errors
+/// As [`VerifyingKey::load`] or [`zkpipe_circom::load_zkey_vk`].
+pub fn export_vk(a: &ExportVkArgs) -> Result<(), Error> {
+    let vk = match (&a.vk, &a.zkey) {
+        (Some(vk), _) => VerifyingKey::load(vk)?,
+        (None, Some(zkey)) => zkpipe_circom::load_zkey_vk(zkey)?.1,
+        (None, None) => unreachable!("clap requires --vk or --zkey"),
+    };
+    if a.out.as_os_str() != "-" {
+        check_writable(&a.out)?;
+    }
+    write_out(
+        &a.out,
+        &serde_json::to_string_pretty(&json::vk_to_json(&vk)).expect("json"),
+    )
+}
+
+/// Whether `path` holds JSON (snarkjs's verification key) rather than
+/// zkpipe's binary key: a `.json` name or a leading `{`.
+pub fn is_json(path: &Path) -> bool {
+    if path.extension().is_some_and(|e| e == "json") {
+        return true;
+    }
+    let mut first = [0u8; 1];
+    std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut first))
+        .is_ok_and(|()| first[0] == b'{')
+}
+
+/// The largest JSON file read: far above any real key's or proof's.
+const MAX_JSON_BYTES: u64 = 256 << 20;
+
+fn read_json(path: &Path) -> Result<serde_json::Value, Error> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut text = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, MAX_JSON_BYTES + 1),
+        &mut text,
+    )
+    .map_err(io)?;
+    if text.len() as u64 > MAX_JSON_BYTES {
+        return Err(Error::InvalidEncoding(format!(
+            "{}: larger than the limit of {MAX_JSON_BYTES} bytes",
+            name(path)
+        )));
+    }
+    serde_json::from_slice(&text)
+        .map_err(|e| Error::InvalidEncoding(format!("{}: {e}", name(path))))
+}
+
+/// `zkpipe verify` of snarkjs JSON: verification key, proof and public signals.
+///
+/// # Errors
+/// Malformed or mismatched files ([`Error::InvalidEncoding`],
+/// [`Error::InvalidInput`]: exit 2); an invalid proof is `Ok(false)`.
+pub fn verify(v: &VerifyArgs) -> Result<bool, Error> {
+    let vk = json::vk_from_json(&read_json(&v.vk)?, &name(&v.vk))?;
+    let proof = json::proof_from_json(&read_json(&v.proof)?, &name(&v.proof))?;
+    let public = json::public_from_json(&read_json(&v.public)?, &name(&v.public))?;
+    if public.len() + 1 != vk.ic.len() {
+        return Err(Error::InvalidInput(format!(
+            "{} takes {} public signals, {} has {}",
+            name(&v.vk),
+            vk.ic.len().saturating_sub(1),
+            name(&v.public),
+            public.len()
+        )));
+    }
+    groth16::verify(&vk.prepare(), &proof, &public)
+}

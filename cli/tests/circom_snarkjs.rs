@@ -1,0 +1,640 @@
+//! zkpipe against the real circom and snarkjs (npm `circom2`, `snarkjs`):
+//! circuits in cli/tests/circom/ compiled with `--prime bls12381`, keys
+//! from a small powers of tau and `snarkjs groth16 setup`, witnesses from
+//! `snarkjs wtns calculate`; then proofs checked both ways and bad files
+//! refused.
+//!
+//! The tools are looked for in `$ZKPIPE_CIRCOM_TOOLS`, else
+//! `target/circom-tools` (where `.ci/run` installs them); without them the
+//! tests say so and pass, unless `ZKPIPE_REQUIRE_CIRCOM=1`. Compiled files
+//! and keys are cached under `target/circom-fixtures/`, keyed by the
+//! circuits' sources, so reruns take seconds.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+mod support;
+
+const CIRCUITS: [&str; 3] = ["hash_chain", "merkle", "many_public"];
+/// Powers of tau: 2^10 covers domains up to 2^9 (the H query reads 2n points).
+const PTAU_POWER: u32 = 10;
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"))
+}
+
+fn sources() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/circom")
+}
+
+/// The tools, or `None` (after saying why) when this machine lacks them.
+fn tools() -> Option<(PathBuf, PathBuf)> {
+    let dir = std::env::var_os("ZKPIPE_CIRCOM_TOOLS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target_dir().join("circom-tools"));
+    let bin = dir.join("node_modules/.bin");
+    let (circom, snarkjs) = (bin.join("circom2"), bin.join("snarkjs"));
+    let node = Command::new("node").arg("--version").output().is_ok();
+    if node && circom.exists() && snarkjs.exists() {
+        return Some((circom, snarkjs));
+    }
+    let why = format!(
+        "circom2/snarkjs not found in {} (node on PATH: {node}); install with \
+         `npm install --prefix {} circom2@0.2.23 snarkjs@0.7.6` or run .ci/run",
+        bin.display(),
+        dir.display()
+    );
+    assert!(
+        std::env::var_os("ZKPIPE_REQUIRE_CIRCOM").is_none(),
+        "ZKPIPE_REQUIRE_CIRCOM is set: {why}"
+    );
+    eprintln!("skipped: {why}");
+    None
+}
+
+/// Runs a tool; panics with its output when it fails.
+fn tool(cmd: &Path, args: &[&str], dir: &Path) -> Output {
+    let out = Command::new(cmd)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{} {args:?} failed: {}{}",
+        cmd.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// FNV-1a: a cache key that stays the same across Rust versions.
+fn fnv(bytes: &[u8], mut h: u64) -> u64 {
+    for b in bytes {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+struct Fixtures {
+    dir: PathBuf,
+    snarkjs: PathBuf,
+}
+
+impl Fixtures {
+    fn file(&self, name: &str) -> String {
+        self.dir.join(name).to_str().unwrap().to_string()
+    }
+}
+
+/// Compiles the circuits and sets up their keys once per process, reusing
+/// a cached folder when the sources are unchanged.
+fn fixtures() -> Option<&'static Fixtures> {
+    static F: OnceLock<Option<Fixtures>> = OnceLock::new();
+    F.get_or_init(|| {
+        let (circom, snarkjs) = tools()?;
+        let mut key = fnv(format!("v3 {PTAU_POWER}").as_bytes(), 0xcbf29ce484222325);
+        for c in CIRCUITS {
+            for ext in ["circom", "input.json"] {
+                key = fnv(
+                    &std::fs::read(sources().join(format!("{c}.{ext}"))).unwrap(),
+                    key,
+                );
+            }
+        }
+        let root = target_dir().join("circom-fixtures");
+        let dir = root.join(format!("{key:016x}"));
+        if !dir.join("done").exists() {
+            build(&root, &dir, &circom, &snarkjs);
+        }
+        Some(Fixtures { dir, snarkjs })
+    })
+    .as_ref()
+}
+
+fn build(root: &Path, dir: &Path, circom: &Path, snarkjs: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let ptau = root.join(format!("pot{PTAU_POWER}.ptau"));
+    if !ptau.exists() {
+        let p = |s: &str| root.join(s).to_str().unwrap().to_string();
+        let power = PTAU_POWER.to_string();
+        tool(
+            snarkjs,
+            &["powersoftau", "new", "bls12381", &power, &p("pot_0.ptau")],
+            root,
+        );
+        tool(
+            snarkjs,
+            &[
+                "powersoftau",
+                "contribute",
+                &p("pot_0.ptau"),
+                &p("pot_1.ptau"),
+                "--name=zkpipe test",
+                "-e=zkpipe test entropy",
+            ],
+            root,
+        );
+        tool(
+            snarkjs,
+            &[
+                "powersoftau",
+                "prepare",
+                "phase2",
+                &p("pot_1.ptau"),
+                &p("pot.tmp"),
+            ],
+            root,
+        );
+        std::fs::rename(root.join("pot.tmp"), &ptau).unwrap();
+    }
+    let ptau = ptau.to_str().unwrap();
+    for c in CIRCUITS {
+        let src = sources().join(format!("{c}.circom"));
+        let input = sources().join(format!("{c}.input.json"));
+        tool(
+            circom,
+            &[
+                src.to_str().unwrap(),
+                "--r1cs",
+                "--wasm",
+                "--prime",
+                "bls12381",
+                "-o",
+                ".",
+            ],
+            dir,
+        );
+        let wasm = format!("{c}_js/{c}.wasm");
+        tool(
+            snarkjs,
+            &[
+                "groth16",
+                "setup",
+                &format!("{c}.r1cs"),
+                ptau,
+                &format!("{c}_0.zkey"),
+            ],
+            dir,
+        );
+        // One phase-2 contribution, so that δ is not the generator.
+        tool(
+            snarkjs,
+            &[
+                "zkey",
+                "contribute",
+                &format!("{c}_0.zkey"),
+                &format!("{c}.zkey"),
+                "--name=zkpipe test",
+                "-e=zkpipe phase 2",
+            ],
+            dir,
+        );
+        tool(
+            snarkjs,
+            &[
+                "wtns",
+                "calculate",
+                &wasm,
+                input.to_str().unwrap(),
+                &format!("{c}.wtns"),
+            ],
+            dir,
+        );
+        tool(
+            snarkjs,
+            &[
+                "zkey",
+                "export",
+                "verificationkey",
+                &format!("{c}.zkey"),
+                &format!("{c}.vk.json"),
+            ],
+            dir,
+        );
+        tool(
+            snarkjs,
+            &[
+                "groth16",
+                "prove",
+                &format!("{c}.zkey"),
+                &format!("{c}.wtns"),
+                &format!("{c}.sj.proof.json"),
+                &format!("{c}.sj.public.json"),
+            ],
+            dir,
+        );
+    }
+    // The same chain for BN254 (circom's default prime), to be refused.
+    let bn = dir.join("bn254");
+    std::fs::create_dir_all(&bn).unwrap();
+    let src = sources().join("hash_chain.circom");
+    tool(
+        circom,
+        &[src.to_str().unwrap(), "--r1cs", "--wasm", "-o", "."],
+        &bn,
+    );
+    std::fs::write(dir.join("done"), b"").unwrap();
+}
+
+fn zkpipe(dir: &Path, args: &[&str]) -> Output {
+    support::zkpipe_command()
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// `snarkjs groth16 verify`: whether it accepted.
+fn snarkjs_accepts(f: &Fixtures, vk: &str, public: &Path, proof: &Path) -> bool {
+    let out = Command::new(&f.snarkjs)
+        .args([
+            "groth16",
+            "verify",
+            vk,
+            public.to_str().unwrap(),
+            proof.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    out.status.success() && said.contains("OK!")
+}
+
+/// zkpipe proves `c` from its r1cs, wtns and `keys` (`--zkey F` or `--params D`).
+fn prove(
+    f: &Fixtures,
+    tmp: &Path,
+    c: &str,
+    keys: [&str; 2],
+    backend: &str,
+) -> (Output, PathBuf, PathBuf) {
+    let (proof, public) = (
+        tmp.join(format!("{c}.proof.json")),
+        tmp.join(format!("{c}.public.json")),
+    );
+    let out = zkpipe(
+        tmp,
+        &[
+            "prove",
+            "--r1cs",
+            &f.file(&format!("{c}.r1cs")),
+            "--wtns",
+            &f.file(&format!("{c}.wtns")),
+            keys[0],
+            keys[1],
+            "--backend",
+            backend,
+            "--proof",
+            proof.to_str().unwrap(),
+            "--public",
+            public.to_str().unwrap(),
+        ],
+    );
+    (out, proof, public)
+}
+
+#[test]
+fn zkpipe_proofs_from_snarkjs_keys_verify_with_snarkjs() {
+    let Some(f) = fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    for c in CIRCUITS {
+        let zkey = f.file(&format!("{c}.zkey"));
+        let (out, proof, public) = prove(f, tmp.path(), c, ["--zkey", &zkey], "cpu");
+        assert!(out.status.success(), "{c}: {}", text(&out));
+        assert_eq!(
+            json(&public),
+            json(&f.dir.join(format!("{c}.sj.public.json"))),
+            "{c}"
+        );
+        assert!(
+            snarkjs_accepts(f, &f.file(&format!("{c}.vk.json")), &public, &proof),
+            "{c}"
+        );
+        // The check can fail: snarkjs refuses the proof for other signals.
+        let other = tmp.path().join("other.json");
+        let mut signals = json(&public);
+        signals[0] = serde_json::json!("4242");
+        std::fs::write(&other, signals.to_string()).unwrap();
+        assert!(
+            !snarkjs_accepts(f, &f.file(&format!("{c}.vk.json")), &other, &proof),
+            "{c}"
+        );
+    }
+}
+
+#[test]
+fn zkpipe_proves_on_wgpu_where_there_is_an_adapter() {
+    let Some(f) = fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let zkey = f.file("merkle.zkey");
+    let (out, proof, public) = prove(f, tmp.path(), "merkle", ["--zkey", &zkey], "wgpu");
+    let t = text(&out);
+    if t.contains("unknown backend `wgpu`") || t.contains("no wgpu adapter") {
+        assert!(
+            std::env::var_os("ZKPIPE_REQUIRE_ADAPTER").is_none(),
+            "ZKPIPE_REQUIRE_ADAPTER is set but wgpu cannot run: {t}"
+        );
+        eprintln!("skipped: no wgpu adapter here");
+        return;
+    }
+    assert!(out.status.success(), "{t}");
+    assert!(snarkjs_accepts(
+        f,
+        &f.file("merkle.vk.json"),
+        &public,
+        &proof
+    ));
+}
+
+#[test]
+fn snarkjs_proofs_verify_with_zkpipe() {
+    let Some(f) = fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    for c in CIRCUITS {
+        let verify = |public: &str| {
+            zkpipe(
+                tmp.path(),
+                &[
+                    "verify",
+                    "--vk",
+                    &f.file(&format!("{c}.vk.json")),
+                    "--proof",
+                    &f.file(&format!("{c}.sj.proof.json")),
+                    "--public",
+                    public,
+                ],
+            )
+        };
+        let out = verify(&f.file(&format!("{c}.sj.public.json")));
+        assert!(out.status.success(), "{c}: {}", text(&out));
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "valid");
+        let mut signals = json(&f.dir.join(format!("{c}.sj.public.json")));
+        signals[0] = serde_json::json!("4242");
+        let other = tmp.path().join("other.json");
+        std::fs::write(&other, signals.to_string()).unwrap();
+        let out = verify(other.to_str().unwrap());
+        assert_eq!(out.status.code(), Some(1), "{c}: {}", text(&out));
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "invalid");
+    }
+}
+
+#[test]
+fn export_vk_of_a_zkey_equals_snarkjs_verification_key() {
+    let Some(f) = fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    for c in CIRCUITS {
+        let out = zkpipe(
+            tmp.path(),
+            &["export-vk", "--zkey", &f.file(&format!("{c}.zkey"))],
+        );
+        assert!(out.status.success(), "{}", text(&out));
+        let ours: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(ours, json(&f.dir.join(format!("{c}.vk.json"))), "{c}");
+    }
+}
+
+#[test]
+fn zkpipe_setup_keys_give_proofs_snarkjs_accepts() {
+    let Some(f) = fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let keys = tmp.path().join("keys");
+    let out = zkpipe(
+        tmp.path(),
+        &[
+            "setup",
+            "--r1cs",
+            &f.file("merkle.r1cs"),
+            "--out",
+            keys.to_str().unwrap(),
+            "--seed",
+            "9",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let (out, proof, public) = prove(
+        f,
+        tmp.path(),
+        "merkle",
+        ["--params", keys.to_str().unwrap()],
+        "cpu",
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let vk = keys.join("vk.json");
+    assert!(snarkjs_accepts(f, vk.to_str().unwrap(), &public, &proof));
+}
+
+/// The byte range of section `ty` in an iden3 container.
+fn section(bytes: &[u8], ty: u32) -> std::ops::Range<usize> {
+    let mut pos = 12;
+    loop {
+        let t = u32::from_le_bytes(bytes[pos..pos + 4].try_into().unwrap());
+        let len = u64::from_le_bytes(bytes[pos + 4..pos + 12].try_into().unwrap()) as usize;
+        if t == ty {
+            return pos + 12..pos + 12 + len;
+        }
+        pos += 12 + len;
+    }
+}
+
+#[test]
+fn bad_files_exit_2_with_the_reason_and_write_nothing() {
+    let Some(f) = fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let run = |r1cs: &str, wtns: &str, zkey: &str| {
+        let proof = t.join("proof.json");
+        let out = zkpipe(
+            t,
+            &[
+                "prove",
+                "--r1cs",
+                r1cs,
+                "--wtns",
+                wtns,
+                "--zkey",
+                zkey,
+                "--proof",
+                proof.to_str().unwrap(),
+                "--public",
+                t.join("public.json").to_str().unwrap(),
+            ],
+        );
+        assert!(!proof.exists(), "a refusal wrote a proof");
+        out
+    };
+    let fails = |out: Output, needle: &str| {
+        let s = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{s}");
+        assert!(s.contains(needle), "expected `{needle}` in {s}");
+        assert!(!s.contains("panicked"), "{s}");
+    };
+    let (r1cs, wtns, zkey) = (
+        f.file("hash_chain.r1cs"),
+        f.file("hash_chain.wtns"),
+        f.file("hash_chain.zkey"),
+    );
+    // BN254's constraint system.
+    let bn = f.dir.join("bn254/hash_chain.r1cs");
+    fails(
+        run(bn.to_str().unwrap(), &wtns, &zkey),
+        "BN254 is not supported yet",
+    );
+    // A zkey cut short, at several places.
+    let bytes = std::fs::read(&zkey).unwrap();
+    for cut in [10, 200, bytes.len() / 2, bytes.len() - 1] {
+        let p = t.join("cut.zkey");
+        std::fs::write(&p, &bytes[..cut]).unwrap();
+        fails(run(&r1cs, &wtns, p.to_str().unwrap()), "truncated");
+    }
+    // A witness of another circuit.
+    fails(run(&r1cs, &f.file("merkle.wtns"), &zkey), "another circuit");
+    // A zkey of another circuit.
+    fails(run(&r1cs, &wtns, &f.file("merkle.zkey")), "disagree");
+    // A zkey whose QAP coefficients disagree with the r1cs (one value changed).
+    let mut changed = bytes.clone();
+    let coefs = section(&bytes, 4);
+    changed[coefs.start + 4 + 12] ^= 1;
+    let p = t.join("coef.zkey");
+    std::fs::write(&p, &changed).unwrap();
+    fails(run(&r1cs, &wtns, p.to_str().unwrap()), "QAP coefficient 0");
+}
+
+#[test]
+fn witness_from_the_wasm_generator_equals_snarkjs_wtns() {
+    let Some(f) = fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    for c in CIRCUITS {
+        let out = tmp.path().join(format!("{c}.wtns"));
+        let input = sources().join(format!("{c}.input.json"));
+        let o = zkpipe(
+            tmp.path(),
+            &[
+                "witness",
+                "--wasm",
+                &f.file(&format!("{c}_js/{c}.wasm")),
+                "--input",
+                input.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert!(o.status.success(), "{c}: {}", text(&o));
+        let ours = std::fs::read(&out).unwrap();
+        let theirs = std::fs::read(f.dir.join(format!("{c}.wtns"))).unwrap();
+        assert!(ours == theirs, "{c}: the witness differs from snarkjs's");
+    }
+}
+
+#[test]
+fn one_command_from_inputs_to_a_proof_snarkjs_accepts() {
+    let Some(f) = fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let (proof, public) = (t.join("proof.json"), t.join("public.json"));
+    let input = sources().join("merkle.input.json");
+    let o = zkpipe(
+        t,
+        &[
+            "prove",
+            "--r1cs",
+            &f.file("merkle.r1cs"),
+            "--wasm",
+            &f.file("merkle_js/merkle.wasm"),
+            "--input",
+            input.to_str().unwrap(),
+            "--zkey",
+            &f.file("merkle.zkey"),
+            "--proof",
+            proof.to_str().unwrap(),
+            "--public",
+            public.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(snarkjs_accepts(
+        f,
+        &f.file("merkle.vk.json"),
+        &public,
+        &proof
+    ));
+}
+
+#[test]
+fn bad_inputs_to_the_wasm_generator_exit_2_with_the_reason() {
+    let Some(f) = fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let wasm = f.file("merkle_js/merkle.wasm");
+    let run = |wasm: &str, input: serde_json::Value| {
+        let p = t.join("input.json");
+        std::fs::write(&p, input.to_string()).unwrap();
+        let out = t.join("w.wtns");
+        let o = zkpipe(
+            t,
+            &[
+                "witness",
+                "--wasm",
+                wasm,
+                "--input",
+                p.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert!(!out.exists(), "a refusal wrote a witness");
+        o
+    };
+    let fails = |o: Output, needle: &str| {
+        let s = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{s}");
+        assert!(s.contains(needle), "expected `{needle}` in {s}");
+    };
+    let good = json(&sources().join("merkle.input.json"));
+    let mut unknown = good.clone();
+    unknown["nope"] = serde_json::json!("1");
+    fails(run(&wasm, unknown), "`nope` is not an input signal");
+    let mut short = good.clone();
+    short["siblings"].as_array_mut().unwrap().pop();
+    fails(run(&wasm, short), "takes 8 values, 7 were given");
+    let mut missing = good.clone();
+    missing.as_object_mut().unwrap().remove("leaf");
+    fails(run(&wasm, missing), "needs 17");
+    let mut not_a_bit = good.clone();
+    not_a_bit["bits"][0] = serde_json::json!("2");
+    fails(run(&wasm, not_a_bit), "assert");
+    let mut not_a_number = good.clone();
+    not_a_number["leaf"] = serde_json::json!("12x");
+    fails(run(&wasm, not_a_number), "not an integer");
+    let bn = f.dir.join("bn254/hash_chain_js/hash_chain.wasm");
+    fails(
+        run(
+            bn.to_str().unwrap(),
+            json(&sources().join("hash_chain.input.json")),
+        ),
+        "BN254 is not supported yet",
+    );
+    let garbage = t.join("g.wasm");
+    std::fs::write(&garbage, b"not wasm").unwrap();
+    fails(
+        run(garbage.to_str().unwrap(), good),
+        "not a WebAssembly module",
+    );
+}

@@ -1,0 +1,276 @@
+//! iden3's binary container, shared by `.r1cs`, `.wtns` and `.zkey`: a
+//! 4-byte magic, a `u32` version, a `u32` section count, then sections of
+//! `u32` type, `u64` byte length and the bytes (all little-endian).
+//!
+//! Files are untrusted: every length is checked against the bytes that
+//! remain before it is used, so a hostile header gives an error naming the
+//! file and the field, never a panic or an allocation beyond the file.
+
+use std::path::Path;
+
+use zkpipe_core::Error;
+
+/// The largest circom/snarkjs file read: 64 GiB (a 2^24-constraint zkey is ~10 GiB).
+pub const MAX_FILE_BYTES: u64 = 64 << 30;
+
+/// A parsed container: its kind, version and sections over the file's bytes.
+#[derive(Debug)]
+pub struct BinFile {
+    /// What the file is, for messages (`r1cs`, `wtns`, `zkey`) and its path.
+    pub name: String,
+    bytes: Vec<u8>,
+    /// `(type, start, len)` of each section, in file order.
+    sections: Vec<(u32, usize, usize)>,
+}
+
+/// An [`Error::InvalidEncoding`] prefixed with the file's name.
+pub fn bad(name: &str, msg: impl std::fmt::Display) -> Error {
+    Error::InvalidEncoding(format!("{name}: {msg}"))
+}
+
+impl BinFile {
+    /// Reads `path` and parses its container, expecting `magic` and a
+    /// version in `versions`.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the file cannot be read; [`Error::InvalidEncoding`]
+    /// for another kind of file, an unknown version or a truncated section.
+    pub fn load(path: &Path, magic: &[u8; 4], versions: &[u32]) -> Result<BinFile, Error> {
+        let io = |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let meta = std::fs::metadata(path).map_err(io)?;
+        if meta.len() > MAX_FILE_BYTES {
+            return Err(bad(
+                &path.display().to_string(),
+                format_args!("{} bytes, over the limit of {MAX_FILE_BYTES}", meta.len()),
+            ));
+        }
+        let bytes = std::fs::read(path).map_err(io)?;
+        BinFile::parse(path.display().to_string(), bytes, magic, versions)
+    }
+
+    /// Parses a container already in memory; `name` is used in messages.
+    ///
+    /// # Errors
+    /// As [`BinFile::load`].
+    pub fn parse(
+        name: String,
+        bytes: Vec<u8>,
+        magic: &[u8; 4],
+        versions: &[u32],
+    ) -> Result<BinFile, Error> {
+        let kind = String::from_utf8_lossy(magic).into_owned();
+        let mut r = Reader::new(&bytes, &name);
+        let got = r.take(4, "magic")?;
+        if got != magic {
+            return Err(bad(
+                &name,
+                format_args!("not a .{kind} file (it starts with {got:02x?})"),
+            ));
+        }
+        let version = r.u32("version")?;
+        if !versions.contains(&version) {
+            return Err(bad(
+                &name,
+                format_args!(".{kind} version {version}; this reader knows {versions:?}"),
+            ));
+        }
+        let count = r.u32("section count")?;
+        let mut sections = Vec::new();
+        for i in 0..count {
+            let ty = r.u32(&format!("section {i} type"))?;
+            let len = r.u64(&format!("section {i} length"))?;
+            let len = usize::try_from(len)
+                .ok()
+                .filter(|&l| l <= r.left())
+                .ok_or_else(|| {
+                    bad(
+                        &name,
+                        format_args!(
+                            "truncated: section {i} (type {ty}) announces {len} bytes, {} are left",
+                            r.left()
+                        ),
+                    )
+                })?;
+            sections.push((ty, r.pos, len));
+            r.pos += len;
+        }
+        if r.left() != 0 {
+            return Err(bad(
+                &name,
+                format_args!("{} bytes after the last section", r.left()),
+            ));
+        }
+        Ok(BinFile {
+            name,
+            bytes,
+            sections,
+        })
+    }
+
+    /// The one section of type `ty`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidEncoding`] when it is missing or repeated.
+    pub fn section(&self, ty: u32, what: &str) -> Result<Reader<'_>, Error> {
+        let mut found = self.sections.iter().filter(|s| s.0 == ty);
+        match (found.next(), found.next()) {
+            (Some(&(_, start, len)), None) => Ok(Reader {
+                b: &self.bytes[start..start + len],
+                pos: 0,
+                name: format!("{} ({what} section)", self.name),
+            }),
+            (None, _) => Err(bad(
+                &self.name,
+                format_args!("no {what} section (type {ty})"),
+            )),
+            (Some(_), Some(_)) => Err(bad(
+                &self.name,
+                format_args!("{what} section (type {ty}) repeated"),
+            )),
+        }
+    }
+
+    /// Whether a section of type `ty` is present and not empty.
+    pub fn has(&self, ty: u32) -> bool {
+        self.sections.iter().any(|s| s.0 == ty && s.2 > 0)
+    }
+}
+
+/// A cursor over one section that names the file and field when it runs out.
+#[derive(Debug)]
+pub struct Reader<'a> {
+    b: &'a [u8],
+    /// Offset of the next byte.
+    pub pos: usize,
+    name: String,
+}
+
+impl<'a> Reader<'a> {
+    fn new(b: &'a [u8], name: &str) -> Reader<'a> {
+        Reader {
+            b,
+            pos: 0,
+            name: name.to_string(),
+        }
+    }
+
+    /// The name for messages: file and section.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Bytes not yet read.
+    pub fn left(&self) -> usize {
+        self.b.len() - self.pos
+    }
+
+    /// The next `n` bytes.
+    ///
+    /// # Errors
+    /// [`Error::InvalidEncoding`] ("truncated") when fewer are left.
+    pub fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], Error> {
+        if self.left() < n {
+            return Err(bad(
+                &self.name,
+                format_args!(
+                    "truncated: {what} needs {n} bytes at offset {}, {} are left",
+                    self.pos,
+                    self.left()
+                ),
+            ));
+        }
+        let s = &self.b[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+
+    /// `count` items of `size` bytes each, checked against what is left
+    /// before anything is allocated for them.
+    ///
+    /// # Errors
+    /// As [`Reader::take`].
+    pub fn items(&mut self, count: u64, size: usize, what: &str) -> Result<&'a [u8], Error> {
+        let n = usize::try_from(count)
+            .ok()
+            .and_then(|c| c.checked_mul(size))
+            .ok_or_else(|| bad(&self.name, format_args!("{what}: {count} items overflow")))?;
+        self.take(n, what)
+    }
+
+    /// A little-endian `u32`.
+    ///
+    /// # Errors
+    /// As [`Reader::take`].
+    pub fn u32(&mut self, what: &str) -> Result<u32, Error> {
+        Ok(u32::from_le_bytes(self.take(4, what)?.try_into().unwrap()))
+    }
+
+    /// A little-endian `u64`.
+    ///
+    /// # Errors
+    /// As [`Reader::take`].
+    pub fn u64(&mut self, what: &str) -> Result<u64, Error> {
+        Ok(u64::from_le_bytes(self.take(8, what)?.try_into().unwrap()))
+    }
+
+    /// Refuses bytes left over after the section's content.
+    ///
+    /// # Errors
+    /// [`Error::InvalidEncoding`] saying how many.
+    pub fn finish(&self) -> Result<(), Error> {
+        match self.left() {
+            0 => Ok(()),
+            n => Err(bad(&self.name, format_args!("{n} bytes after its content"))),
+        }
+    }
+
+    /// An error about this section.
+    pub fn error(&self, msg: impl std::fmt::Display) -> Error {
+        bad(&self.name, msg)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A container of `sections` with `magic` and `version`.
+    pub fn container(magic: &[u8; 4], version: u32, sections: &[(u32, Vec<u8>)]) -> Vec<u8> {
+        let mut out = magic.to_vec();
+        out.extend(version.to_le_bytes());
+        out.extend((sections.len() as u32).to_le_bytes());
+        for (ty, data) in sections {
+            out.extend(ty.to_le_bytes());
+            out.extend((data.len() as u64).to_le_bytes());
+            out.extend(data);
+        }
+        out
+    }
+
+    #[test]
+    fn every_prefix_of_a_container_is_refused_without_panic() {
+        let bytes = container(b"wtns", 2, &[(1, vec![1; 10]), (2, vec![2; 7])]);
+        assert!(BinFile::parse("t".into(), bytes.clone(), b"wtns", &[2]).is_ok());
+        for cut in 0..bytes.len() {
+            let r = BinFile::parse("t".into(), bytes[..cut].to_vec(), b"wtns", &[2]);
+            assert!(r.is_err(), "prefix of {cut} bytes accepted");
+        }
+    }
+
+    #[test]
+    fn hostile_lengths_and_wrong_magic_are_errors() {
+        let mut bytes = container(b"zkey", 1, &[(1, vec![0; 4])]);
+        bytes[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+        let e = BinFile::parse("t".into(), bytes, b"zkey", &[1]).unwrap_err();
+        assert!(e.to_string().contains("truncated"), "{e}");
+        let bytes = container(b"r1cs", 1, &[]);
+        let e = BinFile::parse("t".into(), bytes, b"zkey", &[1]).unwrap_err();
+        assert!(e.to_string().contains("not a .zkey file"), "{e}");
+        let mut r = Reader::new(&[0; 8], "t");
+        assert!(r.items(u64::MAX, 96, "points").is_err());
+        assert!(r.items(1 << 40, 96, "points").is_err());
+    }
+}

@@ -1,0 +1,24 @@
+//! circom and snarkjs files for zkpipe: bring your own circuit.
+//!
+//! Readers turn circom's `.r1cs`, snarkjs's `.wtns` and a snarkjs Groth16
+//! `.zkey` (all over BLS12-381) into zkpipe's [`R1cs`](zkpipe_core::r1cs::R1cs),
+//! [`Witness`](zkpipe_core::r1cs::Witness) and proving
+//! [`Parameters`](zkpipe_core::groth16::Parameters), so the usual pipeline
+//! proves them on any backend; [`WitnessGenerator`] runs circom's
+//! WebAssembly witness generator on an `input.json` (as `snarkjs wtns
+//! calculate` does); [`json`] reads and writes snarkjs's proof,
+//! public-signal and verification-key JSON. Readers never panic on bad
+//! bytes and allocate no more than the file holds.
+
+pub mod binfile;
+pub mod field;
+pub mod json;
+pub mod r1cs;
+pub mod witness_wasm;
+pub mod wtns;
+pub mod zkey;
+
+pub use r1cs::CircomR1cs;
+pub use witness_wasm::{WitnessGenerator, calculate_witness};
+pub use wtns::{load_wtns, witness_for, wtns_from_bytes, wtns_to_bytes};
+pub use zkey::{ZkeyHeader, load_zkey, load_zkey_vk, zkey_from_bytes};

@@ -1,0 +1,375 @@
+//! Witnesses from circom's WebAssembly witness generator (`circuit_js/
+//! circuit.wasm`) and an `input.json`, as `snarkjs wtns calculate` makes
+//! them, run in wasmi (an interpreter: small to build, no JIT).
+//!
+//! The generator's interface (circom 2): the host passes field elements
+//! through a "shared read/write memory" of `getFieldNumLen32()` 32-bit
+//! words, least significant first (`writeSharedRWMemory(i, word)`,
+//! `readSharedRWMemory(i)`); `getRawPrime()` puts the prime there; an input
+//! signal is named by the 64-bit FNV-1a hash of its name, split into high
+//! and low 32-bit halves, and set value by value (`setInputSignal(hi, lo,
+//! i)`, arrays flattened in order) after `init(sanity_check)`;
+//! `getWitness(i)` puts wire i's canonical value there. The module imports
+//! four `runtime` functions; `exceptionHandler(code)` reports a failure
+//! (an assert that does not hold, a missing or repeated signal) and the
+//! message functions read text through `getMessageChar()`.
+
+use serde_json::Value;
+use wasmi::{
+    Caller, Engine, Extern, Instance, Linker, Module, Store, StoreLimits, StoreLimitsBuilder,
+};
+
+use crate::field::BLS12_381_R;
+use zkpipe_core::{Error, Fr};
+
+/// The most memory a witness generator may grow to: wasm32's whole space.
+const MAX_MEMORY_BYTES: usize = 4 << 30;
+
+#[derive(Debug)]
+struct Host {
+    limits: StoreLimits,
+    /// Text the generator printed before failing.
+    message: String,
+}
+
+/// Reads the generator's pending message through `getMessageChar`.
+fn read_message(caller: &mut Caller<'_, Host>) {
+    let Some(Extern::Func(f)) = caller.get_export("getMessageChar") else {
+        return;
+    };
+    let Ok(f) = f.typed::<(), i32>(&caller) else {
+        return;
+    };
+    let mut text = String::new();
+    // A bounded read: a message is a line, not a stream.
+    while let Ok(c) = f.call(&mut *caller, ()) {
+        if c == 0 || text.len() >= 4096 {
+            break;
+        }
+        text.push(char::from(c as u8));
+    }
+    let m = &mut caller.data_mut().message;
+    if !m.is_empty() {
+        m.push_str("; ");
+    }
+    m.push_str(text.trim_end());
+}
+
+/// What `exceptionHandler`'s codes mean (circom 2's generators).
+fn exception(code: i32) -> &'static str {
+    match code {
+        1 => "a signal was not found",
+        2 => "too many signals were set",
+        3 => "a signal was set twice",
+        4 => "an assert of the circuit does not hold for these inputs",
+        5 => "the generator ran out of memory",
+        6 => "an input array was indexed past its size",
+        _ => "the generator failed",
+    }
+}
+
+/// A loaded witness generator.
+#[derive(Debug)]
+pub struct WitnessGenerator {
+    store: Store<Host>,
+    instance: Instance,
+    /// Words per field element.
+    n32: usize,
+    name: String,
+}
+
+fn wasm_error(name: &str, what: &str, e: impl std::fmt::Display) -> Error {
+    Error::InvalidInput(format!("{name}: {what}: {e}"))
+}
+
+impl WitnessGenerator {
+    /// Compiles and instantiates `wasm`; `name` is used in messages.
+    ///
+    /// # Errors
+    /// [`Error::InvalidEncoding`] for bytes that are not a WebAssembly
+    /// module; [`Error::InvalidInput`] for a module that is not a circom 2
+    /// witness generator, or one for another prime than BLS12-381's r.
+    pub fn new(name: &str, wasm: &[u8]) -> Result<WitnessGenerator, Error> {
+        let engine = Engine::default();
+        let module = Module::new(&engine, wasm).map_err(|e| {
+            Error::InvalidEncoding(format!("{name}: not a WebAssembly module: {e}"))
+        })?;
+        let host = Host {
+            limits: StoreLimitsBuilder::new()
+                .memory_size(MAX_MEMORY_BYTES)
+                .build(),
+            message: String::new(),
+        };
+        let mut store = Store::new(&engine, host);
+        store.limiter(|h| &mut h.limits);
+        let mut linker = Linker::<Host>::new(&engine);
+        let link = |e| wasm_error(name, "linking", e);
+        linker
+            .func_wrap(
+                "runtime",
+                "exceptionHandler",
+                |mut caller: Caller<'_, Host>, code: i32| -> Result<(), wasmi::Error> {
+                    read_message(&mut caller);
+                    let m = &caller.data().message;
+                    Err(wasmi::Error::new(format!(
+                        "{} (code {code}){}{m}",
+                        exception(code),
+                        if m.is_empty() { "" } else { ": " }
+                    )))
+                },
+            )
+            .map_err(link)?
+            .func_wrap(
+                "runtime",
+                "printErrorMessage",
+                |mut caller: Caller<'_, Host>| read_message(&mut caller),
+            )
+            .map_err(link)?
+            .func_wrap(
+                "runtime",
+                "writeBufferMessage",
+                |mut caller: Caller<'_, Host>| read_message(&mut caller),
+            )
+            .map_err(link)?
+            .func_wrap("runtime", "showSharedRWMemory", |_: Caller<'_, Host>| {})
+            .map_err(link)?;
+        let instance = linker
+            .instantiate_and_start(&mut store, &module)
+            .map_err(|e| wasm_error(name, "not a circom 2 witness generator", e))?;
+        let mut g = WitnessGenerator {
+            store,
+            instance,
+            n32: 0,
+            name: name.to_string(),
+        };
+        g.n32 = g.call_i32("getFieldNumLen32", ())? as usize;
+        g.call::<(), ()>("getRawPrime", ())?;
+        let prime = g.read_shared()?;
+        if prime.len() != 32 || prime[..] != BLS12_381_R[..] {
+            let hex: String = prime.iter().rev().map(|b| format!("{b:02x}")).collect();
+            let bn = "30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001";
+            let why = if hex.trim_start_matches('0') == bn {
+                "BN254 is not supported yet".to_string()
+            } else {
+                format!("its prime is 0x{hex}, not BLS12-381's")
+            };
+            return Err(Error::InvalidInput(format!(
+                "{name}: a witness generator for another field: {why} (compile with `circom --prime bls12381`)"
+            )));
+        }
+        Ok(g)
+    }
+
+    fn call<P: wasmi::WasmParams, R: wasmi::WasmResults>(
+        &mut self,
+        f: &str,
+        args: P,
+    ) -> Result<R, Error> {
+        let func = self
+            .instance
+            .get_typed_func::<P, R>(&self.store, f)
+            .map_err(|e| wasm_error(&self.name, &format!("export `{f}`"), e))?;
+        func.call(&mut self.store, args)
+            .map_err(|e| Error::InvalidInput(format!("{}: {f}: {e}", self.name)))
+    }
+
+    fn call_i32<P: wasmi::WasmParams>(&mut self, f: &str, args: P) -> Result<i32, Error> {
+        self.call::<P, i32>(f, args)
+    }
+
+    /// The field element in the shared memory, little-endian bytes.
+    fn read_shared(&mut self) -> Result<Vec<u8>, Error> {
+        let mut out = Vec::with_capacity(4 * self.n32);
+        for i in 0..self.n32 {
+            let w = self.call_i32("readSharedRWMemory", i as i32)?;
+            out.extend((w as u32).to_le_bytes());
+        }
+        Ok(out)
+    }
+
+    fn write_shared(&mut self, x: &Fr) -> Result<(), Error> {
+        let b = x.to_bytes_le();
+        for i in 0..self.n32.min(8) {
+            let w = u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap());
+            self.call::<(i32, i32), ()>("writeSharedRWMemory", (i as i32, w as i32))?;
+        }
+        Ok(())
+    }
+
+    /// Runs the generator on `input` (snarkjs's input.json: signal names to
+    /// numbers, decimal or 0x-hex strings, or nested arrays of them) and
+    /// returns the full witness, one value per wire.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for an input the circuit does not have, the
+    /// wrong number of values, missing inputs, or a failed assert;
+    /// [`Error::InvalidEncoding`] for a value that is not a number.
+    pub fn calculate(&mut self, input: &Value) -> Result<Vec<Fr>, Error> {
+        let obj = input.as_object().ok_or_else(|| {
+            Error::InvalidEncoding("input: expected a JSON object of signal names".into())
+        })?;
+        self.call::<i32, ()>("init", 1)?;
+        let mut set = 0i64;
+        for (key, value) in obj {
+            let mut values = Vec::new();
+            flatten(value, key, &mut values)?;
+            let h = fnv1a(key);
+            let (hi, lo) = ((h >> 32) as u32 as i32, h as u32 as i32);
+            let size = self.call_i32("getInputSignalSize", (hi, lo))?;
+            // Unknown names give a size of 0 (or below, in older generators).
+            if size <= 0 {
+                return Err(Error::InvalidInput(format!(
+                    "input: `{key}` is not an input signal of {}",
+                    self.name
+                )));
+            }
+            if values.len() != size as usize {
+                return Err(Error::InvalidInput(format!(
+                    "input: `{key}` takes {size} values, {} were given",
+                    values.len()
+                )));
+            }
+            for (i, x) in values.iter().enumerate() {
+                self.write_shared(x)?;
+                self.call::<(i32, i32, i32), ()>("setInputSignal", (hi, lo, i as i32))?;
+                set += 1;
+            }
+        }
+        let need = self.call_i32("getInputSize", ())?;
+        if set < i64::from(need) {
+            return Err(Error::InvalidInput(format!(
+                "input: {set} values set, {} needs {need}",
+                self.name
+            )));
+        }
+        let n = self.call_i32("getWitnessSize", ())?;
+        let mut w = Vec::new();
+        for i in 0..n.max(0) {
+            self.call::<i32, ()>("getWitness", i)?;
+            let b = self.read_shared()?;
+            let b: &[u8; 32] = b[..].try_into().map_err(|_| {
+                Error::InvalidInput(format!("{}: witness values are not 32 bytes", self.name))
+            })?;
+            w.push(Fr::from_bytes_le(b).map_err(|_| {
+                Error::InvalidInput(format!("{}: witness value {i} is not below r", self.name))
+            })?);
+        }
+        Ok(w)
+    }
+}
+
+/// Native stack of the thread a generator runs on: wasmi overflowed a main
+/// thread's 8 MiB on a 176-constraint circuit (circom's generated code
+/// nests deeply) and ran in 64 MiB; reserved, not committed.
+const GENERATOR_STACK_BYTES: usize = 256 << 20;
+
+/// Loads `wasm` and runs it on `input` on a thread with a large stack:
+/// [`WitnessGenerator::new`] then [`WitnessGenerator::calculate`].
+///
+/// # Errors
+/// As those two; [`Error::Failed`] when the thread cannot be started.
+pub fn calculate_witness(name: &str, wasm: &[u8], input: &Value) -> Result<Vec<Fr>, Error> {
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("circom-witness".into())
+            .stack_size(GENERATOR_STACK_BYTES)
+            .spawn_scoped(s, || WitnessGenerator::new(name, wasm)?.calculate(input))
+            .map_err(|e| {
+                Error::Failed(format!("{name}: cannot start the generator's thread: {e}"))
+            })?
+            .join()
+            .map_err(|_| Error::Failed(format!("{name}: the witness generator panicked")))?
+    })
+}
+
+/// 64-bit FNV-1a of a signal name (its UTF-16 code units, as circom's JS does).
+fn fnv1a(s: &str) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for c in s.encode_utf16() {
+        h ^= u64::from(c);
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+/// Appends `v`'s numbers to `out` (arrays flattened in order), reduced mod r.
+fn flatten(v: &Value, key: &str, out: &mut Vec<Fr>) -> Result<(), Error> {
+    let bad = || Error::InvalidEncoding(format!("input: `{key}`: `{v}` is not an integer"));
+    match v {
+        Value::Array(a) => a.iter().try_for_each(|x| flatten(x, key, out)),
+        Value::Number(n) => {
+            let x = if let Some(u) = n.as_u64() {
+                Fr::from_u64(u)
+            } else if let Some(i) = n.as_i64() {
+                Fr::from_u64(i.unsigned_abs()).neg()
+            } else {
+                return Err(bad());
+            };
+            out.push(x);
+            Ok(())
+        }
+        Value::String(s) => {
+            out.push(parse_integer(s.trim()).ok_or_else(bad)?);
+            Ok(())
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// A decimal or `0x` hex integer, maybe negative, reduced mod r.
+fn parse_integer(s: &str) -> Option<Fr> {
+    let (neg, s) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    let (radix, digits) = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => (16, h),
+        None => (10, s),
+    };
+    if digits.is_empty() || digits.len() > 4096 {
+        return None;
+    }
+    let base = Fr::from_u64(radix);
+    let mut acc = Fr::ZERO;
+    for c in digits.chars() {
+        acc = acc
+            .mul(&base)
+            .add(&Fr::from_u64(u64::from(c.to_digit(radix as u32)?)));
+    }
+    Some(if neg { acc.neg() } else { acc })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv_matches_the_reference_values() {
+        // FNV-1a 64 test vectors.
+        assert_eq!(fnv1a(""), 0xcbf29ce484222325);
+        assert_eq!(fnv1a("a"), 0xaf63dc4c8601ec8c);
+        assert_eq!(fnv1a("foobar"), 0x85944171f73967e8);
+    }
+
+    #[test]
+    fn integers_parse_like_bigint() {
+        assert_eq!(parse_integer("12"), Some(Fr::from_u64(12)));
+        assert_eq!(parse_integer("0x1f"), Some(Fr::from_u64(31)));
+        assert_eq!(parse_integer("-1"), Some(Fr::one().neg()));
+        assert_eq!(parse_integer("1.5"), None);
+        assert_eq!(parse_integer(""), None);
+        let mut v = Vec::new();
+        assert!(flatten(&serde_json::json!([[1, "2"], [-3]]), "k", &mut v).is_ok());
+        assert_eq!(
+            v,
+            vec![Fr::from_u64(1), Fr::from_u64(2), Fr::from_u64(3).neg()]
+        );
+        assert!(flatten(&serde_json::json!(1.5), "k", &mut v).is_err());
+    }
+
+    #[test]
+    fn garbage_is_not_a_generator() {
+        let e = WitnessGenerator::new("x.wasm", b"\0asm garbage").unwrap_err();
+        assert!(e.to_string().contains("not a WebAssembly module"), "{e}");
+    }
+}

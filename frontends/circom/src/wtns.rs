@@ -1,0 +1,130 @@
+//! snarkjs's `.wtns` (version 2): section 1 holds the field size, the prime
+//! and the witness count; section 2 the values, canonical little-endian, in
+//! wire order (the one first).
+
+use std::path::Path;
+
+use crate::binfile::BinFile;
+use crate::field::{BLS12_381_R, check_prime, fr_canonical};
+use crate::r1cs::CircomR1cs;
+use zkpipe_core::r1cs::Witness;
+use zkpipe_core::{Error, Fr};
+
+/// Reads a `.wtns` file as a full assignment, one value per wire.
+///
+/// # Errors
+/// [`Error::Io`]; [`Error::InvalidEncoding`] for malformed bytes;
+/// [`Error::InvalidInput`] for a prime other than BLS12-381's r.
+pub fn load_wtns(path: &Path) -> Result<Vec<Fr>, Error> {
+    read(&BinFile::load(path, b"wtns", &[2])?)
+}
+
+/// Parses `.wtns` bytes; `name` is used in messages.
+///
+/// # Errors
+/// As [`load_wtns`].
+pub fn wtns_from_bytes(name: &str, bytes: Vec<u8>) -> Result<Vec<Fr>, Error> {
+    read(&BinFile::parse(name.into(), bytes, b"wtns", &[2])?)
+}
+
+fn read(f: &BinFile) -> Result<Vec<Fr>, Error> {
+    let mut h = f.section(1, "header")?;
+    let n8 = h.u32("field size")? as usize;
+    let prime = h.take(n8, "prime")?;
+    check_prime(&h, prime, &BLS12_381_R, "prime")?;
+    let count = h.u32("witness count")?;
+    h.finish()?;
+    let mut v = f.section(2, "values")?;
+    let bytes = v.items(count.into(), 32, "values")?;
+    v.finish()?;
+    let name = v.name().to_string();
+    bytes
+        .chunks_exact(32)
+        .enumerate()
+        .map(|(i, b)| fr_canonical(b, || format!("{name}: value {i}")))
+        .collect()
+}
+
+/// A `.wtns` file's bytes (version 2, BLS12-381's r), as snarkjs writes them.
+pub fn wtns_to_bytes(values: &[Fr]) -> Vec<u8> {
+    let mut out = b"wtns".to_vec();
+    out.extend(2u32.to_le_bytes());
+    out.extend(2u32.to_le_bytes());
+    out.extend(1u32.to_le_bytes());
+    out.extend(40u64.to_le_bytes());
+    out.extend(32u32.to_le_bytes());
+    out.extend(BLS12_381_R);
+    out.extend((values.len() as u32).to_le_bytes());
+    out.extend(2u32.to_le_bytes());
+    out.extend((32 * values.len() as u64).to_le_bytes());
+    for v in values {
+        out.extend(v.to_bytes_le());
+    }
+    out
+}
+
+/// Splits a full assignment into zkpipe's witness for `circuit`, checking
+/// that it is one: as many values as wires, the constant one first.
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming the files that disagree.
+pub fn witness_for(
+    values: Vec<Fr>,
+    circuit: &CircomR1cs,
+    wtns_name: &str,
+    r1cs_name: &str,
+) -> Result<Witness, Error> {
+    if values.len() != circuit.num_wires {
+        return Err(Error::InvalidInput(format!(
+            "{wtns_name} has {} values but {r1cs_name} has {} wires: a witness of another circuit?",
+            values.len(),
+            circuit.num_wires
+        )));
+    }
+    if values[0] != Fr::one() {
+        return Err(Error::InvalidInput(format!(
+            "{wtns_name}: the first value (the constant wire) is not 1"
+        )));
+    }
+    let mut inputs = values;
+    let aux = inputs.split_off(circuit.r1cs.num_inputs);
+    Ok(Witness { inputs, aux })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::binfile::tests::container;
+
+    fn wtns(values: &[u64]) -> Vec<u8> {
+        let mut header = 32u32.to_le_bytes().to_vec();
+        header.extend(BLS12_381_R);
+        header.extend((values.len() as u32).to_le_bytes());
+        let mut data = Vec::new();
+        for v in values {
+            let mut b = [0u8; 32];
+            b[..8].copy_from_slice(&v.to_le_bytes());
+            data.extend(b);
+        }
+        container(b"wtns", 2, &[(1, header), (2, data)])
+    }
+
+    #[test]
+    fn reads_and_checks_against_the_circuit() {
+        let circuit =
+            CircomR1cs::from_bytes("c.r1cs", crate::r1cs::tests::square_r1cs(&BLS12_381_R))
+                .unwrap();
+        let values = wtns_from_bytes("w", wtns(&[1, 9, 3])).unwrap();
+        let w = witness_for(values, &circuit, "w", "c").unwrap();
+        assert_eq!(circuit.r1cs.first_unsatisfied(&w).unwrap(), None);
+        let short = wtns_from_bytes("w", wtns(&[1, 9])).unwrap();
+        let e = witness_for(short, &circuit, "w.wtns", "c.r1cs").unwrap_err();
+        assert!(e.to_string().contains("another circuit"), "{e}");
+        let bytes = wtns(&[1, 9, 3]);
+        let values = wtns_from_bytes("w", bytes.clone()).unwrap();
+        assert_eq!(wtns_to_bytes(&values), bytes);
+        for cut in 0..bytes.len() {
+            assert!(wtns_from_bytes("w", bytes[..cut].to_vec()).is_err());
+        }
+    }
+}
