@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Instant;
 use zkpipe_circom::{CircomR1cs, json};
 use zkpipe_core::fsutil::{check_writable, write_atomically};
-use zkpipe_core::groth16::{self, Parameters, PreparedVerifyingKey, ProverBuilder, VerifyingKey};
+use zkpipe_core::groth16::{
+    self, HQuery, Parameters, PreparedVerifyingKey, ProverBuilder, VerifyingKey,
+};
 use zkpipe_core::{Error, Fr};
 
 use crate::plugin_args::PluginArgs;
@@ -31,6 +33,10 @@ pub struct CircomProveArgs {
     /// The circuit's inputs (snarkjs's input.json), for --wasm.
     #[arg(long, value_name = "FILE", requires = "wasm")]
     pub input: Option<PathBuf>,
+    /// The most instructions the witness generator may run (default: 10^10
+    /// plus 2·10^6 per wire), so that a generator that loops stops.
+    #[arg(long, value_name = "N", requires = "wasm")]
+    pub wasm_fuel: Option<u64>,
     /// snarkjs's Groth16 proving key (or --params DIR from `zkpipe setup --r1cs`).
     #[arg(
         long,
@@ -64,6 +70,11 @@ pub struct CircomSetupArgs {
     /// a built-in circuit: params.bin and vk.bin (zkpipe's), vk.json (snarkjs's).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["circuit", "size", "synthetic"])]
     pub r1cs: Option<PathBuf>,
+    /// Write the insecure test keys as a snarkjs Groth16 zkey (which
+    /// `snarkjs groth16 prove` and `zkpipe prove --zkey` both take) instead
+    /// of a folder: no powers-of-tau ceremony needed.
+    #[arg(long, value_name = "FILE", requires = "r1cs", conflicts_with = "out")]
+    pub zkey: Option<PathBuf>,
 }
 
 /// `witness`: `snarkjs wtns calculate` in zkpipe.
@@ -78,6 +89,10 @@ pub struct WitnessArgs {
     /// The witness, as snarkjs's .wtns.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
+    /// The most instructions the generator may run (default: 10^10 plus
+    /// 2·10^6 per wire), so that a generator that loops stops.
+    #[arg(long, value_name = "N")]
+    pub wasm_fuel: Option<u64>,
 }
 
 /// The largest witness generator read.
@@ -87,7 +102,7 @@ const MAX_WASM_BYTES: u64 = 1 << 30;
 ///
 /// # Errors
 /// Missing or malformed files, inputs the circuit refuses (exit 2).
-fn run_generator(wasm: &Path, input: &Path) -> Result<Vec<Fr>, Error> {
+fn run_generator(wasm: &Path, input: &Path, fuel: Option<u64>) -> Result<Vec<Fr>, Error> {
     let io = |source| Error::Io {
         path: wasm.to_path_buf(),
         source,
@@ -102,14 +117,18 @@ fn run_generator(wasm: &Path, input: &Path) -> Result<Vec<Fr>, Error> {
     let code = std::fs::read(wasm).map_err(io)?;
     let input_json = read_json(input)?;
     let t = Instant::now();
-    let w =
-        zkpipe_circom::calculate_witness(&name(wasm), &code, &input_json).map_err(|e| match e {
+    let (w, used) = zkpipe_circom::calculate_witness(&name(wasm), &code, &input_json, fuel)
+        .map_err(|e| match e {
             Error::InvalidInput(m) | Error::InvalidEncoding(m) => {
                 Error::InvalidInput(format!("{}: {m}", name(input)))
             }
             other => other,
         })?;
-    eprintln!("witness: {} values in {:.2?}", w.len(), t.elapsed());
+    eprintln!(
+        "witness: {} values in {:.2?} ({used} instructions)",
+        w.len(),
+        t.elapsed()
+    );
     Ok(w)
 }
 
@@ -119,7 +138,7 @@ fn run_generator(wasm: &Path, input: &Path) -> Result<Vec<Fr>, Error> {
 /// As [`run_generator`]; I/O errors writing `out`.
 pub fn witness(a: &WitnessArgs) -> Result<(), Error> {
     check_writable(&a.out)?;
-    let w = run_generator(&a.wasm, &a.input)?;
+    let w = run_generator(&a.wasm, &a.input, a.wasm_fuel)?;
     write_atomically(&a.out, &zkpipe_circom::wtns_to_bytes(&w))
 }
 
@@ -183,7 +202,7 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
     let circuit = CircomR1cs::load(r1cs_path)?;
     let (values, wtns_path) = match (&c.wtns, &c.wasm, &c.input) {
         (Some(w), _, _) => (zkpipe_circom::load_wtns(w)?, w),
-        (None, Some(wasm), Some(input)) => (run_generator(wasm, input)?, wasm),
+        (None, Some(wasm), Some(input)) => (run_generator(wasm, input, c.wasm_fuel)?, wasm),
         _ => unreachable!("checked above and by clap"),
     };
     let witness = zkpipe_circom::witness_for(values, &circuit, &name(wtns_path), &name(r1cs_path))?;
@@ -282,28 +301,61 @@ fn blinding(seed: Option<u64>) -> Result<(Fr, Fr), Error> {
     }
 }
 
-/// `zkpipe setup --r1cs c.r1cs --out DIR`: insecure test keys from `seed`.
+/// `zkpipe setup --r1cs c.r1cs (--out DIR | --zkey FILE)`: insecure test
+/// keys from `seed`.
 ///
 /// # Errors
-/// As [`CircomR1cs::load`]; I/O errors writing `dir`.
-pub fn setup(r1cs_path: &Path, dir: &Path, seed: u64) -> Result<(), Error> {
+/// As [`CircomR1cs::load`]; I/O errors writing `dir` or `zkey`.
+pub fn setup(
+    r1cs_path: &Path,
+    dir: Option<&Path>,
+    zkey: Option<&Path>,
+    seed: u64,
+) -> Result<(), Error> {
+    if let Some(z) = zkey {
+        check_writable(z)?;
+    }
     let circuit = CircomR1cs::load(r1cs_path)?;
     let t = Instant::now();
-    let params =
-        groth16::setup_with_progress(&circuit.r1cs, seed, &crate::progress::CliProgress::new());
-    std::fs::create_dir_all(dir).map_err(|source| Error::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    params.save(&dir.join("params.bin"))?;
-    params.vk.save(&dir.join("vk.bin"))?;
-    let vk_json = serde_json::to_string_pretty(&json::vk_to_json(&params.vk)).expect("json");
-    write_atomically(&dir.join("vk.json"), vk_json.as_bytes())?;
+    let h_query = if zkey.is_some() {
+        HQuery::OddCoset
+    } else {
+        HQuery::TauPowers
+    };
+    let params = groth16::setup_for(
+        &circuit.r1cs,
+        seed,
+        h_query,
+        &crate::progress::CliProgress::new(),
+    );
+    let (dest, what) = match (zkey, dir) {
+        (Some(z), _) => {
+            zkpipe_circom::write_zkey(z, &params, &circuit)?;
+            (z, "a snarkjs zkey")
+        }
+        (None, Some(dir)) => {
+            std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+            params.save(&dir.join("params.bin"))?;
+            params.vk.save(&dir.join("vk.bin"))?;
+            let vk_json =
+                serde_json::to_string_pretty(&json::vk_to_json(&params.vk)).expect("json");
+            write_atomically(&dir.join("vk.json"), vk_json.as_bytes())?;
+            (dir, "params.bin, vk.bin, vk.json")
+        }
+        (None, None) => {
+            return Err(Error::InvalidInput(
+                "setup --r1cs needs --out DIR or --zkey FILE".into(),
+            ));
+        }
+    };
     eprintln!(
-        "insecure test keys for {} in {:.2?} → {} (params.bin, vk.bin, vk.json; toxic waste from the seed: never use for real proofs)",
+        "insecure test keys for {} in {:.2?} → {} ({what}; toxic waste from the seed: never use for real proofs)",
         name(r1cs_path),
         t.elapsed(),
-        dir.display()
+        dest.display()
     );
     Ok(())
 }

@@ -42,6 +42,15 @@ pub struct JobArgs {
     /// Idempotency id: resubmitting it returns the first job.
     #[arg(long, default_value = "")]
     request_id: String,
+    /// A circom circuit instead of a built-in one: this snarkjs zkey's
+    /// circuit (the daemon holds the same file in keys.circom_dir; it is
+    /// named by its SHA-256, never sent).
+    #[arg(long, value_name = "FILE", requires = "wtns",
+          conflicts_with_all = ["circuit", "size", "seed", "partitions"])]
+    zkey: Option<PathBuf>,
+    /// The witness of each partition (snarkjs .wtns), for --zkey.
+    #[arg(long, value_name = "FILE", requires = "zkey")]
+    wtns: Vec<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -82,19 +91,38 @@ enum ClientOp {
     /// Prometheus metrics.
     Metrics,
     /// Load a key ahead of jobs.
-    Preload {
-        #[arg(long)]
-        circuit: String,
-        #[arg(long, default_value = "")]
-        size: String,
-    },
+    Preload(KeyArgs),
     /// Evict a key no job uses.
-    Evict {
-        #[arg(long)]
-        circuit: String,
-        #[arg(long, default_value = "")]
-        size: String,
-    },
+    Evict(KeyArgs),
+}
+
+/// A key: a built-in circuit and size, or a circom zkey.
+#[derive(Args, Debug)]
+struct KeyArgs {
+    /// Built-in circuit.
+    #[arg(long, required_unless_present = "zkey", conflicts_with = "zkey")]
+    circuit: Option<String>,
+    /// Circuit size (default: the circuit's demo size).
+    #[arg(long, default_value = "")]
+    size: String,
+    /// A circom circuit's snarkjs zkey (named by its SHA-256).
+    #[arg(long, value_name = "FILE")]
+    zkey: Option<PathBuf>,
+}
+
+impl KeyArgs {
+    fn key(&self) -> Result<proto::KeyId, Error> {
+        Ok(match (&self.zkey, &self.circuit) {
+            (Some(zkey), _) => proto::KeyId {
+                circuit: zkpipe_daemon::circom_keys::CIRCOM.into(),
+                size: zkpipe_daemon::circom_keys::sha256_file(zkey)?,
+            },
+            (None, circuit) => proto::KeyId {
+                circuit: circuit.clone().unwrap_or_default(),
+                size: self.size.clone(),
+            },
+        })
+    }
 }
 
 fn parse_priority(s: &str) -> Result<Priority, String> {
@@ -107,22 +135,66 @@ fn parse_priority(s: &str) -> Result<Priority, String> {
     }
 }
 
+/// The largest .wtns file sent (the daemon's message limit applies too).
+const MAX_WTNS_BYTES: u64 = 1 << 30;
+
 impl JobArgs {
-    /// The request.
-    pub fn request(&self) -> proto::SubmitRequest {
-        proto::SubmitRequest {
+    /// The request (reading and hashing --zkey and --wtns files).
+    ///
+    /// # Errors
+    /// [`Error::Io`] for files that cannot be read; [`Error::InvalidInput`]
+    /// for a witness file over the size limit.
+    pub fn request(&self) -> Result<proto::SubmitRequest, Error> {
+        let (key, partitions, inputs) = match &self.zkey {
+            Some(zkey) => {
+                let hash = zkpipe_daemon::circom_keys::sha256_file(zkey)?;
+                let wtns = self
+                    .wtns
+                    .iter()
+                    .map(|w| read_bounded(w, MAX_WTNS_BYTES))
+                    .collect::<Result<Vec<_>, Error>>()?;
+                (
+                    proto::KeyId {
+                        circuit: zkpipe_daemon::circom_keys::CIRCOM.into(),
+                        size: hash,
+                    },
+                    0,
+                    proto::submit_request::Inputs::Circom(proto::CircomInputs { wtns }),
+                )
+            }
+            None => (
+                proto::KeyId {
+                    circuit: self.circuit.clone(),
+                    size: self.size.clone(),
+                },
+                self.partitions,
+                proto::submit_request::Inputs::Builtin(proto::BuiltinInputs { seed: self.seed }),
+            ),
+        };
+        Ok(proto::SubmitRequest {
             request_id: self.request_id.clone(),
-            key: Some(proto::KeyId {
-                circuit: self.circuit.clone(),
-                size: self.size.clone(),
-            }),
+            key: Some(key),
             priority: self.priority as i32,
-            partitions: self.partitions,
-            inputs: Some(proto::submit_request::Inputs::Builtin(
-                proto::BuiltinInputs { seed: self.seed },
-            )),
-        }
+            partitions,
+            inputs: Some(inputs),
+        })
     }
+}
+
+/// `path`'s bytes, refused when over `limit`.
+fn read_bounded(path: &std::path::Path, limit: u64) -> Result<Vec<u8>, Error> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let len = std::fs::metadata(path).map_err(io)?.len();
+    if len > limit {
+        return Err(Error::InvalidInput(format!(
+            "{}: {len} bytes, over the limit of {limit}",
+            path.display()
+        )));
+    }
+    std::fs::read(path).map_err(io)
 }
 
 /// A gRPC status as an error with the CLI's exit code: the request's fault
@@ -160,17 +232,22 @@ async fn run_async(args: &ClientArgs) -> Result<(), Error> {
             out,
             public_out,
         } => {
-            let stem = format!(
-                "{}-{}",
-                zkpipe_core::cache::file_name_part(&job.circuit),
-                zkpipe_core::cache::file_name_part(if job.size.is_empty() {
-                    zkpipe_circuits::default_size(&job.circuit)
-                } else {
-                    &job.size
-                })
-            );
-            let proof_out = Output::resolve(out.as_deref(), format!("{stem}.proof"))?;
-            let public_out = Output::resolve(public_out.as_deref(), format!("{stem}.public.json"))?;
+            let (proof_default, public_default) = if job.zkey.is_some() {
+                ("proof.json".to_string(), "public.json".to_string())
+            } else {
+                let stem = format!(
+                    "{}-{}",
+                    zkpipe_core::cache::file_name_part(&job.circuit),
+                    zkpipe_core::cache::file_name_part(if job.size.is_empty() {
+                        zkpipe_circuits::default_size(&job.circuit)
+                    } else {
+                        &job.size
+                    })
+                );
+                (format!("{stem}.proof"), format!("{stem}.public.json"))
+            };
+            let proof_out = Output::resolve(out.as_deref(), proof_default)?;
+            let public_out = Output::resolve(public_out.as_deref(), public_default)?;
             if matches!((&proof_out, &public_out), (Output::Stdout, Output::Stdout)) {
                 return Err(Error::InvalidInput(
                     "--out - and --public-out - would both write to stdout: give one a file".into(),
@@ -184,16 +261,16 @@ async fn run_async(args: &ClientArgs) -> Result<(), Error> {
     match &args.op {
         ClientOp::Prove { job, .. } => {
             let r = c
-                .prove(job.request())
+                .prove(job.request()?)
                 .await
                 .map_err(status_error)?
                 .into_inner();
             let (proof_out, public_out) = outputs.expect("resolved above");
-            save(&r, &proof_out, &public_out)
+            save(&r, &proof_out, &public_out, job.zkey.is_some())
         }
         ClientOp::Submit { job } => {
             let r = c
-                .submit(job.request())
+                .submit(job.request()?)
                 .await
                 .map_err(status_error)?
                 .into_inner();
@@ -255,14 +332,11 @@ async fn run_async(args: &ClientArgs) -> Result<(), Error> {
             print!("{}", r.text);
             Ok(())
         }
-        ClientOp::Preload { circuit, size } | ClientOp::Evict { circuit, size } => {
+        ClientOp::Preload(k) | ClientOp::Evict(k) => {
             let req = proto::KeysRequest {
-                keys: vec![proto::KeyId {
-                    circuit: circuit.clone(),
-                    size: size.clone(),
-                }],
+                keys: vec![k.key()?],
             };
-            let r = if matches!(args.op, ClientOp::Preload { .. }) {
+            let r = if matches!(args.op, ClientOp::Preload(_)) {
                 c.preload_keys(req).await
             } else {
                 c.evict_keys(req).await
@@ -303,19 +377,42 @@ fn report(r: &proto::JobResult) -> Result<(), Error> {
     }
 }
 
-fn save(r: &proto::JobResult, proof_out: &Output, public_out: &Output) -> Result<(), Error> {
+/// A value for one partition, an array for several.
+fn one_or_many<T: serde::Serialize>(items: &[T]) -> String {
+    if items.len() == 1 {
+        serde_json::to_string(&items[0])
+    } else {
+        serde_json::to_string(items)
+    }
+    .expect("JSON values serialise")
+}
+
+/// Saves a job's proofs: 192 bytes each, or snarkjs JSON (`snarkjs`).
+fn save(
+    r: &proto::JobResult,
+    proof_out: &Output,
+    public_out: &Output,
+    snarkjs: bool,
+) -> Result<(), Error> {
     report(r)?;
     if JobState::try_from(r.state) != Ok(JobState::Succeeded) {
         return Err(Error::Failed(format!("job {} did not succeed", r.job_id)));
     }
-    let proofs: Vec<u8> = r.proofs.iter().flat_map(|p| p.proof.clone()).collect();
-    let publics: Vec<&Vec<String>> = r.proofs.iter().map(|p| &p.public_inputs).collect();
-    let json = if publics.len() == 1 {
-        serde_json::to_string(publics[0])
+    let proofs: Vec<u8> = if snarkjs {
+        let json = r
+            .proofs
+            .iter()
+            .map(|p| {
+                zkpipe_core::groth16::Proof::from_bytes(&p.proof)
+                    .map(|p| zkpipe_circom::json::proof_to_json(&p))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        one_or_many(&json).into_bytes()
     } else {
-        serde_json::to_string(&publics)
-    }
-    .expect("strings serialise");
+        r.proofs.iter().flat_map(|p| p.proof.clone()).collect()
+    };
+    let publics: Vec<&Vec<String>> = r.proofs.iter().map(|p| &p.public_inputs).collect();
+    let json = one_or_many(&publics);
     proof_out.write(&proofs)?;
     public_out.write(json.as_bytes())?;
     eprintln!(

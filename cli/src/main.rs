@@ -62,8 +62,8 @@ enum Command {
         #[command(flatten)]
         circuit: circuit::CircuitArgs,
         /// Output folder: params.bin (bellperson Parameters), vk.bin (VerifyingKey), circuit.json.
-        #[arg(long, value_name = "DIR")]
-        out: PathBuf,
+        #[arg(long, value_name = "DIR", required_unless_present = "zkey")]
+        out: Option<PathBuf>,
         /// Seed of the toxic waste.
         #[arg(long, default_value_t = 0)]
         seed: u64,
@@ -115,18 +115,25 @@ fn main() -> ExitCode {
         Command::Backends { plugins, json } => doctor::run(&cli.plugins.with(plugins), *json),
         Command::Bench { op } => bench::run(&cli.plugins, op),
         Command::Setup {
-            circom: circom::CircomSetupArgs { r1cs: Some(r1cs) },
+            circom:
+                circom::CircomSetupArgs {
+                    r1cs: Some(r1cs),
+                    zkey,
+                },
             out,
             seed,
             ..
-        } => circom::setup(r1cs, out, *seed),
+        } => circom::setup(r1cs, out.as_deref(), zkey.as_deref(), *seed),
         Command::Setup {
             circuit,
-            out,
+            out: Some(out),
             seed,
             synthetic,
             ..
         } => prove::setup(circuit, out, *seed, *synthetic),
+        Command::Setup { .. } => Err(Error::InvalidInput(
+            "setup needs --out DIR (or --r1cs FILE --zkey FILE)".into(),
+        )),
         Command::Prove(p) if p.circom.r1cs.is_some() => {
             circom::prove(&cli.plugins.with(&p.plugins), p)
         }
@@ -169,12 +176,11 @@ fn main() -> ExitCode {
 
 /// 2 when the command's input is at fault: bytes that do not decode
 /// (malformed keys, proofs, public inputs, points off the curve or outside
-/// the subgroup), or a named file that cannot be used as given (missing,
-/// unreadable, a folder, cut short). 1 for everything else: backends, plugin
-/// loading, synthesis, caches, I/O failures of the machine (a full disk).
-/// [`Error::InvalidInput`] stays 1: besides caller mistakes it carries
-/// configuration errors, which this CLI reports as runtime errors (as the
-/// README says), and internal failures.
+/// the subgroup), inputs that disagree or that the command cannot take
+/// ([`Error::InvalidInput`]), or a named file that cannot be used as given
+/// (missing, unreadable, a folder, cut short). 1 for everything else:
+/// backends, plugin loading, synthesis, caches, I/O failures of the machine
+/// (a full disk).
 fn exit_code(e: &Error) -> u8 {
     use std::io::ErrorKind;
     const BAD_INPUT: u8 = 2;

@@ -40,6 +40,10 @@ pub struct ServeArgs {
     /// Folder of recorded circuits and keys (keys.dir).
     #[arg(long, value_name = "DIR")]
     keys_dir: Option<String>,
+    /// Folder of circom circuits, `NAME.zkey` beside `NAME.r1cs`
+    /// (keys.circom_dir).
+    #[arg(long, value_name = "DIR")]
+    circom_dir: Option<String>,
     /// Print the effective configuration and exit.
     #[arg(long)]
     print_config: bool,
@@ -69,6 +73,7 @@ impl ServeArgs {
             ("devices.backend", &self.backend),
             ("scheduler.policy", &self.policy),
             ("keys.dir", &self.keys_dir),
+            ("keys.circom_dir", &self.circom_dir),
         ];
         for (key, value) in shortcuts {
             if let Some(v) = value {

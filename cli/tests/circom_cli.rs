@@ -6,71 +6,7 @@ use std::process::Output;
 
 mod support;
 
-/// BLS12-381's r, little-endian.
-const BLS_R: &str = "73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001";
-/// BN254's r, little-endian (circom's default prime).
-const BN254_R: &str = "30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001";
-
-fn le(hex: &str) -> Vec<u8> {
-    (0..hex.len() / 2)
-        .rev()
-        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
-        .collect()
-}
-
-fn container(magic: &[u8; 4], version: u32, sections: &[(u32, Vec<u8>)]) -> Vec<u8> {
-    let mut out = magic.to_vec();
-    out.extend(version.to_le_bytes());
-    out.extend((sections.len() as u32).to_le_bytes());
-    for (ty, data) in sections {
-        out.extend(ty.to_le_bytes());
-        out.extend((data.len() as u64).to_le_bytes());
-        out.extend(data);
-    }
-    out
-}
-
-fn scalar(v: u64) -> Vec<u8> {
-    let mut b = vec![0u8; 32];
-    b[..8].copy_from_slice(&v.to_le_bytes());
-    b
-}
-
-/// `x·x = y`, then `y·1 = y + 0·x` padding rows up to `rows`: wires one, y
-/// (public output), x (private input).
-fn square_r1cs(prime: &str, rows: u32) -> Vec<u8> {
-    let mut header = 32u32.to_le_bytes().to_vec();
-    header.extend(le(prime));
-    for v in [3u32, 1, 0, 1] {
-        header.extend(v.to_le_bytes());
-    }
-    header.extend(3u64.to_le_bytes());
-    header.extend(rows.to_le_bytes());
-    let mut cons = Vec::new();
-    let lc = |cons: &mut Vec<u8>, wire: u32| {
-        cons.extend(1u32.to_le_bytes());
-        cons.extend(wire.to_le_bytes());
-        cons.extend(scalar(1));
-    };
-    lc(&mut cons, 2);
-    lc(&mut cons, 2);
-    lc(&mut cons, 1);
-    for _ in 1..rows {
-        lc(&mut cons, 1);
-        lc(&mut cons, 0);
-        lc(&mut cons, 1);
-    }
-    let labels: Vec<u8> = (0u64..3).flat_map(|l| l.to_le_bytes()).collect();
-    container(b"r1cs", 1, &[(1, header), (2, cons), (3, labels)])
-}
-
-fn wtns_bytes(values: &[u64]) -> Vec<u8> {
-    let mut header = 32u32.to_le_bytes().to_vec();
-    header.extend(le(BLS_R));
-    header.extend((values.len() as u32).to_le_bytes());
-    let data = values.iter().flat_map(|&v| scalar(v)).collect();
-    container(b"wtns", 2, &[(1, header), (2, data)])
-}
+use support::circom_files::{BLS_R, BN254_R, square_r1cs, wtns_bytes};
 
 struct Dir(tempfile::TempDir);
 
@@ -343,4 +279,94 @@ fn bad_snarkjs_json_exits_2_naming_the_file() {
     p["curve"] = serde_json::json!("bn128");
     let bn = d.file("bn.json", p.to_string().as_bytes());
     fails(&verify(&vk, &bn, &public), 2, "BN254 is not supported yet");
+}
+
+/// A WebAssembly module whose `getFieldNumLen32` loops forever.
+fn endless_loop_wasm() -> Vec<u8> {
+    let mut m = b"\0asm\x01\0\0\0".to_vec();
+    m.extend([1, 5, 1, 0x60, 0, 1, 0x7f]); // type: () -> i32
+    m.extend([3, 2, 1, 0]); // one function of that type
+    m.extend([7, 20, 1, 16]);
+    m.extend(b"getFieldNumLen32");
+    m.extend([0, 0]);
+    m.extend([10, 11, 1, 9, 0, 3, 0x40, 0x0c, 0, 0x0b, 0x41, 0, 0x0b]); // loop br 0 end
+    m
+}
+
+#[test]
+fn a_looping_witness_generator_stops_at_its_fuel() {
+    let d = Dir(tempfile::tempdir().unwrap());
+    let wasm = d.file("loop.wasm", &endless_loop_wasm());
+    let input = d.file("input.json", b"{}");
+    let out = d.path("w.wtns");
+    let o = zkpipe(
+        &d,
+        &[
+            "witness",
+            "--wasm",
+            &wasm,
+            "--input",
+            &input,
+            "--out",
+            &out,
+            "--wasm-fuel",
+            "200000",
+        ],
+    );
+    fails(&o, 2, "ran past its budget of 200000 instructions");
+    assert!(!Path::new(&out).exists(), "no witness file on failure");
+}
+
+#[test]
+fn setup_writes_a_zkey_that_proves_and_verifies() {
+    let d = Dir(tempfile::tempdir().unwrap());
+    let r1cs = d.file("sq.r1cs", &square_r1cs(BLS_R, 5));
+    let wtns = d.file("sq.wtns", &wtns_bytes(&[1, 9, 3]));
+    let zkey = d.path("sq.zkey");
+    // --zkey with --out is refused; so is --zkey without --r1cs.
+    fails(
+        &zkpipe(
+            &d,
+            &["setup", "--r1cs", &r1cs, "--zkey", &zkey, "--out", "k"],
+        ),
+        2,
+        "--out",
+    );
+    fails(&zkpipe(&d, &["setup", "--zkey", &zkey]), 2, "--r1cs");
+    ok(&zkpipe(
+        &d,
+        &["setup", "--r1cs", &r1cs, "--zkey", &zkey, "--seed", "8"],
+    ));
+    let vk = d.path("vk.json");
+    ok(&zkpipe(&d, &["export-vk", "--zkey", &zkey, "--out", &vk]));
+    ok(&zkpipe(
+        &d,
+        &[
+            "prove", "--r1cs", &r1cs, "--wtns", &wtns, "--zkey", &zkey, "--proof", "p.json",
+            "--public", "s.json",
+        ],
+    ));
+    let o = zkpipe(
+        &d,
+        &[
+            "verify",
+            "--vk",
+            &vk,
+            "--proof",
+            &d.path("p.json"),
+            "--public",
+            &d.path("s.json"),
+        ],
+    );
+    assert_eq!(ok(&o).trim(), "valid");
+    // The zkey is for this circuit: another one's r1cs is named.
+    let other = d.file("other.r1cs", &square_r1cs(BLS_R, 40));
+    fails(
+        &zkpipe(
+            &d,
+            &["prove", "--r1cs", &other, "--wtns", &wtns, "--zkey", &zkey],
+        ),
+        2,
+        "disagree",
+    );
 }

@@ -441,6 +441,77 @@ fn zkpipe_setup_keys_give_proofs_snarkjs_accepts() {
     assert!(snarkjs_accepts(f, vk.to_str().unwrap(), &public, &proof));
 }
 
+/// `zkpipe setup --r1cs --zkey`: snarkjs proves with zkpipe's zkey (no
+/// powers of tau), and both provers' proofs verify under its key.
+#[test]
+fn snarkjs_proves_with_a_zkey_from_zkpipe_setup() {
+    let Some(f) = fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    for c in CIRCUITS {
+        let zkey = t.join(format!("{c}.zk.zkey"));
+        let zkey = zkey.to_str().unwrap();
+        let vk = t.join(format!("{c}.zk.vk.json"));
+        let vk = vk.to_str().unwrap();
+        let r1cs = f.file(&format!("{c}.r1cs"));
+        let out = zkpipe(
+            t,
+            &["setup", "--r1cs", &r1cs, "--zkey", zkey, "--seed", "11"],
+        );
+        assert!(out.status.success(), "{c}: {}", text(&out));
+        // snarkjs reads the zkey's verifying key as zkpipe does.
+        tool(
+            &f.snarkjs,
+            &["zkey", "export", "verificationkey", zkey, vk],
+            t,
+        );
+        let out = zkpipe(t, &["export-vk", "--zkey", zkey]);
+        assert!(out.status.success(), "{c}: {}", text(&out));
+        let ours: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(ours, json(Path::new(vk)), "{c}");
+        // snarkjs proves with it; snarkjs and zkpipe accept that proof.
+        let (sj_proof, sj_public) = (
+            t.join(format!("{c}.sjzk.proof.json")),
+            t.join(format!("{c}.sjzk.public.json")),
+        );
+        tool(
+            &f.snarkjs,
+            &[
+                "groth16",
+                "prove",
+                zkey,
+                &f.file(&format!("{c}.wtns")),
+                sj_proof.to_str().unwrap(),
+                sj_public.to_str().unwrap(),
+            ],
+            t,
+        );
+        assert!(snarkjs_accepts(f, vk, &sj_public, &sj_proof), "{c}");
+        let out = zkpipe(
+            t,
+            &[
+                "verify",
+                "--vk",
+                vk,
+                "--proof",
+                sj_proof.to_str().unwrap(),
+                "--public",
+                sj_public.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            "valid",
+            "{c}: {}",
+            text(&out)
+        );
+        // zkpipe proves with it too; snarkjs accepts.
+        let (out, proof, public) = prove(f, t, c, ["--zkey", zkey], "cpu");
+        assert!(out.status.success(), "{c}: {}", text(&out));
+        assert!(snarkjs_accepts(f, vk, &public, &proof), "{c}");
+    }
+}
+
 /// The byte range of section `ty` in an iden3 container.
 fn section(bytes: &[u8], ty: u32) -> std::ops::Range<usize> {
     let mut pos = 12;

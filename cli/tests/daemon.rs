@@ -1096,3 +1096,119 @@ fn bench_batch_through_the_daemon_reports_like_the_in_process_batch() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `zkpipe client` with `args` against `served`, in `dir`.
+fn client_cli(served: &Served, dir: &Path, args: &[&str]) -> std::process::Output {
+    let addr = format!("unix:{}", served.socket.display());
+    support::zkpipe_command()
+        .current_dir(dir)
+        .args(["client", "--addr", &addr])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn circom_jobs_name_their_key_by_zkey_hash_and_return_snarkjs_json() {
+    use support::circom_files::{BLS_R, square_r1cs, wtns_bytes};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let circom = d.join("circom");
+    std::fs::create_dir(&circom).unwrap();
+    std::fs::write(circom.join("sq.r1cs"), square_r1cs(BLS_R, 5)).unwrap();
+    let zkey = circom.join("sq.zkey");
+    let zkey = zkey.to_str().unwrap();
+    let ok = |o: &std::process::Output| {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    ok(&support::zkpipe_command()
+        .args(["setup", "--r1cs"])
+        .arg(circom.join("sq.r1cs"))
+        .args(["--zkey", zkey, "--seed", "5"])
+        .output()
+        .unwrap());
+    ok(&support::zkpipe_command()
+        .current_dir(d)
+        .args(["export-vk", "--zkey", zkey, "--out", "vk.json"])
+        .output()
+        .unwrap());
+    for (name, values) in [
+        ("good.wtns", &[1u64, 9, 3][..]),
+        ("short.wtns", &[1, 9]),
+        ("wrong.wtns", &[1, 10, 3]),
+    ] {
+        std::fs::write(d.join(name), wtns_bytes(values)).unwrap();
+    }
+    std::fs::write(d.join("garbage.wtns"), b"wtns but not really").unwrap();
+    // A zkey the daemon does not hold: the same circuit, another seed.
+    let other = d.join("other.zkey");
+    ok(&support::zkpipe_command()
+        .args(["setup", "--r1cs"])
+        .arg(circom.join("sq.r1cs"))
+        .arg("--zkey")
+        .arg(&other)
+        .output()
+        .unwrap());
+
+    let served = Served::start(&shared_keys(), &["--circom-dir", circom.to_str().unwrap()]);
+    let prove = |wtns: &[&str], zkey: &str| {
+        let mut args = vec!["prove", "--zkey", zkey];
+        for w in wtns {
+            args.extend(["--wtns", w]);
+        }
+        client_cli(&served, d, &args)
+    };
+    ok(&prove(&["good.wtns"], zkey));
+    let verify = support::zkpipe_command()
+        .current_dir(d)
+        .args([
+            "verify",
+            "--vk",
+            "vk.json",
+            "--proof",
+            "proof.json",
+            "--public",
+            "public.json",
+        ])
+        .output()
+        .unwrap();
+    ok(&verify);
+    assert_eq!(String::from_utf8_lossy(&verify.stdout).trim(), "valid");
+    let public: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("public.json")).unwrap()).unwrap();
+    assert_eq!(public, serde_json::json!(["9"]));
+    // Two partitions: arrays of proofs and of public signals.
+    ok(&prove(&["good.wtns", "good.wtns"], zkey));
+    let proofs: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("proof.json")).unwrap()).unwrap();
+    assert_eq!(proofs.as_array().map(Vec::len), Some(2));
+    assert_eq!(proofs[1]["curve"], "bls12381");
+    let status = client_cli(&served, d, &["status"]);
+    assert!(String::from_utf8_lossy(&status.stdout).contains("key circom "));
+
+    // Refusals: each names the reason; the daemon stays up.
+    let fails = |o: std::process::Output, code: i32, needle: &str| {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{err}");
+        assert!(err.contains(needle), "expected `{needle}` in: {err}");
+    };
+    fails(prove(&["garbage.wtns"], zkey), 2, "inputs.circom.wtns[0]");
+    fails(prove(&["short.wtns"], zkey), 1, "another circuit");
+    fails(prove(&["wrong.wtns"], zkey), 1, "constraint 0 fails");
+    fails(
+        prove(&["good.wtns"], other.to_str().unwrap()),
+        1,
+        "no zkey with SHA-256",
+    );
+    fails(
+        client_cli(
+            &served,
+            d,
+            &["submit", "--circuit", "circom", "--size", "../../x"],
+        ),
+        2,
+        "SHA-256",
+    );
+    ok(&client_cli(&served, d, &["evict", "--zkey", zkey]));
+    ok(&prove(&["good.wtns"], zkey));
+}

@@ -79,6 +79,10 @@ pub struct KeysSection {
     /// Random points instead of a setup, for timing only: proofs cannot
     /// verify, so this needs `daemon.verify_before_return = false`.
     pub synthetic: bool,
+    /// Folder of circom circuits: `NAME.zkey` (snarkjs Groth16, BLS12-381)
+    /// beside `NAME.r1cs`; clients name a key by its zkey's SHA-256 ("":
+    /// no circom jobs).
+    pub circom_dir: String,
 }
 
 /// `[memory]`. Sizes are bytes or text with a unit: `64GiB`, `512MiB`.

@@ -15,10 +15,10 @@ use zkpipe_core::sched::{self, DeviceLock, Engine, JobRequest, Policy, Settings,
 use zkpipe_core::{Backend, Error};
 
 use crate::config::Config;
-use crate::keys::{KeyCache, KeyId, KeyView, LoadedKey};
+use crate::keys::{KeyCache, KeyCircuit, KeyId, KeyView, LoadedKey};
 use crate::metrics::Metrics;
 use crate::proto::{self, JobState, Priority};
-use crate::source::{Spec, SpecSource, Specs};
+use crate::source::{Spec, SpecInputs, SpecSource, Specs};
 use crate::verify;
 
 /// Why a job was refused at submission.
@@ -43,8 +43,18 @@ pub struct NewJob {
     pub priority: Priority,
     /// Partitions, 1 to [`MAX_PARTITIONS`].
     pub partitions: u32,
-    /// Inputs: partition p proves seed + p.
-    pub seed: u64,
+    /// What the partitions prove.
+    pub inputs: JobInputs,
+}
+
+/// A job's inputs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobInputs {
+    /// A built-in circuit: partition p proves the witness of seed + p.
+    Seed(u64),
+    /// A circom circuit: each partition's full assignment (wire values, as
+    /// in a .wtns), checked against the circuit once its key is loaded.
+    Circom(Arc<Vec<Vec<zkpipe_core::Fr>>>),
 }
 
 /// Most partitions in one job.
@@ -216,8 +226,11 @@ impl Daemon {
         } else {
             std::path::PathBuf::from(&config.keys.dir)
         };
+        let circom_dir = (!config.keys.circom_dir.is_empty())
+            .then(|| std::path::PathBuf::from(&config.keys.circom_dir));
         let keys = KeyCache::new(
             keys_dir,
+            circom_dir,
             registry.clone(),
             backend.clone(),
             devices.clone(),
@@ -341,9 +354,17 @@ impl Daemon {
                 return;
             }
         };
+        let inputs = match self.spec_inputs(&key, &job.inputs).await {
+            Ok(inputs) => inputs,
+            Err(e) => {
+                self.keys.release(&job.key);
+                self.finish(id, JobState::Failed, vec![], e.to_string(), false);
+                return;
+            }
+        };
         let spec = Arc::new(Spec {
             key: key.clone(),
-            seed: job.seed,
+            inputs,
         });
         self.specs.insert(id, spec.clone());
         let handle = {
@@ -413,6 +434,44 @@ impl Daemon {
             r.prove_s = prove_s;
             r.verify_s = verify_s;
         }
+    }
+
+    /// The job's inputs as the engine takes them: circom assignments split
+    /// into witnesses and checked against every constraint (on a blocking
+    /// thread: a large circuit takes a while).
+    async fn spec_inputs(
+        &self,
+        key: &Arc<LoadedKey>,
+        inputs: &JobInputs,
+    ) -> Result<SpecInputs, Error> {
+        let values = match inputs {
+            JobInputs::Seed(seed) => return Ok(SpecInputs::Seed(*seed)),
+            JobInputs::Circom(values) => values.clone(),
+        };
+        let KeyCircuit::Circom(circuit) = &key.circuit else {
+            return Err(Error::InvalidInput(format!(
+                "key {} is a built-in circuit: it takes a seed, not witnesses",
+                key.id
+            )));
+        };
+        let circuit = circuit.clone();
+        let key_name = format!("key {}", key.id);
+        tokio::task::spawn_blocking(move || {
+            let mut out = Vec::with_capacity(values.len());
+            for (i, v) in values.iter().enumerate() {
+                let name = format!("witness {i}");
+                let w = zkpipe_circom::witness_for(v.clone(), &circuit, &name, &key_name)?;
+                if let Some(row) = circuit.r1cs.first_unsatisfied(&w)? {
+                    return Err(Error::InvalidInput(format!(
+                        "{name} does not satisfy {key_name}: constraint {row} fails"
+                    )));
+                }
+                out.push(w);
+            }
+            Ok(SpecInputs::Witnesses(out))
+        })
+        .await
+        .unwrap_or_else(|e| Err(Error::Failed(format!("witness check task: {e}"))))
     }
 
     /// Verifies every proof (unless turned off); a failing partition is

@@ -9,7 +9,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
+use zkpipe_circom::CircomR1cs;
 use zkpipe_circuits::BuiltinCircuit;
+
+use crate::circom_keys::{CIRCOM, CircomIndex, is_sha256_hex};
 use zkpipe_core::circuit::CircuitSource;
 use zkpipe_core::groth16::{KeyStore, Parameters, PreparedVerifyingKey, ProverBuilder};
 use zkpipe_core::loader::Registry;
@@ -19,13 +22,23 @@ use zkpipe_core::r1cs::cache::R1csCache;
 use zkpipe_core::sched::groth16::DeviceProvers;
 use zkpipe_core::{Backend, Error};
 
-/// A key's name: a built-in circuit and its size (validated).
+/// A key's name (validated): a built-in circuit and its size, or
+/// `circom` and the SHA-256 of the circuit's zkey.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct KeyId {
-    /// Circuit name.
+    /// Circuit name, or [`CIRCOM`].
     pub circuit: String,
-    /// Size, as the circuit parses it.
+    /// Size, as the circuit parses it; for circom, the zkey's SHA-256.
     pub size: String,
+}
+
+/// What a key proves, and so where its witnesses come from.
+#[derive(Debug)]
+pub enum KeyCircuit {
+    /// A built-in circuit: witnesses from seeds.
+    Builtin(Arc<BuiltinCircuit>),
+    /// A circom circuit: witnesses sent with each job.
+    Circom(Arc<CircomR1cs>),
 }
 
 impl std::fmt::Display for KeyId {
@@ -38,8 +51,8 @@ impl std::fmt::Display for KeyId {
 pub struct LoadedKey {
     /// Its name.
     pub id: KeyId,
-    /// The circuit (witnesses are made from it).
-    pub circuit: Arc<BuiltinCircuit>,
+    /// The circuit (witnesses are made from it or checked against it).
+    pub circuit: KeyCircuit,
     /// Proving parameters.
     pub params: Arc<Parameters>,
     /// The recorded circuit.
@@ -101,6 +114,7 @@ pub struct KeyCache {
     msms_side_by_side: bool,
     synthetic: bool,
     budget: u64,
+    circom: CircomIndex,
     table: Mutex<Table>,
     loaded: Condvar,
 }
@@ -135,12 +149,15 @@ fn host_bytes(params: &Parameters, r1cs: &R1cs) -> u64 {
 }
 
 impl KeyCache {
-    /// Keys under `dir` (`r1cs/`, `keys/`), provers for `devices` of
-    /// `backend` (ops it lacks go to a CPU backend from `registry`), all
-    /// within `budget` host bytes together with one partition of the
-    /// newest key; `synthetic`: random keys (timing only).
+    /// Keys under `dir` (`r1cs/`, `keys/`) and circom keys in
+    /// `circom_dir`, provers for `devices` of `backend` (ops it lacks go to
+    /// a CPU backend from `registry`), all within `budget` host bytes
+    /// together with one partition of the newest key; `synthetic`: random
+    /// keys for built-in circuits (timing only).
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         dir: PathBuf,
+        circom_dir: Option<PathBuf>,
         registry: Arc<Registry>,
         backend: Arc<Backend>,
         devices: Vec<u32>,
@@ -156,6 +173,7 @@ impl KeyCache {
             msms_side_by_side,
             synthetic,
             budget,
+            circom: CircomIndex::new(circom_dir),
             table: Mutex::new(Table::default()),
             loaded: Condvar::new(),
         }
@@ -292,8 +310,13 @@ impl KeyCache {
         }
     }
 
-    fn load(&self, id: &KeyId, progress: &dyn Progress) -> Result<LoadedKey, Error> {
-        let t0 = Instant::now();
+    /// A built-in circuit's recorded constraints and keys (recorded and set
+    /// up on first use).
+    fn load_builtin(
+        &self,
+        id: &KeyId,
+        progress: &dyn Progress,
+    ) -> Result<(KeyCircuit, Parameters, R1cs), Error> {
         let circuit = Arc::new(
             BuiltinCircuit::new(&id.circuit, &id.size)
                 .map_err(|e| Error::InvalidInput(e.to_string()))?,
@@ -305,7 +328,28 @@ impl KeyCache {
             self.synthetic,
             progress,
         )?;
-        let params = Arc::new(keys.params);
+        Ok((KeyCircuit::Builtin(circuit), keys.params, r1cs))
+    }
+
+    /// A circom circuit's zkey and r1cs, found by the zkey's hash and
+    /// checked against each other.
+    fn load_circom(&self, id: &KeyId) -> Result<(KeyCircuit, Parameters, R1cs), Error> {
+        let files = self.circom.find(&id.size)?;
+        let circuit = CircomR1cs::load(&files.r1cs)?;
+        let params =
+            zkpipe_circom::load_zkey(&files.zkey, &circuit, &files.r1cs.display().to_string())?;
+        let r1cs = circuit.r1cs.clone();
+        Ok((KeyCircuit::Circom(Arc::new(circuit)), params, r1cs))
+    }
+
+    fn load(&self, id: &KeyId, progress: &dyn Progress) -> Result<LoadedKey, Error> {
+        let t0 = Instant::now();
+        let (circuit, params, r1cs) = if id.circuit == CIRCOM {
+            self.load_circom(id)?
+        } else {
+            self.load_builtin(id, progress)?
+        };
+        let params = Arc::new(params);
         let r1cs = Arc::new(r1cs);
         let pvk = PreparedVerifyingKey::new(&params.vk);
         let provers = self
@@ -334,7 +378,8 @@ impl KeyCache {
     }
 }
 
-/// `circuit` and `size` checked against the built-in circuits.
+/// `circuit` and `size` checked against the built-in circuits, or
+/// `circom` and a zkey's SHA-256 (64 lowercase hex digits).
 ///
 /// # Errors
 /// [`Error::InvalidInput`] naming what is wrong.
@@ -343,6 +388,17 @@ pub fn key_id(circuit: &str, size: &str) -> Result<KeyId, Error> {
         return Err(Error::InvalidInput(
             "key.circuit and key.size are at most 64 bytes".into(),
         ));
+    }
+    if circuit == CIRCOM {
+        if !is_sha256_hex(size) {
+            return Err(Error::InvalidInput(
+                "a circom key's size is its zkey's SHA-256, 64 lowercase hex digits".into(),
+            ));
+        }
+        return Ok(KeyId {
+            circuit: CIRCOM.into(),
+            size: size.into(),
+        });
     }
     let c = BuiltinCircuit::new(circuit, size).map_err(|e| Error::InvalidInput(e.to_string()))?;
     Ok(KeyId {

@@ -4,6 +4,7 @@
 //! - [`config`]: `zkpipe.toml` and its command-line overrides.
 //! - [`daemon`]: jobs, keys, devices and the engine, without gRPC.
 //! - [`keys`]: keys loaded once and kept resident, evicted when idle.
+//! - [`circom_keys`]: circom keys found by their zkey's SHA-256.
 //! - [`source`]: each job's key, witnesses and blinding, for the engine.
 //! - [`verify`]: verify before return, recompute on the CPU reference.
 //! - [`validate`]: every request field checked.
@@ -13,6 +14,7 @@
 //! - [`metrics`], [`status_http`], [`logging`]: observability.
 //! - [`client`]: the Rust client.
 
+pub mod circom_keys;
 pub mod client;
 pub mod config;
 pub mod daemon;

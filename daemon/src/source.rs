@@ -14,24 +14,45 @@ use zkpipe_core::sched::JobRequest;
 use zkpipe_core::sched::groth16::{DeviceProvers, JobSource};
 use zkpipe_core::{Error, Fr};
 
-use crate::keys::LoadedKey;
+use crate::keys::{KeyCircuit, LoadedKey};
+
+/// Where a job's witnesses come from.
+#[derive(Debug)]
+pub enum SpecInputs {
+    /// A built-in circuit: partition p proves the witness of `seed + p`.
+    Seed(u64),
+    /// Witnesses sent with the job (circom), checked, one per partition.
+    Witnesses(Vec<Witness>),
+}
 
 /// A job the engine runs: its key and inputs.
 #[derive(Debug)]
 pub struct Spec {
     /// The key, held loaded while the job runs.
     pub key: Arc<LoadedKey>,
-    /// Partition p proves the witness of seed `seed + p`.
-    pub seed: u64,
+    /// Its witnesses.
+    pub inputs: SpecInputs,
 }
 
 impl Spec {
     /// The witness of partition `p`.
     ///
     /// # Errors
-    /// Synthesis errors.
+    /// Synthesis errors; [`Error::InvalidInput`] when the inputs do not fit
+    /// the key's kind or `p` is past the job's witnesses.
     pub fn witness(&self, p: u32) -> Result<Witness, Error> {
-        self.key.circuit.witness(self.seed.wrapping_add(p as u64))
+        match (&self.inputs, &self.key.circuit) {
+            (SpecInputs::Seed(seed), KeyCircuit::Builtin(c)) => {
+                c.witness(seed.wrapping_add(p as u64))
+            }
+            (SpecInputs::Witnesses(w), _) => w.get(p as usize).cloned().ok_or_else(|| {
+                Error::InvalidInput(format!("the job has no witness for partition {p}"))
+            }),
+            (SpecInputs::Seed(_), KeyCircuit::Circom(_)) => Err(Error::InvalidInput(format!(
+                "key {} is a circom circuit: it takes witnesses, not a seed",
+                self.key.id
+            ))),
+        }
     }
 }
 

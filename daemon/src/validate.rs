@@ -2,7 +2,10 @@
 //! reach the file system only as a built-in circuit's name and a parsed
 //! size, under the configured key folder.
 
-use crate::daemon::{MAX_PARTITIONS, NewJob};
+use std::sync::Arc;
+
+use crate::circom_keys::CIRCOM;
+use crate::daemon::{JobInputs, MAX_PARTITIONS, NewJob};
 use crate::keys::{KeyId, key_id};
 use crate::proto::{self, Priority, submit_request::Inputs};
 
@@ -44,16 +47,48 @@ pub fn new_job(req: &proto::SubmitRequest) -> Result<NewJob, String> {
             ));
         }
     };
-    let seed = match &req.inputs {
-        Some(Inputs::Builtin(b)) => b.seed,
-        None => return Err("inputs: missing (a built-in circuit takes `builtin { seed }`)".into()),
+    let circom = key.circuit == CIRCOM;
+    let (inputs, partitions) = match &req.inputs {
+        Some(Inputs::Builtin(b)) if !circom => (JobInputs::Seed(b.seed), partitions),
+        Some(Inputs::Circom(c)) if circom => {
+            let n = c.wtns.len();
+            if n == 0 || n > MAX_PARTITIONS as usize {
+                return Err(format!(
+                    "inputs.circom.wtns: 1 to {MAX_PARTITIONS} witnesses, not {n}"
+                ));
+            }
+            if req.partitions != 0 && req.partitions as usize != n {
+                return Err(format!(
+                    "partitions: {} but {n} witnesses were sent (one per partition)",
+                    req.partitions
+                ));
+            }
+            let values = c
+                .wtns
+                .iter()
+                .enumerate()
+                .map(|(i, bytes)| {
+                    zkpipe_circom::wtns_from_bytes(
+                        &format!("inputs.circom.wtns[{i}]"),
+                        bytes.clone(),
+                    )
+                    .map_err(|e| format!("inputs: {e}"))
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            (JobInputs::Circom(Arc::new(values)), n as u32)
+        }
+        Some(_) if circom => {
+            return Err("inputs: a circom key takes `circom { wtns }`".into());
+        }
+        Some(_) => return Err("inputs: a built-in circuit takes `builtin { seed }`".into()),
+        None => return Err("inputs: missing (a built-in circuit takes `builtin { seed }`, a circom key `circom { wtns }`)".into()),
     };
     Ok(NewJob {
         request_id: id.clone(),
         key,
         priority,
         partitions,
-        seed,
+        inputs,
     })
 }
 
@@ -117,7 +152,7 @@ mod tests {
     #[test]
     fn a_good_request_passes() {
         let job = new_job(&request()).unwrap();
-        assert_eq!((job.partitions, job.seed), (2, 7));
+        assert_eq!((job.partitions, &job.inputs), (2, &JobInputs::Seed(7)));
         assert_eq!(job.priority, Priority::High);
     }
 
@@ -146,6 +181,55 @@ mod tests {
             ("inputs", Box::new(|r| r.inputs = None)),
         ];
         for (field, spoil) in cases {
+            let mut r = request();
+            spoil(&mut r);
+            let e = new_job(&r).unwrap_err();
+            assert!(e.starts_with(field), "{field}: {e}");
+        }
+        // circom keys and inputs.
+        let circom_key = |r: &mut proto::SubmitRequest| {
+            r.key = Some(proto::KeyId {
+                circuit: "circom".into(),
+                size: "ab".repeat(32),
+            })
+        };
+        let wtns = |r: &mut proto::SubmitRequest, w: Vec<Vec<u8>>| {
+            r.inputs = Some(Inputs::Circom(proto::CircomInputs { wtns: w }))
+        };
+        let circom_cases: Vec<(&str, Spoil)> = vec![
+            (
+                "key",
+                Box::new(move |r| {
+                    circom_key(r);
+                    r.key.as_mut().unwrap().size = "../x.zkey".into();
+                }),
+            ),
+            ("inputs", Box::new(move |r| circom_key(r))),
+            ("inputs", Box::new(move |r| wtns(r, vec![b"wtns".to_vec()]))),
+            (
+                "inputs.circom.wtns",
+                Box::new(move |r| {
+                    circom_key(r);
+                    wtns(r, vec![]);
+                }),
+            ),
+            (
+                "partitions",
+                Box::new(move |r| {
+                    circom_key(r);
+                    wtns(r, vec![vec![], vec![], vec![]]);
+                }),
+            ),
+            (
+                "inputs: invalid encoding: inputs.circom.wtns[0]",
+                Box::new(move |r| {
+                    circom_key(r);
+                    r.partitions = 0;
+                    wtns(r, vec![b"wtns garbage".to_vec()]);
+                }),
+            ),
+        ];
+        for (field, spoil) in circom_cases {
             let mut r = request();
             spoil(&mut r);
             let e = new_job(&r).unwrap_err();

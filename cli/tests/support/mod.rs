@@ -1,6 +1,8 @@
 //! What the CLI test files share: the binary, pointed at this build's plugins.
 #![allow(dead_code)]
 
+pub mod circom_files;
+
 use std::path::PathBuf;
 use std::process::Command;
 

@@ -22,7 +22,7 @@ pub use odd_coset::{HQuery, odd_coset_scalars, root_exponent, snarkjs_root_of_un
 pub use proof::Proof;
 pub use prover::{G1Sums, Prover, StageTimes};
 pub use quotient::quotient_by_ntts;
-pub use setup::{setup, setup_with_progress, synthetic_parameters};
+pub use setup::{setup, setup_for, setup_with_progress, synthetic_parameters};
 pub use verifier::{PreparedVerifyingKey, verify};
 
 use crate::types::Fr;

@@ -7,7 +7,8 @@
 //! proves them on any backend; [`WitnessGenerator`] runs circom's
 //! WebAssembly witness generator on an `input.json` (as `snarkjs wtns
 //! calculate` does); [`json`] reads and writes snarkjs's proof,
-//! public-signal and verification-key JSON. Readers never panic on bad
+//! public-signal and verification-key JSON; [`write_zkey`] writes zkpipe's
+//! test keys as a zkey that snarkjs proves with. Readers never panic on bad
 //! bytes and allocate no more than the file holds.
 
 pub mod binfile;
@@ -17,8 +18,10 @@ pub mod r1cs;
 pub mod witness_wasm;
 pub mod wtns;
 pub mod zkey;
+pub mod zkey_write;
 
 pub use r1cs::CircomR1cs;
 pub use witness_wasm::{WitnessGenerator, calculate_witness};
 pub use wtns::{load_wtns, witness_for, wtns_from_bytes, wtns_to_bytes};
 pub use zkey::{ZkeyHeader, load_zkey, load_zkey_vk, zkey_from_bytes};
+pub use zkey_write::write_zkey;

@@ -16,7 +16,8 @@
 
 use serde_json::Value;
 use wasmi::{
-    Caller, Engine, Extern, Instance, Linker, Module, Store, StoreLimits, StoreLimitsBuilder,
+    Caller, Config, Engine, Extern, Instance, Linker, Module, Store, StoreLimits,
+    StoreLimitsBuilder, TrapCode,
 };
 
 use crate::field::BLS12_381_R;
@@ -24,6 +25,21 @@ use zkpipe_core::{Error, Fr};
 
 /// The most memory a witness generator may grow to: wasm32's whole space.
 const MAX_MEMORY_BYTES: usize = 4 << 30;
+
+/// Fuel (wasmi's count of executed instructions) for loading a generator
+/// and setting its inputs, and the base of a witness's budget.
+const BASE_FUEL: u64 = 10_000_000_000;
+
+/// Fuel per witness value on top of [`BASE_FUEL`]: the circom circuits
+/// measured here used 1,000–30,000 per wire (see the bench log), so a
+/// real generator stays two orders of magnitude below the budget while an
+/// endless loop stops after minutes, not never.
+const FUEL_PER_WIRE: u64 = 2_000_000;
+
+/// The default fuel budget of a witness of `wires` values.
+pub fn default_fuel(wires: u64) -> u64 {
+    BASE_FUEL.saturating_add(FUEL_PER_WIRE.saturating_mul(wires))
+}
 
 #[derive(Debug)]
 struct Host {
@@ -76,10 +92,21 @@ pub struct WitnessGenerator {
     /// Words per field element.
     n32: usize,
     name: String,
+    /// Fuel for one [`WitnessGenerator::calculate`]; `None`: [`default_fuel`].
+    fuel: Option<u64>,
+    /// The budget of the call under way, for the message when it runs out.
+    budget: u64,
 }
 
 fn wasm_error(name: &str, what: &str, e: impl std::fmt::Display) -> Error {
     Error::InvalidInput(format!("{name}: {what}: {e}"))
+}
+
+fn out_of_fuel(name: &str, budget: u64) -> Error {
+    Error::InvalidInput(format!(
+        "{name}: the witness generator ran past its budget of {budget} instructions \
+         (an endless loop?); raise it with --wasm-fuel if the circuit really needs more"
+    ))
 }
 
 impl WitnessGenerator {
@@ -90,7 +117,24 @@ impl WitnessGenerator {
     /// module; [`Error::InvalidInput`] for a module that is not a circom 2
     /// witness generator, or one for another prime than BLS12-381's r.
     pub fn new(name: &str, wasm: &[u8]) -> Result<WitnessGenerator, Error> {
-        let engine = Engine::default();
+        WitnessGenerator::with_fuel(name, wasm, None)
+    }
+
+    /// [`WitnessGenerator::new`] with at most `fuel` instructions for
+    /// loading and for each [`WitnessGenerator::calculate`] (`None`:
+    /// [`BASE_FUEL`] to load, [`default_fuel`] per witness).
+    ///
+    /// # Errors
+    /// As [`WitnessGenerator::new`]; [`Error::InvalidInput`] when the
+    /// generator runs out of fuel while loading.
+    pub fn with_fuel(
+        name: &str,
+        wasm: &[u8],
+        fuel: Option<u64>,
+    ) -> Result<WitnessGenerator, Error> {
+        let mut config = Config::default();
+        config.consume_fuel(true);
+        let engine = Engine::new(&config);
         let module = Module::new(&engine, wasm).map_err(|e| {
             Error::InvalidEncoding(format!("{name}: not a WebAssembly module: {e}"))
         })?;
@@ -102,6 +146,10 @@ impl WitnessGenerator {
         };
         let mut store = Store::new(&engine, host);
         store.limiter(|h| &mut h.limits);
+        let budget = fuel.unwrap_or(BASE_FUEL);
+        store
+            .set_fuel(budget)
+            .map_err(|e| wasm_error(name, "fuel", e))?;
         let mut linker = Linker::<Host>::new(&engine);
         let link = |e| wasm_error(name, "linking", e);
         linker
@@ -135,12 +183,17 @@ impl WitnessGenerator {
             .map_err(link)?;
         let instance = linker
             .instantiate_and_start(&mut store, &module)
-            .map_err(|e| wasm_error(name, "not a circom 2 witness generator", e))?;
+            .map_err(|e| match e.as_trap_code() {
+                Some(TrapCode::OutOfFuel) => out_of_fuel(name, budget),
+                _ => wasm_error(name, "not a circom 2 witness generator", e),
+            })?;
         let mut g = WitnessGenerator {
             store,
             instance,
             n32: 0,
             name: name.to_string(),
+            fuel,
+            budget,
         };
         g.n32 = g.call_i32("getFieldNumLen32", ())? as usize;
         g.call::<(), ()>("getRawPrime", ())?;
@@ -170,7 +223,16 @@ impl WitnessGenerator {
             .get_typed_func::<P, R>(&self.store, f)
             .map_err(|e| wasm_error(&self.name, &format!("export `{f}`"), e))?;
         func.call(&mut self.store, args)
-            .map_err(|e| Error::InvalidInput(format!("{}: {f}: {e}", self.name)))
+            .map_err(|e| match e.as_trap_code() {
+                Some(TrapCode::OutOfFuel) => out_of_fuel(&self.name, self.budget),
+                _ => Error::InvalidInput(format!("{}: {f}: {e}", self.name)),
+            })
+    }
+
+    /// Fuel the last [`WitnessGenerator::calculate`] used.
+    pub fn fuel_used(&self) -> u64 {
+        self.budget
+            .saturating_sub(self.store.get_fuel().unwrap_or(self.budget))
     }
 
     fn call_i32<P: wasmi::WasmParams>(&mut self, f: &str, args: P) -> Result<i32, Error> {
@@ -208,6 +270,13 @@ impl WitnessGenerator {
         let obj = input.as_object().ok_or_else(|| {
             Error::InvalidEncoding("input: expected a JSON object of signal names".into())
         })?;
+        let wires = self.call_i32("getWitnessSize", ())?;
+        self.budget = self
+            .fuel
+            .unwrap_or_else(|| default_fuel(u64::try_from(wires).unwrap_or(0)));
+        self.store
+            .set_fuel(self.budget)
+            .map_err(|e| wasm_error(&self.name, "fuel", e))?;
         self.call::<i32, ()>("init", 1)?;
         let mut set = 0i64;
         for (key, value) in obj {
@@ -242,9 +311,8 @@ impl WitnessGenerator {
                 self.name
             )));
         }
-        let n = self.call_i32("getWitnessSize", ())?;
         let mut w = Vec::new();
-        for i in 0..n.max(0) {
+        for i in 0..wires.max(0) {
             self.call::<i32, ()>("getWitness", i)?;
             let b = self.read_shared()?;
             let b: &[u8; 32] = b[..].try_into().map_err(|_| {
@@ -264,16 +332,27 @@ impl WitnessGenerator {
 const GENERATOR_STACK_BYTES: usize = 256 << 20;
 
 /// Loads `wasm` and runs it on `input` on a thread with a large stack:
-/// [`WitnessGenerator::new`] then [`WitnessGenerator::calculate`].
+/// [`WitnessGenerator::new`] then [`WitnessGenerator::calculate`], with
+/// `fuel` instructions at most (`None`: [`default_fuel`]). Returns the
+/// witness and the fuel it used.
 ///
 /// # Errors
 /// As those two; [`Error::Failed`] when the thread cannot be started.
-pub fn calculate_witness(name: &str, wasm: &[u8], input: &Value) -> Result<Vec<Fr>, Error> {
+pub fn calculate_witness(
+    name: &str,
+    wasm: &[u8],
+    input: &Value,
+    fuel: Option<u64>,
+) -> Result<(Vec<Fr>, u64), Error> {
     std::thread::scope(|s| {
         std::thread::Builder::new()
             .name("circom-witness".into())
             .stack_size(GENERATOR_STACK_BYTES)
-            .spawn_scoped(s, || WitnessGenerator::new(name, wasm)?.calculate(input))
+            .spawn_scoped(s, || {
+                let mut g = WitnessGenerator::with_fuel(name, wasm, fuel)?;
+                let w = g.calculate(input)?;
+                Ok((w, g.fuel_used()))
+            })
             .map_err(|e| {
                 Error::Failed(format!("{name}: cannot start the generator's thread: {e}"))
             })?
@@ -365,6 +444,42 @@ mod tests {
             vec![Fr::from_u64(1), Fr::from_u64(2), Fr::from_u64(3).neg()]
         );
         assert!(flatten(&serde_json::json!(1.5), "k", &mut v).is_err());
+    }
+
+    /// A module whose `getFieldNumLen32` loops forever.
+    fn endless_loop_module() -> Vec<u8> {
+        let mut m = b"\0asm\x01\0\0\0".to_vec();
+        m.extend([1, 5, 1, 0x60, 0, 1, 0x7f]); // type: () -> i32
+        m.extend([3, 2, 1, 0]); // one function of that type
+        m.extend([7, 20, 1, 16]);
+        m.extend(b"getFieldNumLen32");
+        m.extend([0, 0]);
+        // loop br 0 end; i32.const 0; end
+        m.extend([10, 11, 1, 9, 0, 3, 0x40, 0x0c, 0, 0x0b, 0x41, 0, 0x0b]);
+        m
+    }
+
+    #[test]
+    fn an_endless_loop_runs_out_of_fuel() {
+        // On calculate_witness's thread: wasmi needs more stack than a test thread's.
+        let e = calculate_witness(
+            "loop.wasm",
+            &endless_loop_module(),
+            &serde_json::json!({}),
+            Some(50_000),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("ran past its budget of 50000"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn default_budget_grows_with_the_witness() {
+        assert_eq!(default_fuel(0), BASE_FUEL);
+        assert!(default_fuel(1 << 20) > default_fuel(1 << 10));
+        assert_eq!(default_fuel(u64::MAX), u64::MAX);
     }
 
     #[test]
