@@ -29,13 +29,23 @@ impl Backoff {
         }
     }
 
-    /// The next delay; each call doubles the next one.
-    pub fn next_delay(&mut self) -> Duration {
+    fn random(&mut self) -> u64 {
         // xorshift64
         self.seed ^= self.seed << 13;
         self.seed ^= self.seed >> 7;
         self.seed ^= self.seed << 17;
-        let jitter = (self.seed % 501) as f64 / 1000.0 + 0.75; // 0.75..=1.25
+        self.seed
+    }
+
+    /// A uniformly random delay below `max` (spreads wake-ups).
+    pub(crate) fn spread(&mut self, max: Duration) -> Duration {
+        let nanos = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX).max(1);
+        Duration::from_nanos(self.random() % nanos)
+    }
+
+    /// The next delay; each call doubles the next one.
+    pub fn next_delay(&mut self) -> Duration {
+        let jitter = (self.random() % 501) as f64 / 1000.0 + 0.75; // 0.75..=1.25
         let d = self.current.mul_f64(jitter).min(self.max);
         self.current = (self.current * 2).min(self.max);
         d

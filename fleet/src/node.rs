@@ -139,6 +139,8 @@ pub async fn run_node<R: JobRunner>(
     let mut heartbeat = tokio::time::interval(config.lease / 3);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut want_claim = true;
+    let mut wake_at: Option<tokio::time::Instant> = None;
+    let mut spread = Backoff::new(Duration::from_millis(1), Duration::from_millis(1));
 
     loop {
         while want_claim && held.len() < concurrency {
@@ -170,11 +172,15 @@ pub async fn run_node<R: JobRunner>(
 
         tokio::select! {
             () = &mut shutdown => return finish(&queue, &node, held, jobs, &options).await,
-            r = queued.changed() => {
+            r = queued.changed(), if wake_at.is_none() => {
                 if r.is_err() {
                     // The listener is gone; the poll below still wakes us.
                     tokio::time::sleep(config.poll_interval).await;
                 }
+                wake_at = Some(tokio::time::Instant::now() + spread.spread(config.wake_spread));
+            }
+            () = sleep_until_some(wake_at) => {
+                wake_at = None;
                 want_claim = true;
             }
             Some(done) = jobs.join_next() => {
@@ -209,6 +215,13 @@ pub async fn run_node<R: JobRunner>(
             }
             () = tokio::time::sleep(config.poll_interval) => want_claim = true,
         }
+    }
+}
+
+async fn sleep_until_some(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(t) => tokio::time::sleep_until(t).await,
+        None => std::future::pending().await,
     }
 }
 

@@ -26,6 +26,11 @@ pub struct QueueConfig {
     /// Fallback poll while waiting for notifications (they are lost while
     /// the listening connection is down).
     pub poll_interval: Duration,
+    /// An idle node woken by a new job waits a random time below this
+    /// before claiming, and takes the notifications of that window as one:
+    /// with many idle nodes, each does at most one empty claim per window
+    /// instead of one per submitted job.
+    pub wake_spread: Duration,
     /// Limit for opening a connection.
     pub connect_timeout: Duration,
     /// Attempts a job gets when the submitter does not say.
@@ -44,6 +49,7 @@ impl Default for QueueConfig {
             payload_dir: None,
             max_payload: 4 << 30,
             poll_interval: Duration::from_secs(2),
+            wake_spread: Duration::from_millis(50),
             connect_timeout: Duration::from_secs(5),
             default_max_attempts: 3,
             max_backoff: Duration::from_secs(5),
