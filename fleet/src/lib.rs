@@ -1,0 +1,35 @@
+//! zkpipe's fleet queue: many proving nodes share one job queue in
+//! PostgreSQL (or anything that speaks its protocol and `SKIP LOCKED`).
+//!
+//! - [`Queue`] is the handle: [`Queue::submit`] (idempotent on a request
+//!   id), [`Queue::claim`] (highest priority, oldest, only what the node can
+//!   run, with key affinity), [`Queue::heartbeat`] (renews leases),
+//!   [`Queue::complete`] / [`Queue::fail`] (checked against the lease, so a
+//!   job is completed once), [`Queue::maintain`] (expired leases, jobs no
+//!   node can run), [`Queue::cancel`], [`Queue::await_job`] (`LISTEN`/
+//!   `NOTIFY`) and [`Queue::status`].
+//! - [`run_node`] is a whole node: give it a [`JobRunner`] (what to do with
+//!   a claimed job) and it claims, runs, writes back, heartbeats and rides
+//!   out database restarts.
+//! - [`schema`] holds the versioned migrations.
+//!
+//! The protocol and the reasoning behind it are in `docs/fleet.md`.
+
+mod backoff;
+mod error;
+mod node;
+mod payload;
+mod queue;
+pub mod schema;
+#[cfg(feature = "testing")]
+pub mod testing;
+mod types;
+
+pub use backoff::Backoff;
+pub use error::{Error, Result};
+pub use node::{JobFailure, JobOutput, JobRunner, NodeOptions, run_node};
+pub use queue::Queue;
+pub use types::{
+    ClaimedJob, FailOutcome, JobRecord, JobState, Lease, Maintenance, NewJob, NodeInfo, NodeStatus,
+    Payload, QueueConfig, Status, Submitted,
+};

@@ -1,0 +1,286 @@
+//! A throwaway PostgreSQL cluster for tests (feature `testing`): `initdb`
+//! into a temporary folder, a server on a free loopback port, removed on
+//! drop. Never a system service.
+//!
+//! The binaries are found through `$ZKPIPE_PG_BIN`, then the newest
+//! `/usr/lib/postgresql/*/bin`, then `PATH`. PostgreSQL refuses to run as
+//! root; as root the cluster belongs to the `postgres` user and every
+//! command runs through `runuser`.
+//!
+//! [`TestPostgres::start_or_skip`] returns `None` (with the reason printed)
+//! when PostgreSQL is not installed, unless `ZKPIPE_REQUIRE_POSTGRES=1`,
+//! when it panics with the reason: this is test support, where a panic is
+//! the failure.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// A running throwaway cluster. Stopped (immediately) and deleted on drop.
+#[derive(Debug)]
+pub struct TestPostgres {
+    bin: PathBuf,
+    dir: tempfile::TempDir,
+    data: PathBuf,
+    port: u16,
+    run_as: Option<String>,
+}
+
+const USER: &str = "zkpipe";
+const DATABASE: &str = "postgres";
+
+fn find_bin_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("ZKPIPE_PG_BIN") {
+        let dir = PathBuf::from(dir);
+        return dir.join("initdb").is_file().then_some(dir);
+    }
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let v = e.file_name().to_str()?.parse::<u32>().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("initdb").is_file().then_some((v, bin))
+        })
+        .collect();
+    versions.sort();
+    if let Some((_, bin)) = versions.pop() {
+        return Some(bin);
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?).find(|d| {
+        d.join("initdb").is_file() && d.join("pg_ctl").is_file() && d.join("postgres").is_file()
+    })
+}
+
+fn free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+impl TestPostgres {
+    /// Starts a cluster, or says why it cannot.
+    ///
+    /// # Errors
+    ///
+    /// A message naming what is missing or what failed (with the server log).
+    pub fn start() -> Result<Self, String> {
+        let bin = find_bin_dir().ok_or(
+            "PostgreSQL not found (no initdb in $ZKPIPE_PG_BIN, /usr/lib/postgresql/*/bin or PATH)",
+        )?;
+        let dir = tempfile::Builder::new()
+            .prefix("zkpipe-pg-")
+            .tempdir()
+            .map_err(|e| format!("temporary folder: {e}"))?;
+        let data = dir.path().join("data");
+        let run_as = is_root().then(|| "postgres".to_owned());
+        if let Some(user) = &run_as {
+            // The server user must reach its data folder inside ours.
+            set_mode(dir.path(), 0o755)?;
+            std::fs::create_dir(&data).map_err(|e| format!("{}: {e}", data.display()))?;
+            let status = Command::new("chown")
+                .arg(format!("{user}:"))
+                .arg(&data)
+                .status()
+                .map_err(|e| format!("chown: {e}"))?;
+            if !status.success() {
+                return Err(format!("chown {user} {} failed", data.display()));
+            }
+        }
+        let mut pg = TestPostgres {
+            bin,
+            dir,
+            data,
+            port: 0,
+            run_as,
+        };
+        pg.run(
+            "initdb",
+            &[
+                "-D",
+                path_str(&pg.data)?,
+                "-U",
+                USER,
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--no-locale",
+                "--no-sync",
+            ],
+        )?;
+        // Up to three ports: another process may take the one we picked.
+        let mut last = String::new();
+        for _ in 0..3 {
+            pg.port = free_port().map_err(|e| format!("free port: {e}"))?;
+            pg.write_config()?;
+            match pg.start_server() {
+                Ok(()) => return Ok(pg),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+
+    /// [`TestPostgres::start`], or `None` after printing why, unless
+    /// `ZKPIPE_REQUIRE_POSTGRES=1`.
+    ///
+    /// # Panics
+    ///
+    /// When the cluster cannot start and `ZKPIPE_REQUIRE_POSTGRES=1`.
+    #[must_use]
+    pub fn start_or_skip() -> Option<Self> {
+        match Self::start() {
+            Ok(pg) => Some(pg),
+            Err(reason) => {
+                assert!(
+                    std::env::var("ZKPIPE_REQUIRE_POSTGRES").as_deref() != Ok("1"),
+                    "ZKPIPE_REQUIRE_POSTGRES=1 but no throwaway PostgreSQL: {reason}"
+                );
+                eprintln!("skipped: no throwaway PostgreSQL: {reason}");
+                None
+            }
+        }
+    }
+
+    /// `postgres://zkpipe@127.0.0.1:PORT/postgres`.
+    #[must_use]
+    pub fn url(&self) -> String {
+        format!("postgres://{USER}@127.0.0.1:{}/{DATABASE}", self.port)
+    }
+
+    /// Its TCP port.
+    #[must_use]
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// A folder next to the cluster for test files (payloads), removed with it.
+    ///
+    /// # Errors
+    ///
+    /// If it cannot be created.
+    pub fn scratch_dir(&self, name: &str) -> Result<PathBuf, String> {
+        let p = self.dir.path().join(name);
+        std::fs::create_dir_all(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        Ok(p)
+    }
+
+    /// Stops the server at once (`-m immediate`: like a crash; clients see
+    /// their connections drop).
+    ///
+    /// # Errors
+    ///
+    /// If `pg_ctl stop` fails.
+    pub fn stop(&self) -> Result<(), String> {
+        self.run(
+            "pg_ctl",
+            &["-D", path_str(&self.data)?, "-m", "immediate", "-w", "stop"],
+        )
+    }
+
+    /// Starts the stopped server again on the same port.
+    ///
+    /// # Errors
+    ///
+    /// If `pg_ctl start` fails.
+    pub fn restart_after_stop(&self) -> Result<(), String> {
+        self.start_server()
+    }
+
+    /// Loopback only, no Unix socket (its default folder may not be ours),
+    /// room for a 64-node benchmark (two connections per node). `fsync` is
+    /// off: a crash of the server process (`stop`) loses nothing the OS has,
+    /// which is what the restart tests need; commits stay synchronous.
+    fn write_config(&self) -> Result<(), String> {
+        let conf = format!(
+            "listen_addresses = '127.0.0.1'\nport = {}\nunix_socket_directories = ''\n\
+             max_connections = 300\nshared_buffers = 32MB\nfsync = off\n\
+             full_page_writes = off\n",
+            self.port
+        );
+        let path = self.data.join("postgresql.auto.conf");
+        std::fs::write(&path, conf).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    fn start_server(&self) -> Result<(), String> {
+        let log = self.dir.path().join("server.log");
+        if self.run_as.is_some() && !log.exists() {
+            std::fs::write(&log, "").map_err(|e| format!("{}: {e}", log.display()))?;
+            let _ = Command::new("chown").arg("postgres:").arg(&log).status();
+        }
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                path_str(&self.data)?,
+                "-l",
+                path_str(&log)?,
+                "-t",
+                "60",
+                "-w",
+                "start",
+            ],
+        )
+        .map_err(|e| {
+            let tail = std::fs::read_to_string(&log).unwrap_or_default();
+            let tail: Vec<&str> = tail.lines().rev().take(10).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            format!("{e}\nserver log:\n{}", tail.join("\n"))
+        })
+    }
+
+    fn run(&self, tool: &str, args: &[&str]) -> Result<(), String> {
+        let exe = self.bin.join(tool);
+        let mut cmd = match &self.run_as {
+            Some(user) => {
+                let mut c = Command::new("runuser");
+                c.arg("-u").arg(user).arg("--").arg(&exe);
+                c
+            }
+            None => Command::new(&exe),
+        };
+        let out = cmd
+            .args(args)
+            .current_dir(self.dir.path())
+            .output()
+            .map_err(|e| format!("{}: {e}", exe.display()))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{tool} {} failed ({}): {}{}",
+                args.join(" "),
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    }
+}
+
+fn set_mode(p: &Path, mode: u32) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| format!("{}: {e}", p.display()))
+}
+
+fn path_str(p: &Path) -> Result<&str, String> {
+    p.to_str()
+        .ok_or_else(|| format!("{} is not UTF-8", p.display()))
+}
+
+impl Drop for TestPostgres {
+    fn drop(&mut self) {
+        if let Ok(data) = path_str(&self.data) {
+            let _ = self.run("pg_ctl", &["-D", data, "-m", "immediate", "-w", "stop"]);
+        }
+        // Let the server's files be released before the folder goes.
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
