@@ -31,9 +31,9 @@ const MAX_MEMORY_BYTES: usize = 4 << 30;
 const BASE_FUEL: u64 = 10_000_000_000;
 
 /// Fuel per witness value on top of [`BASE_FUEL`]: the circom circuits
-/// measured here used 1,000–30,000 per wire (see the bench log), so a
-/// real generator stays two orders of magnitude below the budget while an
-/// endless loop stops after minutes, not never.
+/// measured here used 760–5,300 per wire (bench log, "circom at 2^16 and
+/// 2^20"), so a real generator stays two orders of magnitude below the
+/// budget while an endless loop stops after minutes, not never.
 const FUEL_PER_WIRE: u64 = 2_000_000;
 
 /// The default fuel budget of a witness of `wires` values.
