@@ -9,6 +9,7 @@
 # timings go to $OUT.
 set -uo pipefail
 N=${1:-1048573}
+SNARKJS_RUNS=${2:-2}
 REPO=$PWD
 OUT=${OUT:-/tmp/out}
 W=/tmp/vs-snarkjs
@@ -36,10 +37,12 @@ log() { echo "== $*"; }
   for b in cuda cuda cuda cpu; do
     log "zkpipe prove --backend $b"
     time "$Z" prove --backend "$b" --r1cs "$W/chain.r1cs" --wtns "$W/chain.wtns" \
-      --zkey "$W/chain.zkey" --proof "$W/zk.$b.json" --public "$W/zkpub.$b.json"
+      --zkey "$W/chain.zkey" --proof "$W/zk.$b.json" --public "$W/zkpub.$b.json" --seed 7
     "${SJ[@]}" groth16 verify "$W/vk.json" "$W/zkpub.$b.json" "$W/zk.$b.json"
   done
-  for i in 1 2; do
+  # The same r, s on both backends: the same proof, byte for byte.
+  cmp "$W/zk.cuda.json" "$W/zk.cpu.json" && echo "CUDA proof == CPU proof (same seed)"
+  for i in $(seq "$SNARKJS_RUNS"); do
     log "snarkjs groth16 prove ($i)"
     time "${SJ[@]}" groth16 prove "$W/chain.zkey" "$W/chain.wtns" "$W/sj$i.json" "$W/sjpub$i.json"
     "${SJ[@]}" groth16 verify "$W/vk.json" "$W/sjpub$i.json" "$W/sj$i.json"

@@ -20,7 +20,7 @@ use std::sync::OnceLock;
 
 use crate::Error;
 use crate::backend::Backend;
-use crate::plugin::{NttConfig, NttDirection, NttOrder};
+use crate::plugin::{NttConfig, NttDirection, NttOrder, QuotientConfig};
 use crate::types::{FR_TWO_ADICITY, Fr};
 
 /// How a key's H query is laid out, and so which scalars the quotient stage
@@ -82,25 +82,43 @@ pub fn root_exponent() -> u64 {
     })
 }
 
-/// `out[(K·i) mod n] = v[i]`: moves snarkjs's position i to zkpipe's.
+/// The inverse of an odd `k` modulo 2^64 (Newton's iteration: each step
+/// doubles the correct low bits, from 3 bits for `k·k ≡ 1 mod 8`).
+fn inverse_mod_2_64(k: u64) -> u64 {
+    let mut x = k;
+    for _ in 0..5 {
+        x = x.wrapping_mul(2u64.wrapping_sub(k.wrapping_mul(x)));
+    }
+    x
+}
+
+/// `out[(K·i) mod n] = v[i]`: moves snarkjs's position i to zkpipe's, as a
+/// parallel gather (`out[j] = v[(K⁻¹·j) mod n]`).
 fn to_zkpipe_order(v: &[Fr], k: u64) -> Vec<Fr> {
     let mask = v.len() as u64 - 1;
-    let mut out = vec![Fr::ZERO; v.len()];
-    for (i, x) in v.iter().enumerate() {
-        out[((i as u64).wrapping_mul(k) & mask) as usize] = *x;
-    }
-    out
+    let k_inv = inverse_mod_2_64(k);
+    (0..v.len())
+        .into_par_iter()
+        .with_min_len(4096)
+        .map(|j| v[((j as u64).wrapping_mul(k_inv) & mask) as usize])
+        .collect()
 }
 
 /// The H scalars of an [`HQuery::OddCoset`] key: `a, b, c` are evaluations
 /// over snarkjs's n-th roots (constraint rows, then bellman's input rows,
 /// then zeros; n a power of two); returns `a·b − c` at `ω₂ₙ·ωₙᵐ` for
-/// m < n, snarkjs's order. The NTTs run on `ntt`'s `device`.
+/// m < n, snarkjs's order. The transforms run on `ntt`'s `device`: through
+/// its fused quotient op when `fused` (fewer copies), else six NTTs.
 ///
 /// # Errors
 /// Backend errors; [`Error::InvalidInput`] for a domain of 2^32 (snarkjs
 /// shifts by another coset there).
-pub fn odd_coset_scalars(ntt: &Backend, abc: [&[Fr]; 3], device: u32) -> Result<Vec<Fr>, Error> {
+pub fn odd_coset_scalars(
+    ntt: &Backend,
+    abc: [&[Fr]; 3],
+    device: u32,
+    fused: bool,
+) -> Result<Vec<Fr>, Error> {
     let n = abc[0].len();
     let log_n = n.trailing_zeros();
     if !n.is_power_of_two() || log_n >= FR_TWO_ADICITY || abc.iter().any(|v| v.len() != n) {
@@ -117,28 +135,39 @@ pub fn odd_coset_scalars(ntt: &Backend, abc: [&[Fr]; 3], device: u32) -> Result<
         coset: coset.into(),
         ext: Default::default(),
     };
-    let mut evals = Vec::with_capacity(3);
-    for v in abc {
-        let mut v = to_zkpipe_order(v, k);
-        // Bit-reversed coefficients feed the coset NTT directly.
-        ntt.ntt(&mut v, &cfg(NttDirection::Inverse, NttOrder::NR, None))?;
-        ntt.ntt(
-            &mut v,
-            &cfg(NttDirection::Forward, NttOrder::RN, Some(shift)),
-        )?;
-        evals.push(v);
-    }
-    let (a, b, c) = (&evals[0], &evals[1], &evals[2]);
+    let [mut a, mut b, mut c] = abc.map(|v| to_zkpipe_order(v, k));
     let mask = n as u64 - 1;
     // snarkjs's point m is zkpipe's K·m: gather back into snarkjs's order.
-    Ok((0..n)
-        .into_par_iter()
-        .with_min_len(4096)
-        .map(|m| {
-            let j = ((m as u64).wrapping_mul(k) & mask) as usize;
-            a[j].mul(&b[j]).sub(&c[j])
-        })
-        .collect())
+    let gather = |f: &(dyn Fn(usize) -> Fr + Sync)| -> Vec<Fr> {
+        (0..n)
+            .into_par_iter()
+            .with_min_len(4096)
+            .map(|m| f(((m as u64).wrapping_mul(k) & mask) as usize))
+            .collect()
+    };
+    if fused {
+        // On the odd coset Z = shiftⁿ − 1 = −2, a constant: the fused op's
+        // h = (a·b − c)/Z, as coefficients of degree < n, evaluated on that
+        // coset again is (a·b − c)/(−2) there.
+        let q = QuotientConfig {
+            device,
+            coset: shift,
+            ext: Default::default(),
+        };
+        ntt.quotient(&mut a, &b, &c, &q)?;
+        ntt.ntt(
+            &mut a,
+            &cfg(NttDirection::Forward, NttOrder::NN, Some(shift)),
+        )?;
+        let minus_two = Fr::from_u64(2).neg();
+        return Ok(gather(&|j| a[j].mul(&minus_two)));
+    }
+    for v in [&mut a, &mut b, &mut c] {
+        // Bit-reversed coefficients feed the coset NTT directly.
+        ntt.ntt(v, &cfg(NttDirection::Inverse, NttOrder::NR, None))?;
+        ntt.ntt(v, &cfg(NttDirection::Forward, NttOrder::RN, Some(shift)))?;
+    }
+    Ok(gather(&|j| a[j].mul(&b[j]).sub(&c[j])))
 }
 
 #[cfg(test)]
@@ -177,9 +206,48 @@ mod tests {
     }
 
     #[test]
+    fn inverse_mod_2_64_inverts_odd_numbers() {
+        for k in [1u64, 3, 5, root_exponent(), u64::MAX] {
+            assert_eq!(k.wrapping_mul(inverse_mod_2_64(k)), 1, "{k}");
+        }
+    }
+
+    /// The fused path's identity, on the reference ops: the quotient's
+    /// coefficients on the odd coset, evaluated there again and times −2,
+    /// are `a·b − c` at the odd points.
+    #[test]
+    fn fused_quotient_on_the_odd_coset_gives_a_b_minus_c_there() {
+        use crate::reference::{dft, quotient};
+        let n = 16usize;
+        let log_n = n.trailing_zeros();
+        let mut rng = crate::sample::rng(4);
+        let [a, b, c]: [Vec<Fr>; 3] =
+            std::array::from_fn(|_| (0..n).map(|_| Fr::random(&mut rng)).collect());
+        let shift = Fr::root_of_unity(log_n + 1);
+        let h = quotient(&a, &b, &c, shift);
+        let back = dft(&h, NttDirection::Forward, Some(shift));
+        let on_coset = |v: &[Fr]| {
+            dft(
+                &dft(v, NttDirection::Inverse, None),
+                NttDirection::Forward,
+                Some(shift),
+            )
+        };
+        let (ea, eb, ec) = (on_coset(&a), on_coset(&b), on_coset(&c));
+        for i in 0..n {
+            let want = ea[i].mul(&eb[i]).sub(&ec[i]);
+            assert_eq!(back[i].mul(&Fr::from_u64(2).neg()), want, "{i}");
+        }
+    }
+
+    #[test]
     fn permutation_is_a_bijection() {
         let v: Vec<Fr> = (0..64).map(Fr::from_u64).collect();
-        let mut p = to_zkpipe_order(&v, root_exponent());
+        let k = root_exponent();
+        let mut p = to_zkpipe_order(&v, k);
+        for (i, x) in v.iter().enumerate() {
+            assert_eq!(p[((i as u64).wrapping_mul(k) & 63) as usize], *x, "{i}");
+        }
         p.sort_by_key(|x| x.to_bytes_le());
         let mut s = v.clone();
         s.sort_by_key(|x| x.to_bytes_le());

@@ -41,14 +41,14 @@ impl Prover {
         for v in [&mut *a, &mut *b, &mut *c] {
             v.resize(n, Fr::ZERO);
         }
-        if self.params.h_query == super::HQuery::OddCoset {
-            return super::odd_coset_scalars(ntt, [a, b, c], device);
-        }
-        let g = Fr::from_u64(super::COSET_SHIFT);
         let fused = match on {
             Some(be) => be.capabilities().supports(ops::QUOTIENT),
             None => self.fused_quotient,
         };
+        if self.params.h_query == super::HQuery::OddCoset {
+            return super::odd_coset_scalars(ntt, [a, b, c], device, fused);
+        }
+        let g = Fr::from_u64(super::COSET_SHIFT);
         if fused {
             let cfg = crate::plugin::QuotientConfig {
                 device,
