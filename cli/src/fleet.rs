@@ -41,31 +41,7 @@ struct QueueArgs {
 enum FleetOp {
     /// Queue a job for any node; print its id (with --wait: wait for its
     /// verified proofs and save them as `zkpipe client prove` does).
-    Submit {
-        #[command(flatten)]
-        queue: QueueArgs,
-        #[command(flatten)]
-        job: JobArgs,
-        /// Attempts the job gets (default: queue.max_attempts).
-        #[arg(long)]
-        max_attempts: Option<i32>,
-        /// Only nodes whose largest device has this much memory may run it
-        /// (e.g. 24GiB).
-        #[arg(long, value_name = "SIZE")]
-        min_device_memory: Option<String>,
-        /// Wait for the job to end and save its proofs.
-        #[arg(long)]
-        wait: bool,
-        /// With --wait: give up after this long (0: no limit).
-        #[arg(long, default_value_t = 0)]
-        timeout_ms: u64,
-        /// With --wait: proofs, 192 bytes per partition (`-`: stdout).
-        #[arg(long, value_name = "FILE", requires = "wait")]
-        out: Option<PathBuf>,
-        /// With --wait: public inputs as JSON (`-`: stdout).
-        #[arg(long, value_name = "FILE", requires = "wait")]
-        public_out: Option<PathBuf>,
-    },
+    Submit(Box<SubmitArgs>),
     /// Wait for a job; print its state (exit 1 if it failed or was cancelled).
     Await {
         #[command(flatten)]
@@ -90,6 +66,34 @@ enum FleetOp {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `zkpipe fleet submit`.
+#[derive(Args, Debug)]
+struct SubmitArgs {
+    #[command(flatten)]
+    queue: QueueArgs,
+    #[command(flatten)]
+    job: JobArgs,
+    /// Attempts the job gets (default: queue.max_attempts).
+    #[arg(long)]
+    max_attempts: Option<i32>,
+    /// Only nodes whose largest device has this much memory may run it
+    /// (e.g. 24GiB).
+    #[arg(long, value_name = "SIZE")]
+    min_device_memory: Option<String>,
+    /// Wait for the job to end and save its proofs.
+    #[arg(long)]
+    wait: bool,
+    /// With --wait: give up after this long (0: no limit).
+    #[arg(long, default_value_t = 0)]
+    timeout_ms: u64,
+    /// With --wait: proofs, 192 bytes per partition (`-`: stdout).
+    #[arg(long, value_name = "FILE", requires = "wait")]
+    out: Option<PathBuf>,
+    /// With --wait: public inputs as JSON (`-`: stdout).
+    #[arg(long, value_name = "FILE", requires = "wait")]
+    public_out: Option<PathBuf>,
 }
 
 /// An `await` with no limit waits this long.
@@ -151,16 +155,17 @@ pub fn run(args: &FleetArgs) -> Result<(), Error> {
 
 async fn run_async(args: &FleetArgs) -> Result<(), Error> {
     match &args.op {
-        FleetOp::Submit {
-            queue,
-            job,
-            max_attempts,
-            min_device_memory,
-            wait,
-            timeout_ms,
-            out,
-            public_out,
-        } => {
+        FleetOp::Submit(submit) => {
+            let SubmitArgs {
+                queue,
+                job,
+                max_attempts,
+                min_device_memory,
+                wait,
+                timeout_ms,
+                out,
+                public_out,
+            } = submit.as_ref();
             // Everything the caller can get wrong is checked before the queue.
             let outputs = if *wait {
                 Some(job.outputs(out.as_deref(), public_out.as_deref())?)

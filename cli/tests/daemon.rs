@@ -7,9 +7,8 @@ mod support;
 
 use support::{pvk, verifies};
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -102,27 +101,15 @@ impl Drop for Served {
 
 /// Starts the daemon; its stdout lines arrive on the channel.
 fn spawn(socket: &Path, keys: &Path, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
-    let mut child = support::zkpipe_command()
-        .arg("serve")
+    let mut cmd = support::zkpipe_command();
+    cmd.arg("serve")
         .arg("--socket")
         .arg(socket)
         .arg("--keys-dir")
         .arg(keys)
         .args(["--set", "logging.level=warn"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    (child, rx)
+        .args(args);
+    support::spawn_with_lines(cmd)
 }
 
 /// One synthesis worker and one device worker: jobs queue behind each other.

@@ -10,10 +10,8 @@
 mod support;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Stdio};
-use std::sync::mpsc;
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use support::{pvk, verifies};
@@ -57,8 +55,8 @@ impl Node {
     fn start(url: &str, id: &str, extra: &[&str]) -> Node {
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("zkpipe.sock");
-        let mut child = support::zkpipe_command()
-            .arg("serve")
+        let mut cmd = support::zkpipe_command();
+        cmd.arg("serve")
             .arg("--socket")
             .arg(&socket)
             .arg("--keys-dir")
@@ -66,19 +64,8 @@ impl Node {
             .args(["--queue", url, "--node-id", id])
             .args(["--set", "logging.level=warn"])
             .args(QUEUE_SETTINGS)
-            .args(extra)
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let out = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+            .args(extra);
+        let (mut child, rx) = support::spawn_with_lines(cmd);
         loop {
             match rx.recv_timeout(Duration::from_secs(120)) {
                 Ok(l) if l.starts_with("listening unix:") => break,
@@ -187,18 +174,25 @@ fn check_succeeded(pvk: &zkpipe_core::groth16::PreparedVerifyingKey, r: &JobReco
     assert!(verifies(pvk, &result.proofs[0]), "job {}", r.id);
 }
 
+/// A throwaway database with the schema and the completion counter, a
+/// runtime, and the test's queue handle; `None` (skipped) without PostgreSQL.
+fn fleet_db() -> Option<(TestPostgres, tokio::runtime::Runtime, Queue)> {
+    let pg = TestPostgres::start_or_skip()?;
+    let rt = runtime();
+    let queue = rt.block_on(test_queue(&pg));
+    Some((pg, rt, queue))
+}
+
 fn zkpipe(args: &[&str]) -> std::process::Output {
     support::zkpipe_command().args(args).output().unwrap()
 }
 
 #[test]
 fn three_nodes_prove_300_jobs_once_through_a_kill_9_and_a_rejoin() {
-    let Some(pg) = TestPostgres::start_or_skip() else {
+    let Some((pg, rt, queue)) = fleet_db() else {
         return;
     };
     let url = pg.url();
-    let rt = runtime();
-    let queue = rt.block_on(test_queue(&pg));
     let t0 = Instant::now();
 
     // The first node sets the key up; `zkpipe fleet submit --wait` saves
@@ -358,12 +352,10 @@ fn three_nodes_prove_300_jobs_once_through_a_kill_9_and_a_rejoin() {
 
 #[test]
 fn priorities_hold_and_jobs_no_node_can_run_fail_with_the_reason() {
-    let Some(pg) = TestPostgres::start_or_skip() else {
+    let Some((pg, rt, queue)) = fleet_db() else {
         return;
     };
     let url = pg.url();
-    let rt = runtime();
-    let queue = rt.block_on(test_queue(&pg));
 
     // Queued before any node is up: 12 low, then 4 critical.
     let (low, critical) = rt.block_on(async {

@@ -3,8 +3,10 @@
 
 pub mod circom_files;
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
 
 use zkpipe_core::groth16::{self, KeyInfo, KeyStore, PreparedVerifyingKey, Proof, VerifyingKey};
 use zkpipe_daemon::proto;
@@ -47,4 +49,19 @@ pub fn verifies(pvk: &PreparedVerifyingKey, p: &proto::PartitionProof) -> bool {
         .map(|s| groth16::fr_from_decimal(s).unwrap())
         .collect();
     groth16::verify(pvk, &proof, &inputs).unwrap()
+}
+
+/// Spawns `cmd`; its stdout lines arrive on the channel.
+pub fn spawn_with_lines(mut cmd: Command) -> (Child, mpsc::Receiver<String>) {
+    let mut child = cmd.stdout(Stdio::piped()).spawn().unwrap();
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, rx)
 }
