@@ -181,6 +181,49 @@ impl JobArgs {
     }
 }
 
+impl JobArgs {
+    /// Where a job's proofs and public inputs go: the flags, else
+    /// `<circuit>-<size>.proof` and `.public.json` (`proof.json` and
+    /// `public.json` for circom).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when both would go to stdout; errors of
+    /// [`Output::resolve`].
+    pub fn outputs(
+        &self,
+        out: Option<&std::path::Path>,
+        public_out: Option<&std::path::Path>,
+    ) -> Result<(Output, Output), Error> {
+        let (proof_default, public_default) = if self.zkey.is_some() {
+            ("proof.json".to_string(), "public.json".to_string())
+        } else {
+            let stem = format!(
+                "{}-{}",
+                zkpipe_core::cache::file_name_part(&self.circuit),
+                zkpipe_core::cache::file_name_part(if self.size.is_empty() {
+                    zkpipe_circuits::default_size(&self.circuit)
+                } else {
+                    &self.size
+                })
+            );
+            (format!("{stem}.proof"), format!("{stem}.public.json"))
+        };
+        let proof_out = Output::resolve(out, proof_default)?;
+        let public_out = Output::resolve(public_out, public_default)?;
+        if matches!((&proof_out, &public_out), (Output::Stdout, Output::Stdout)) {
+            return Err(Error::InvalidInput(
+                "--out - and --public-out - would both write to stdout: give one a file".into(),
+            ));
+        }
+        Ok((proof_out, public_out))
+    }
+
+    /// Whether the job is a circom one (its proofs are saved as snarkjs JSON).
+    pub fn is_circom(&self) -> bool {
+        self.zkey.is_some()
+    }
+}
+
 /// `path`'s bytes, refused when over `limit`.
 fn read_bounded(path: &std::path::Path, limit: u64) -> Result<Vec<u8>, Error> {
     let io = |source| Error::Io {
@@ -231,30 +274,7 @@ async fn run_async(args: &ClientArgs) -> Result<(), Error> {
             job,
             out,
             public_out,
-        } => {
-            let (proof_default, public_default) = if job.zkey.is_some() {
-                ("proof.json".to_string(), "public.json".to_string())
-            } else {
-                let stem = format!(
-                    "{}-{}",
-                    zkpipe_core::cache::file_name_part(&job.circuit),
-                    zkpipe_core::cache::file_name_part(if job.size.is_empty() {
-                        zkpipe_circuits::default_size(&job.circuit)
-                    } else {
-                        &job.size
-                    })
-                );
-                (format!("{stem}.proof"), format!("{stem}.public.json"))
-            };
-            let proof_out = Output::resolve(out.as_deref(), proof_default)?;
-            let public_out = Output::resolve(public_out.as_deref(), public_default)?;
-            if matches!((&proof_out, &public_out), (Output::Stdout, Output::Stdout)) {
-                return Err(Error::InvalidInput(
-                    "--out - and --public-out - would both write to stdout: give one a file".into(),
-                ));
-            }
-            Some((proof_out, public_out))
-        }
+        } => Some(job.outputs(out.as_deref(), public_out.as_deref())?),
         _ => None,
     };
     let mut c = connect(&args.addr, args.token_file.as_deref()).await?;
@@ -355,7 +375,7 @@ async fn run_async(args: &ClientArgs) -> Result<(), Error> {
 }
 
 /// Prints a job's state; an error for a job that failed or was cancelled.
-fn report(r: &proto::JobResult) -> Result<(), Error> {
+pub fn report(r: &proto::JobResult) -> Result<(), Error> {
     let state = JobState::try_from(r.state).unwrap_or(JobState::Unspecified);
     match state {
         JobState::Failed | JobState::Cancelled => Err(Error::Failed(format!(
@@ -388,7 +408,7 @@ fn one_or_many<T: serde::Serialize>(items: &[T]) -> String {
 }
 
 /// Saves a job's proofs: 192 bytes each, or snarkjs JSON (`snarkjs`).
-fn save(
+pub fn save(
     r: &proto::JobResult,
     proof_out: &Output,
     public_out: &Output,

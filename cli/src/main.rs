@@ -16,6 +16,7 @@ mod circuit;
 mod client;
 mod crosscheck;
 mod doctor;
+mod fleet;
 mod host;
 mod output;
 mod plugin_args;
@@ -101,6 +102,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Talk to a running daemon.
     Client(client::ClientArgs),
+    /// A fleet of `zkpipe serve --queue` nodes: submit jobs to its
+    /// PostgreSQL queue, await them, see its nodes and queues.
+    Fleet(fleet::FleetArgs),
 }
 
 fn main() -> ExitCode {
@@ -112,6 +116,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Serve(s) => serve::run(s, &cli.plugins),
         Command::Client(c) => client::run(c),
+        Command::Fleet(f) => fleet::run(f),
         Command::Backends { plugins, json } => doctor::run(&cli.plugins.with(plugins), *json),
         Command::Bench { op } => bench::run(&cli.plugins, op),
         Command::Setup {

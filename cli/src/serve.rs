@@ -44,6 +44,12 @@ pub struct ServeArgs {
     /// (keys.circom_dir).
     #[arg(long, value_name = "DIR")]
     circom_dir: Option<String>,
+    /// Join a fleet: its shared queue, postgres://user@host/db (queue.url).
+    #[arg(long, value_name = "URL")]
+    queue: Option<String>,
+    /// This node's id in the fleet (queue.node_id).
+    #[arg(long, value_name = "ID")]
+    node_id: Option<String>,
     /// Print the effective configuration and exit.
     #[arg(long)]
     print_config: bool,
@@ -74,6 +80,8 @@ impl ServeArgs {
             ("scheduler.policy", &self.policy),
             ("keys.dir", &self.keys_dir),
             ("keys.circom_dir", &self.circom_dir),
+            ("queue.url", &self.queue),
+            ("queue.node_id", &self.node_id),
         ];
         for (key, value) in shortcuts {
             if let Some(v) = value {

@@ -5,13 +5,14 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
+use support::{pvk, verifies};
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use zkpipe_core::groth16::{self, KeyInfo, KeyStore, PreparedVerifyingKey, Proof, VerifyingKey};
+use zkpipe_core::groth16::{KeyInfo, KeyStore};
 use zkpipe_daemon::client::{self, Address, Client};
 use zkpipe_daemon::proto::{self, JobState, Priority};
 
@@ -100,27 +101,15 @@ impl Drop for Served {
 
 /// Starts the daemon; its stdout lines arrive on the channel.
 fn spawn(socket: &Path, keys: &Path, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
-    let mut child = support::zkpipe_command()
-        .arg("serve")
+    let mut cmd = support::zkpipe_command();
+    cmd.arg("serve")
         .arg("--socket")
         .arg(socket)
         .arg("--keys-dir")
         .arg(keys)
         .args(["--set", "logging.level=warn"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    (child, rx)
+        .args(args);
+    support::spawn_with_lines(cmd)
 }
 
 /// One synthesis worker and one device worker: jobs queue behind each other.
@@ -162,27 +151,6 @@ fn job(
 
 fn state(r: &proto::JobResult) -> JobState {
     JobState::try_from(r.state).unwrap()
-}
-
-/// The prepared verifying key of a built-in circuit's cached test keys.
-fn pvk(keys: &Path, circuit: &str, size: &str) -> PreparedVerifyingKey {
-    let entry = KeyStore::new(keys.join("keys")).entry(&KeyInfo {
-        circuit: circuit.into(),
-        size: size.into(),
-        synthetic: false,
-    });
-    PreparedVerifyingKey::new(&VerifyingKey::load(&entry.join("vk.bin")).unwrap())
-}
-
-/// Whether a returned proof verifies with its public inputs.
-fn verifies(pvk: &PreparedVerifyingKey, p: &proto::PartitionProof) -> bool {
-    let proof = Proof::from_bytes(&p.proof).unwrap();
-    let inputs: Vec<_> = p
-        .public_inputs
-        .iter()
-        .map(|s| groth16::fr_from_decimal(s).unwrap())
-        .collect();
-    groth16::verify(pvk, &proof, &inputs).unwrap()
 }
 
 /// Checks every proof of a succeeded job with the key's verifying key.

@@ -24,6 +24,8 @@ pub struct Config {
     pub scheduler: SchedulerSection,
     /// Logs.
     pub logging: LoggingSection,
+    /// The fleet's shared queue (PostgreSQL).
+    pub queue: QueueSection,
 }
 
 /// `[daemon]`.
@@ -179,6 +181,123 @@ impl Default for LoggingSection {
     }
 }
 
+/// `[queue]`: join a fleet of nodes that share one job queue in
+/// PostgreSQL (`docs/fleet.md`). Durations are milliseconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct QueueSection {
+    /// `postgres://user[:password]@host[:port]/database` ("": no fleet,
+    /// the daemon proves only its own gRPC jobs).
+    pub url: String,
+    /// This node's id in the fleet ("": `<hostname>-<pid>`). A stable id
+    /// lets a restarted node take back at once the jobs its previous run
+    /// held; two live nodes must never share one.
+    pub node_id: String,
+    /// Fleet jobs this node runs at once.
+    pub concurrency: usize,
+    /// How long a claim holds a job without a heartbeat (nodes renew
+    /// every third of it); a dead node's jobs are retried after it.
+    pub lease_ms: u64,
+    /// How long a job whose key is resident on a live node waits for such
+    /// a node before any node may take it.
+    pub affinity_wait_ms: u64,
+    /// How long a job that no live node can run waits before it fails
+    /// with the reason.
+    pub unrunnable_wait_ms: u64,
+    /// Fallback poll while waiting for notifications.
+    pub poll_interval_ms: u64,
+    /// Attempts a job gets when the submitter does not say.
+    pub max_attempts: i32,
+    /// Payloads up to this size are stored in the job row.
+    pub inline_payload_max: String,
+    /// Larger payloads are written here, a folder every node and client
+    /// mounts ("": larger payloads are refused).
+    pub payload_dir: String,
+}
+
+impl Default for QueueSection {
+    fn default() -> Self {
+        QueueSection {
+            url: String::new(),
+            node_id: String::new(),
+            concurrency: 2,
+            lease_ms: 30_000,
+            affinity_wait_ms: 5_000,
+            unrunnable_wait_ms: 60_000,
+            poll_interval_ms: 2_000,
+            max_attempts: 3,
+            inline_payload_max: "1MiB".into(),
+            payload_dir: String::new(),
+        }
+    }
+}
+
+impl QueueSection {
+    /// Whether the daemon joins a fleet.
+    pub fn enabled(&self) -> bool {
+        !self.url.is_empty()
+    }
+
+    /// The queue library's settings.
+    pub fn queue_config(&self) -> zkpipe_fleet::QueueConfig {
+        let ms = std::time::Duration::from_millis;
+        zkpipe_fleet::QueueConfig {
+            lease: ms(self.lease_ms),
+            affinity_wait: ms(self.affinity_wait_ms),
+            unrunnable_wait: ms(self.unrunnable_wait_ms),
+            poll_interval: ms(self.poll_interval_ms),
+            default_max_attempts: self.max_attempts,
+            inline_payload_max: parse_bytes("", &self.inline_payload_max).unwrap_or(1 << 20),
+            payload_dir: (!self.payload_dir.is_empty()).then(|| PathBuf::from(&self.payload_dir)),
+            ..zkpipe_fleet::QueueConfig::default()
+        }
+    }
+
+    /// The configured node id, else `<hostname>-<pid>`.
+    pub fn node_id(&self) -> String {
+        if !self.node_id.is_empty() {
+            return self.node_id.clone();
+        }
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .map(|h| h.trim().to_string())
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "node".into());
+        format!("{host}-{}", std::process::id())
+    }
+
+    fn validate(&self) -> Result<(), Error> {
+        let bad = |m: String| Err(Error::InvalidInput(m));
+        if self.enabled()
+            && !(self.url.starts_with("postgres://") || self.url.starts_with("postgresql://"))
+        {
+            return bad("queue.url must be a postgres:// or postgresql:// URL".into());
+        }
+        if self.node_id.len() > 200 || self.node_id.contains('\0') {
+            return bad("queue.node_id: at most 200 bytes, no NUL".into());
+        }
+        if !(1..=1024).contains(&self.concurrency) {
+            return bad("queue.concurrency must be from 1 to 1024".into());
+        }
+        if !(300..=3_600_000).contains(&self.lease_ms) {
+            return bad("queue.lease_ms must be from 300 to 3600000".into());
+        }
+        if !(10..=600_000).contains(&self.poll_interval_ms) {
+            return bad("queue.poll_interval_ms must be from 10 to 600000".into());
+        }
+        if self.affinity_wait_ms > 3_600_000 || self.unrunnable_wait_ms > 86_400_000 {
+            return bad(
+                "queue.affinity_wait_ms is at most an hour, queue.unrunnable_wait_ms a day".into(),
+            );
+        }
+        if !(1..=1000).contains(&self.max_attempts) {
+            return bad("queue.max_attempts must be from 1 to 1000".into());
+        }
+        parse_bytes("queue.inline_payload_max", &self.inline_payload_max)?;
+        Ok(())
+    }
+}
+
 /// The largest configuration file read.
 const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
@@ -289,6 +408,7 @@ impl Config {
     /// Checks each value on its own.
     fn validate_values(&self) -> Result<(), Error> {
         parse_bytes("memory.host_budget", &self.memory.host_budget)?;
+        self.queue.validate()?;
         parse_bytes("memory.device_budget", &self.memory.device_budget)?;
         let d = &self.daemon;
         if !(4096..=(1 << 30)).contains(&d.max_message_bytes) {
@@ -450,6 +570,25 @@ mod tests {
         assert_eq!(c.devices.devices, vec![0, 2]);
         assert_eq!(c.devices.backend_opts, vec!["devices=2", "fault=corrupt:3"]);
         assert_eq!(c.host_budget(), 2 << 30);
+    }
+
+    #[test]
+    fn queue_settings_are_checked() {
+        let mut c = Config::default();
+        assert!(!c.queue.enabled());
+        assert!(c.set("queue.url=mysql://x").is_err());
+        c.set("queue.url=postgres://u@127.0.0.1:5432/db").unwrap();
+        assert!(c.set("queue.lease_ms=0").is_err());
+        assert!(c.set("queue.concurrency=0").is_err());
+        assert!(c.set("queue.inline_payload_max=lots").is_err());
+        c.set("queue.lease_ms=3000").unwrap();
+        c.set("queue.payload_dir=/shared/payloads").unwrap();
+        let q = c.queue.queue_config();
+        assert_eq!(q.lease, std::time::Duration::from_secs(3));
+        assert_eq!(q.inline_payload_max, 1 << 20);
+        assert!(c.queue.node_id().contains('-'));
+        c.set("queue.node_id=gpu-7").unwrap();
+        assert_eq!(c.queue.node_id(), "gpu-7");
     }
 
     #[test]

@@ -692,6 +692,11 @@ impl Daemon {
         out
     }
 
+    /// The keys loaded now.
+    pub fn resident_keys(&self) -> Vec<KeyId> {
+        self.keys.list().into_iter().map(|k| k.id).collect()
+    }
+
     /// Evicts keys no job uses.
     pub fn evict(&self, ids: Vec<KeyId>) -> Vec<(KeyId, Result<(), Error>)> {
         let out = ids

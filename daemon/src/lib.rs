@@ -4,6 +4,8 @@
 //! - [`config`]: `zkpipe.toml` and its command-line overrides.
 //! - [`daemon`]: jobs, keys, devices and the engine, without gRPC.
 //! - [`keys`]: keys loaded once and kept resident, evicted when idle.
+//! - [`fleet_jobs`]: zkpipe's jobs in the fleet queue (payload, result).
+//! - [`fleet_node`]: the daemon as a fleet node (`[queue] url`).
 //! - [`circom_keys`]: circom keys found by their zkey's SHA-256.
 //! - [`source`]: each job's key, witnesses and blinding, for the engine.
 //! - [`verify`]: verify before return, recompute on the CPU reference.
@@ -18,6 +20,8 @@ pub mod circom_keys;
 pub mod client;
 pub mod config;
 pub mod daemon;
+pub mod fleet_jobs;
+pub mod fleet_node;
 pub mod keys;
 pub mod listen;
 pub mod logging;

@@ -66,7 +66,22 @@ pub async fn serve(config: Config, ready: impl FnOnce(&Endpoints)) -> Result<(),
         let _ = rx.wait_for(|s| *s).await;
     };
     let max = config.daemon.max_message_bytes;
-    let service = Service::new(daemon.clone());
+    let fleet = if config.queue.enabled() {
+        let queue = zkpipe_fleet::Queue::new(&config.queue.url, config.queue.queue_config())
+            .map_err(crate::fleet_jobs::error)?;
+        Some(Arc::new(queue))
+    } else {
+        None
+    };
+    let service = match &fleet {
+        Some(queue) => Service::with_fleet(daemon.clone(), queue.clone()),
+        None => Service::new(daemon.clone()),
+    };
+    let (fleet_stop, fleet_stopped) = watch::channel(false);
+    let fleet_node = fleet.map(|queue| {
+        let stop = stopped(fleet_stopped);
+        tokio::spawn(crate::fleet_node::run(daemon.clone(), queue, stop))
+    });
     let mut servers = tokio::task::JoinSet::new();
     {
         let svc = ProverServer::new(service.clone())
@@ -121,6 +136,15 @@ pub async fn serve(config: Config, ready: impl FnOnce(&Endpoints)) -> Result<(),
     ready(&endpoints);
 
     wait_for_signal().await?;
+    // Leave the fleet first: jobs it held go back to the queue for others.
+    let _ = fleet_stop.send(true);
+    if let Some(node) = fleet_node {
+        match node.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::error!(error = %e, "the fleet node stopped with an error"),
+            Err(e) => tracing::error!(error = %e, "the fleet node task failed"),
+        }
+    }
     drain(&daemon, Duration::from_secs(config.daemon.drain_timeout_s)).await;
     let _ = stop_tx.send(true);
     while let Some(r) = servers.join_next().await {

@@ -198,8 +198,9 @@ pub async fn run_node<R: JobRunner>(
                 match queue.heartbeat(&node, &leases).await {
                     Ok(renewed) => {
                         held.retain(|id, h| {
-                            let keep = renewed.contains(id);
-                            if !keep {
+                            // A job that just ended is not renewed: no loss.
+                            let keep = renewed.contains(id) && !h.abort.is_finished();
+                            if !keep && !h.abort.is_finished() {
                                 tracing::warn!(node = %node.id, job = id, "lease lost; stopping the job");
                                 h.abort.abort();
                             }

@@ -3,8 +3,13 @@
 
 pub mod circom_files;
 
-use std::path::PathBuf;
-use std::process::Command;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+
+use zkpipe_core::groth16::{self, KeyInfo, KeyStore, PreparedVerifyingKey, Proof, VerifyingKey};
+use zkpipe_daemon::proto;
 
 /// Where `cargo test --workspace` put the plugins (next to the test binary).
 pub fn plugin_dir() -> PathBuf {
@@ -23,4 +28,40 @@ pub fn zkpipe_command() -> Command {
         .arg(plugin_dir())
         .env_remove("ZKPIPE_PLUGIN_PATH");
     cmd
+}
+
+/// The prepared verifying key of a built-in circuit's cached test keys.
+pub fn pvk(keys: &Path, circuit: &str, size: &str) -> PreparedVerifyingKey {
+    let entry = KeyStore::new(keys.join("keys")).entry(&KeyInfo {
+        circuit: circuit.into(),
+        size: size.into(),
+        synthetic: false,
+    });
+    PreparedVerifyingKey::new(&VerifyingKey::load(&entry.join("vk.bin")).unwrap())
+}
+
+/// Whether a returned proof verifies with its public inputs.
+pub fn verifies(pvk: &PreparedVerifyingKey, p: &proto::PartitionProof) -> bool {
+    let proof = Proof::from_bytes(&p.proof).unwrap();
+    let inputs: Vec<_> = p
+        .public_inputs
+        .iter()
+        .map(|s| groth16::fr_from_decimal(s).unwrap())
+        .collect();
+    groth16::verify(pvk, &proof, &inputs).unwrap()
+}
+
+/// Spawns `cmd`; its stdout lines arrive on the channel.
+pub fn spawn_with_lines(mut cmd: Command) -> (Child, mpsc::Receiver<String>) {
+    let mut child = cmd.stdout(Stdio::piped()).spawn().unwrap();
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, rx)
 }
