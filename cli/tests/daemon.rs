@@ -1179,4 +1179,26 @@ fn circom_jobs_name_their_key_by_zkey_hash_and_return_snarkjs_json() {
     );
     ok(&client_cli(&served, d, &["evict", "--zkey", zkey]));
     ok(&prove(&["good.wtns"], zkey));
+    // Over gRPC: a witness that does not fit is the inputs' fault (a fleet
+    // does not retry it); a good one is not.
+    let hash = zkpipe_daemon::circom_keys::sha256_file(Path::new(zkey)).unwrap();
+    let request = |wtns: &str| proto::SubmitRequest {
+        key: Some(proto::KeyId {
+            circuit: "circom".into(),
+            size: hash.clone(),
+        }),
+        inputs: Some(proto::submit_request::Inputs::Circom(proto::CircomInputs {
+            wtns: vec![std::fs::read(d.join(wtns)).unwrap()],
+        })),
+        ..Default::default()
+    };
+    runtime().block_on(async {
+        let mut c = served.client().await;
+        let bad = c.prove(request("wrong.wtns")).await.unwrap().into_inner();
+        assert_eq!(state(&bad), JobState::Failed);
+        assert!(bad.inputs_at_fault, "{bad:?}");
+        let good = c.prove(request("good.wtns")).await.unwrap().into_inner();
+        assert_eq!(state(&good), JobState::Succeeded);
+        assert!(!good.inputs_at_fault);
+    });
 }

@@ -358,7 +358,8 @@ impl Daemon {
             Ok(inputs) => inputs,
             Err(e) => {
                 self.keys.release(&job.key);
-                self.finish(id, JobState::Failed, vec![], e.to_string(), false);
+                let at_fault = matches!(e, Error::InvalidInput(_));
+                self.finish_with(id, JobState::Failed, vec![], e.to_string(), false, at_fault);
                 return;
             }
         };
@@ -541,6 +542,19 @@ impl Daemon {
         error: String,
         recomputed: bool,
     ) {
+        self.finish_with(id, state, proofs, error, recomputed, false);
+    }
+
+    /// [`Daemon::finish`], saying whether the job's inputs are at fault.
+    fn finish_with(
+        &self,
+        id: u64,
+        state: JobState,
+        proofs: Vec<ProofOutput>,
+        error: String,
+        recomputed: bool,
+        inputs_at_fault: bool,
+    ) {
         let mut table = self.table.lock().unwrap();
         let Some(job) = table.jobs.get_mut(&id) else {
             return;
@@ -579,6 +593,7 @@ impl Daemon {
             error,
             verified: state == JobState::Succeeded && self.config.daemon.verify_before_return,
             recomputed_on_cpu: recomputed,
+            inputs_at_fault,
             ..Default::default()
         });
         tracing::info!(job = id, state = state_label(state), "job ended");

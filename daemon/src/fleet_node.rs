@@ -92,7 +92,8 @@ impl NodeRunner {
         let state = JobState::try_from(result.state).unwrap_or(JobState::Unspecified);
         if state != JobState::Succeeded {
             // Key loads, devices and budgets are the node's: another node
-            // may succeed; the queue bounds the attempts.
+            // may succeed (the queue bounds the attempts); inputs that do
+            // not fit their key fail everywhere.
             return Err(failure(
                 format!(
                     "{} on node {}: {}",
@@ -100,7 +101,7 @@ impl NodeRunner {
                     self.node_id,
                     result.error
                 ),
-                true,
+                !result.inputs_at_fault,
             ));
         }
         let timings = serde_json::json!({
