@@ -351,6 +351,68 @@ fn three_nodes_prove_300_jobs_once_through_a_kill_9_and_a_rejoin() {
 }
 
 #[test]
+fn nodes_ride_out_a_database_restart_and_lose_nothing() {
+    let Some((pg, rt, queue)) = fleet_db() else {
+        return;
+    };
+    let url = pg.url();
+    let _a = Node::start(&url, "ra", &[]);
+    let _b = Node::start(&url, "rb", &[]);
+    let pvk = pvk(&shared_keys(), CIRCUIT, SIZE);
+    let n = 60u64;
+    let ids: Vec<i64> = rt.block_on(async {
+        let mut ids = vec![];
+        for i in 0..n {
+            let req = request(5000 + i, Priority::Normal, format!("restart-{i}"));
+            ids.push(
+                queue
+                    .submit(&fleet_jobs::new_job(&req).unwrap())
+                    .await
+                    .unwrap()
+                    .id,
+            );
+        }
+        ids
+    });
+    let t0 = Instant::now();
+    while rt.block_on(numbers(&pg, "SELECT count(*) FROM completions"))[0] < 5 {
+        assert!(t0.elapsed() < Duration::from_secs(120), "too slow");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A crash of the database mid-batch: the nodes' connections drop; they
+    // retry with backoff until it is back, and go on.
+    let done_before = rt.block_on(numbers(&pg, "SELECT count(*) FROM completions"))[0];
+    pg.stop().unwrap();
+    assert!(
+        done_before < n as i64 - 10,
+        "the batch nearly ended before the database went down: nothing was tested"
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    pg.restart_after_stop().unwrap();
+    eprintln!("database restarted with {done_before} of {n} jobs done");
+    let records: Vec<JobRecord> = rt.block_on(async {
+        let mut out = vec![];
+        for &id in &ids {
+            out.push(queue.await_job(id, Duration::from_secs(120)).await.unwrap());
+        }
+        out
+    });
+    for r in &records {
+        check_succeeded(&pvk, r);
+    }
+    let counts = rt.block_on(numbers(
+        &pg,
+        "SELECT count(*) FROM completions GROUP BY job_id HAVING count(*) > 1
+         UNION ALL SELECT -count(*) FROM completions",
+    ));
+    assert_eq!(
+        counts,
+        vec![-(n as i64)],
+        "duplicate or missing completions"
+    );
+}
+
+#[test]
 fn priorities_hold_and_jobs_no_node_can_run_fail_with_the_reason() {
     let Some((pg, rt, queue)) = fleet_db() else {
         return;
