@@ -254,6 +254,16 @@ impl Prover {
         self.device
     }
 
+    /// The recorded circuit this prover proves.
+    pub fn r1cs(&self) -> &R1cs {
+        &self.r1cs
+    }
+
+    /// The key this prover proves with.
+    pub fn params(&self) -> &Parameters {
+        &self.params
+    }
+
     /// A line saying which ops run on the fallback backend instead of the
     /// proving one, if any do.
     pub fn fallback_note(&self) -> Option<String> {

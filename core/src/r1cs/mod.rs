@@ -15,7 +15,7 @@ pub mod cache;
 mod file;
 mod record;
 
-pub use record::Witness;
+pub use record::{Column, R1csBuilder, Witness};
 
 /// Converts a bellpepper scalar to the seam type (same bits, no copy of note).
 #[inline]

@@ -1,5 +1,9 @@
 //! Synthesis into zkpipe's types: recording a circuit's constraints into
 //! CSR matrices (once per shape), and witness-only synthesis (per proof).
+//!
+//! [`R1csBuilder`] is the recording half every front end shares: a
+//! bellpepper-core 0.4 constraint system here, bellperson 0.27's (0.2) in
+//! the Filecoin front end.
 
 use bellpepper_core::{
     Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
@@ -16,21 +20,101 @@ use crate::types::Fr;
 /// the inputs once their count is known.
 const AUX_BIT: u32 = 1 << 31;
 
+/// A variable as a constraint system names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Column {
+    /// Public input `i` (0 is the constant one).
+    Input(usize),
+    /// Private variable `i`.
+    Aux(usize),
+}
+
+/// Builds an [`R1cs`] constraint by constraint.
+#[derive(Debug)]
+pub struct R1csBuilder {
+    r1cs: R1cs,
+}
+
+impl Default for R1csBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl R1csBuilder {
+    /// An empty system with the constant one as input 0.
+    pub fn new() -> Self {
+        R1csBuilder {
+            r1cs: R1cs {
+                num_inputs: 1,
+                num_aux: 0,
+                a: Csr::new(),
+                b: Csr::new(),
+                c: Csr::new(),
+            },
+        }
+    }
+
+    /// Adds a public input and returns its index.
+    pub fn alloc_input(&mut self) -> usize {
+        self.r1cs.num_inputs += 1;
+        self.r1cs.num_inputs - 1
+    }
+
+    /// Adds a private variable and returns its index.
+    pub fn alloc_aux(&mut self) -> usize {
+        self.r1cs.num_aux += 1;
+        self.r1cs.num_aux - 1
+    }
+
+    /// Adds the constraint `a · b = c`, each side a list of terms.
+    pub fn enforce<'a>(
+        &mut self,
+        a: impl IntoIterator<Item = (Column, &'a Scalar)>,
+        b: impl IntoIterator<Item = (Column, &'a Scalar)>,
+        c: impl IntoIterator<Item = (Column, &'a Scalar)>,
+    ) {
+        self.r1cs.a.push_row(a);
+        self.r1cs.b.push_row(b);
+        self.r1cs.c.push_row(c);
+    }
+
+    /// The recorded system, aux columns numbered after the inputs.
+    pub fn finish(self) -> R1cs {
+        let mut r1cs = self.r1cs;
+        let n_in = r1cs.num_inputs as u32;
+        for m in [&mut r1cs.a, &mut r1cs.b, &mut r1cs.c] {
+            m.cols.par_iter_mut().for_each(|c| {
+                if *c & AUX_BIT != 0 {
+                    *c = (*c & !AUX_BIT) + n_in;
+                }
+            });
+        }
+        r1cs
+    }
+}
+
 impl Csr {
-    fn push_row(&mut self, lc: &LinearCombination<Scalar>) {
-        for (var, coeff) in lc.iter() {
-            self.cols.push(tag(var));
+    fn push_row<'a>(&mut self, terms: impl IntoIterator<Item = (Column, &'a Scalar)>) {
+        for (var, coeff) in terms {
+            self.cols.push(match var {
+                Column::Input(i) => i as u32,
+                Column::Aux(i) => AUX_BIT | i as u32,
+            });
             self.vals.push(fr(*coeff));
         }
         self.row_ptr.push(self.cols.len() as u64);
     }
 }
 
-fn tag(v: Variable) -> u32 {
-    match v.get_unchecked() {
-        Index::Input(i) => i as u32,
-        Index::Aux(i) => AUX_BIT | i as u32,
-    }
+fn terms(lc: &LinearCombination<Scalar>) -> impl Iterator<Item = (Column, &Scalar)> {
+    lc.iter().map(|(var, coeff)| {
+        let col = match var.get_unchecked() {
+            Index::Input(i) => Column::Input(i),
+            Index::Aux(i) => Column::Aux(i),
+        };
+        (col, coeff)
+    })
 }
 
 /// A full assignment: `inputs[0]` is one.
@@ -81,35 +165,20 @@ impl R1cs {
     /// [`Error::Synthesis`] when the circuit fails.
     pub fn record<C: Circuit<Scalar>>(circuit: C) -> Result<(R1cs, Witness), Error> {
         let mut cs = RecordingCs {
-            r1cs: R1cs {
-                num_inputs: 1,
-                num_aux: 0,
-                a: Csr::new(),
-                b: Csr::new(),
-                c: Csr::new(),
-            },
+            builder: R1csBuilder::new(),
             witness: Witness {
                 inputs: vec![Fr::one()],
                 aux: vec![],
             },
         };
         circuit.synthesize(&mut cs).map_err(synthesis)?;
-        let RecordingCs { mut r1cs, witness } = cs;
-        let n_in = r1cs.num_inputs as u32;
-        for m in [&mut r1cs.a, &mut r1cs.b, &mut r1cs.c] {
-            m.cols.par_iter_mut().for_each(|c| {
-                if *c & AUX_BIT != 0 {
-                    *c = (*c & !AUX_BIT) + n_in;
-                }
-            });
-        }
-        Ok((r1cs, witness))
+        Ok((cs.builder.finish(), cs.witness))
     }
 }
 
 /// Records constraints and values.
 struct RecordingCs {
-    r1cs: R1cs,
+    builder: R1csBuilder,
     witness: Witness,
 }
 
@@ -123,8 +192,9 @@ impl ConstraintSystem<Scalar> for RecordingCs {
         AR: Into<String>,
     {
         self.witness.aux.push(fr(f()?));
-        self.r1cs.num_aux += 1;
-        Ok(Variable::new_unchecked(Index::Aux(self.r1cs.num_aux - 1)))
+        Ok(Variable::new_unchecked(Index::Aux(
+            self.builder.alloc_aux(),
+        )))
     }
 
     fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
@@ -134,9 +204,8 @@ impl ConstraintSystem<Scalar> for RecordingCs {
         AR: Into<String>,
     {
         self.witness.inputs.push(fr(f()?));
-        self.r1cs.num_inputs += 1;
         Ok(Variable::new_unchecked(Index::Input(
-            self.r1cs.num_inputs - 1,
+            self.builder.alloc_input(),
         )))
     }
 
@@ -148,9 +217,12 @@ impl ConstraintSystem<Scalar> for RecordingCs {
         LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
         LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
     {
-        self.r1cs.a.push_row(&a(LinearCombination::zero()));
-        self.r1cs.b.push_row(&b(LinearCombination::zero()));
-        self.r1cs.c.push_row(&c(LinearCombination::zero()));
+        let (a, b, c) = (
+            a(LinearCombination::zero()),
+            b(LinearCombination::zero()),
+            c(LinearCombination::zero()),
+        );
+        self.builder.enforce(terms(&a), terms(&b), terms(&c));
     }
 
     fn push_namespace<NR, N>(&mut self, _: N)

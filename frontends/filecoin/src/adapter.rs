@@ -1,0 +1,199 @@
+//! bellperson 0.27's constraint-system traits (bellpepper-core 0.2), which
+//! Filecoin's circuits are written against, driving zkpipe's recorder and
+//! witness: the same variable order as bellperson's own prover and key
+//! generator, so keys and proofs are interchangeable with its.
+
+use bellpepper_core_02::{
+    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
+};
+use blstrs::Scalar;
+use ff::Field;
+use zkpipe_core::Error;
+use zkpipe_core::r1cs::{Column, R1cs, R1csBuilder, Witness, fr};
+
+/// Records `circuit`'s constraints. Values are never asked for, so the
+/// blank circuits filecoin-proofs builds for key generation record too.
+///
+/// # Errors
+/// [`Error::Synthesis`] when the circuit fails.
+pub fn record<C: Circuit<Scalar>>(circuit: C) -> Result<R1cs, Error> {
+    let mut cs = RecordingCs(R1csBuilder::new());
+    circuit.synthesize(&mut cs).map_err(synthesis)?;
+    Ok(cs.0.finish())
+}
+
+/// Runs `circuit` in witness-only mode: values only, no constraints.
+///
+/// # Errors
+/// [`Error::Synthesis`] when the circuit fails (a missing assignment).
+pub fn witness<C: Circuit<Scalar>>(circuit: C) -> Result<Witness, Error> {
+    let mut cs = WitnessCs {
+        inputs: vec![Scalar::ONE],
+        aux: vec![],
+    };
+    circuit.synthesize(&mut cs).map_err(synthesis)?;
+    Ok(Witness {
+        inputs: cs.inputs.into_iter().map(fr).collect(),
+        aux: cs.aux.into_iter().map(fr).collect(),
+    })
+}
+
+fn synthesis(e: SynthesisError) -> Error {
+    Error::Synthesis(e.to_string())
+}
+
+fn terms(lc: &LinearCombination<Scalar>) -> impl Iterator<Item = (Column, &Scalar)> {
+    lc.iter().map(|(var, coeff)| {
+        let col = match var.get_unchecked() {
+            Index::Input(i) => Column::Input(i),
+            Index::Aux(i) => Column::Aux(i),
+        };
+        (col, coeff)
+    })
+}
+
+struct RecordingCs(R1csBuilder);
+
+impl ConstraintSystem<Scalar> for RecordingCs {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        Ok(Variable::new_unchecked(Index::Aux(self.0.alloc_aux())))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        Ok(Variable::new_unchecked(Index::Input(self.0.alloc_input())))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        let (a, b, c) = (
+            a(LinearCombination::zero()),
+            b(LinearCombination::zero()),
+            c(LinearCombination::zero()),
+        );
+        self.0.enforce(terms(&a), terms(&b), terms(&c));
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
+/// Computes values only; the gadgets that synthesise faster when they know
+/// it (neptune's Poseidon) use the bulk methods.
+struct WitnessCs {
+    inputs: Vec<Scalar>,
+    aux: Vec<Scalar>,
+}
+
+impl ConstraintSystem<Scalar> for WitnessCs {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.aux.push(f()?);
+        Ok(Variable::new_unchecked(Index::Aux(self.aux.len() - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.inputs.push(f()?);
+        Ok(Variable::new_unchecked(Index::Input(self.inputs.len() - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+
+    fn is_witness_generator(&self) -> bool {
+        true
+    }
+
+    fn extend_inputs(&mut self, new_inputs: &[Scalar]) {
+        self.inputs.extend_from_slice(new_inputs);
+    }
+
+    fn extend_aux(&mut self, new_aux: &[Scalar]) {
+        self.aux.extend_from_slice(new_aux);
+    }
+
+    fn allocate_empty(&mut self, aux_n: usize, inputs_n: usize) -> (&mut [Scalar], &mut [Scalar]) {
+        let (a0, i0) = (self.aux.len(), self.inputs.len());
+        self.aux.resize(a0 + aux_n, Scalar::ZERO);
+        self.inputs.resize(i0 + inputs_n, Scalar::ZERO);
+        (&mut self.aux[a0..], &mut self.inputs[i0..])
+    }
+
+    fn allocate_empty_inputs(&mut self, n: usize) -> &mut [Scalar] {
+        let i0 = self.inputs.len();
+        self.inputs.resize(i0 + n, Scalar::ZERO);
+        &mut self.inputs[i0..]
+    }
+
+    fn allocate_empty_aux(&mut self, n: usize) -> &mut [Scalar] {
+        let a0 = self.aux.len();
+        self.aux.resize(a0 + n, Scalar::ZERO);
+        &mut self.aux[a0..]
+    }
+
+    fn inputs_slice(&self) -> &[Scalar] {
+        &self.inputs
+    }
+
+    fn aux_slice(&self) -> &[Scalar] {
+        &self.aux
+    }
+}

@@ -1,0 +1,24 @@
+//! Filecoin's proofs through zkpipe: PoRep C2, WindowPoSt and WinningPoSt
+//! from filecoin-proofs 19's own circuits (written for bellperson 0.27),
+//! recorded into zkpipe's R1CS once per parameter set, with keys read from
+//! Filecoin's parameter cache, and every proof verified by filecoin-proofs'
+//! verifiers before it is returned.
+//!
+//! ```ignore
+//! let engine = Engine::new(Box::new(move |p, r| ProverBuilder::new(be.clone()).build(p, r)), cache);
+//! let c1 = porep::C1::parse(&std::fs::read("c1.json")?)?;
+//! let proof = porep::seal_commit(&engine, &c1, ids, Blinding::Random, &Silent)?.to_bytes();
+//! ```
+
+pub mod adapter;
+pub mod engine;
+pub mod params;
+pub mod porep;
+pub mod post;
+pub mod shape;
+
+pub use engine::{Blinding, Engine, Proved};
+pub use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof};
+
+#[cfg(feature = "testing")]
+pub mod testing;

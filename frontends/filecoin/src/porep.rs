@@ -1,0 +1,274 @@
+//! PoRep C2 (`seal_commit_phase2`): a C1 output in, `partitions × 192`
+//! bytes out, verified with `filecoin_proofs_api::seal::verify_seal`.
+
+use filecoin_proofs::as_safe_commitment;
+use filecoin_proofs::constants::DefaultPieceHasher;
+use filecoin_proofs::parameters::setup_params;
+use filecoin_proofs::types::{PoRepConfig, ProverId};
+use filecoin_proofs_api::seal::SealCommitPhase1Output;
+use filecoin_proofs_api::{RegisteredSealProof, SectorId};
+use serde::Deserialize;
+use storage_proofs_core::api_version::ApiFeature;
+use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_core::merkle::MerkleTreeTrait;
+use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg, Tau};
+use zkpipe_core::Error;
+use zkpipe_core::progress::Progress;
+
+use crate::engine::{Blinding, CompoundInputs, Engine, Proved};
+use crate::params::ParamSet;
+use crate::shape::{sector_size_name, with_tree};
+use storage_proofs_core::parameter_cache::CacheableParameters;
+
+/// Largest C1 file read (a 64 GiB sector's is ~100 MB of JSON).
+pub const MAX_C1_BYTES: usize = 1 << 30;
+
+/// A parsed C1 output with what came around it.
+#[derive(Debug)]
+pub struct C1 {
+    /// filecoin-proofs-api's `SealCommitPhase1Output`.
+    pub output: SealCommitPhase1Output,
+    /// The sector number the envelope named, if it came in one.
+    pub sector_num: Option<u64>,
+}
+
+/// lotus-bench's `c1.json` and Curio's cuzk envelope: the C1 JSON, base64.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Envelope {
+    #[serde(rename = "SectorNum")]
+    sector_num: i64,
+    #[serde(rename = "Phase1Out")]
+    phase1_out: String,
+    #[serde(rename = "SectorSize")]
+    sector_size: u64,
+}
+
+impl C1 {
+    /// Parses a C1 output as filecoin-proofs-api serialises it
+    /// (`SealCommitPhase1Output` JSON), or wrapped as lotus-bench and
+    /// Curio write it (`{"SectorNum", "Phase1Out": base64, "SectorSize"}`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] naming what does not parse or disagree.
+    pub fn parse(bytes: &[u8]) -> Result<C1, Error> {
+        if bytes.len() > MAX_C1_BYTES {
+            return Err(bad(format!(
+                "{} bytes, more than the {} a C1 output can be",
+                bytes.len(),
+                MAX_C1_BYTES
+            )));
+        }
+        let value: serde_json::Value =
+            serde_json::from_slice(bytes).map_err(|e| bad(format!("not JSON: {e}")))?;
+        let (inner, envelope) = if value.get("Phase1Out").is_some() {
+            let env: Envelope = serde_json::from_value(value)
+                .map_err(|e| bad(format!("lotus-bench/Curio envelope: {e}")))?;
+            let raw = base64_decode(&env.phase1_out)
+                .ok_or_else(|| bad("Phase1Out is not base64".into()))?;
+            let inner: serde_json::Value = serde_json::from_slice(&raw)
+                .map_err(|e| bad(format!("Phase1Out is not JSON: {e}")))?;
+            (inner, Some(env))
+        } else {
+            (value, None)
+        };
+        if inner.get("registered_proof").is_none() {
+            return Err(bad(
+                "no `registered_proof`: expected filecoin-proofs-api's SealCommitPhase1Output \
+                 (what lotus, Curio and filecoin-ffi write)"
+                    .into(),
+            ));
+        }
+        let output: SealCommitPhase1Output = serde_json::from_value(inner)
+            .map_err(|e| bad(format!("SealCommitPhase1Output: {e}")))?;
+        let size = u64::from(output.registered_proof.sector_size());
+        if let Some(env) = &envelope
+            && env.sector_size != size
+        {
+            return Err(bad(format!(
+                "the envelope says SectorSize {} but the C1 output is for {:?} ({})",
+                env.sector_size,
+                output.registered_proof,
+                sector_size_name(size)
+            )));
+        }
+        Ok(C1 {
+            output,
+            sector_num: envelope.and_then(|e| u64::try_from(e.sector_num).ok()),
+        })
+    }
+
+    /// The proof type.
+    pub fn registered_proof(&self) -> RegisteredSealProof {
+        self.output.registered_proof
+    }
+}
+
+fn bad(what: String) -> Error {
+    Error::InvalidInput(format!("C1 output: {what}"))
+}
+
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.decode(s).ok()
+}
+
+/// What a seal proof is checked against.
+#[derive(Debug, Clone, Copy)]
+pub struct SealIds {
+    /// The miner's prover id (32 bytes).
+    pub prover_id: ProverId,
+    /// The sector number.
+    pub sector_id: u64,
+}
+
+/// Proves C2 for `c1` and verifies the result with filecoin-proofs'
+/// `verify_seal` against `ids` before returning it.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for a C1 output that cannot be proved or a
+/// proof that does not verify for `ids` (a wrong prover or sector id);
+/// key and backend errors.
+pub fn seal_commit(
+    engine: &Engine,
+    c1: &C1,
+    ids: SealIds,
+    blinding: Blinding,
+    progress: &dyn Progress,
+) -> Result<Proved, Error> {
+    let rp = c1.registered_proof();
+    let config = rp.as_v1_config();
+    if config.feature_enabled(ApiFeature::NonInteractivePoRep) {
+        return Err(Error::InvalidInput(format!(
+            "{rp:?}: non-interactive PoRep is aggregated with SnarkPack, which zkpipe does not do yet"
+        )));
+    }
+    let size = u64::from(rp.sector_size());
+    let proved = with_tree!(size, prove_seal, engine, &config, c1, blinding, progress)?;
+    let o = &c1.output;
+    let ok = filecoin_proofs_api::seal::verify_seal(
+        rp,
+        o.comm_r,
+        o.comm_d,
+        ids.prover_id,
+        SectorId::from(ids.sector_id),
+        o.ticket,
+        o.seed,
+        &proved.to_bytes(),
+    )
+    .map_err(|e| Error::Failed(format!("verify_seal: {e:#}")))?;
+    if !ok {
+        return Err(Error::InvalidInput(format!(
+            "the proof does not verify for prover id {} and sector {}: the C1 output was made \
+             for another prover or sector",
+            hex(&ids.prover_id),
+            ids.sector_id
+        )));
+    }
+    Ok(proved)
+}
+
+fn prove_seal<Tree: 'static + MerkleTreeTrait>(
+    engine: &Engine,
+    config: &PoRepConfig,
+    c1: &C1,
+    blinding: Blinding,
+    progress: &dyn Progress,
+) -> Result<Proved, Error> {
+    let o = &c1.output;
+    let vanilla: Vec<Vec<stacked::Proof<Tree, DefaultPieceHasher>>> =
+        o.vanilla_proofs.clone().try_into().map_err(|e| {
+            bad(format!(
+                "its vanilla proofs are not for {:?}: {e:#}",
+                o.registered_proof
+            ))
+        })?;
+    for (what, c) in [
+        ("comm_d", &o.comm_d),
+        ("comm_r", &o.comm_r),
+        ("seed", &o.seed),
+    ] {
+        if *c == [0; 32] {
+            return Err(bad(format!("{what} is all zeros")));
+        }
+    }
+    if vanilla.len() != usize::from(config.partitions) || vanilla.iter().any(|p| p.is_empty()) {
+        return Err(bad(format!(
+            "{} partitions of vanilla proofs, {:?} has {}",
+            vanilla.len(),
+            o.registered_proof,
+            usize::from(config.partitions)
+        )));
+    }
+    let comm_r = as_safe_commitment(&o.comm_r, "comm_r").map_err(|e| bad(format!("{e:#}")))?;
+    let comm_d = as_safe_commitment(&o.comm_d, "comm_d").map_err(|e| bad(format!("{e:#}")))?;
+    let replica_id: blstrs::Scalar = o.replica_id.into();
+    let pub_in = stacked::PublicInputs {
+        replica_id: replica_id.into(),
+        tau: Some(Tau { comm_d, comm_r }),
+        k: None,
+        seed: Some(o.seed),
+    };
+    let pub_params = public_params::<Tree>(config)?;
+    engine.prove_compound::<
+        StackedDrg<'_, Tree, DefaultPieceHasher>,
+        StackedCircuit<Tree, DefaultPieceHasher>,
+        StackedCompound<Tree, DefaultPieceHasher>,
+    >(
+        u64::from(config.sector_size),
+        CompoundInputs {
+            pub_in: &pub_in,
+            verifier_in: None,
+            vanilla: &vanilla,
+            pub_params: &pub_params.vanilla_params,
+        },
+        blinding,
+        progress,
+    )
+}
+
+type Compound<Tree> = StackedCompound<Tree, DefaultPieceHasher>;
+type Scheme<'a, Tree> = StackedDrg<'a, Tree, DefaultPieceHasher>;
+
+fn public_params<Tree: 'static + MerkleTreeTrait>(
+    config: &PoRepConfig,
+) -> Result<compound_proof::PublicParams<'static, Scheme<'static, Tree>>, Error> {
+    let failed = |e: anyhow::Error| Error::Failed(format!("{e:#}"));
+    let setup = compound_proof::SetupParams {
+        vanilla_params: setup_params(config).map_err(failed)?,
+        partitions: Some(usize::from(config.partitions)),
+        priority: false,
+    };
+    <Compound<Tree> as CompoundProof<Scheme<'_, Tree>, _>>::setup(&setup).map_err(failed)
+}
+
+/// The parameter set `rp`'s proofs are made with.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for non-interactive PoRep (not supported).
+pub fn param_set(rp: RegisteredSealProof) -> Result<ParamSet, Error> {
+    with_tree!(u64::from(rp.sector_size()), param_set_of, rp)
+}
+
+fn param_set_of<Tree: 'static + MerkleTreeTrait>(
+    rp: RegisteredSealProof,
+) -> Result<ParamSet, Error> {
+    let config = rp.as_v1_config();
+    let pp = public_params::<Tree>(&config)?.vanilla_params;
+    let id = <Compound<Tree> as CacheableParameters<StackedCircuit<Tree, DefaultPieceHasher>, _>>::cache_identifier(&pp);
+    Ok(ParamSet {
+        what: format!("porep {}", sector_size_name(u64::from(rp.sector_size()))),
+        id,
+        sector_size: u64::from(rp.sector_size()),
+        blank: Box::new(move || {
+            crate::adapter::record(
+                <Compound<Tree> as CompoundProof<Scheme<'_, Tree>, _>>::blank_circuit(&pp),
+            )
+        }),
+    })
+}
+
+/// Lower-case hex.
+pub fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}

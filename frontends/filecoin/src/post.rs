@@ -1,0 +1,271 @@
+//! WindowPoSt and WinningPoSt from vanilla proofs (one bincode
+//! `FallbackPoStSectorProof` per sector, as `generate_single_vanilla_proof`
+//! returns them), proved as filecoin-proofs' `generate_*_post_with_vanilla`
+//! do and verified with its verifiers.
+
+use std::collections::BTreeMap;
+
+use bincode::Options;
+use filecoin_proofs::parameters::{window_post_setup_params, winning_post_setup_params};
+use filecoin_proofs::types::{ChallengeSeed, FallbackPoStSectorProof, PoStConfig, ProverId};
+use filecoin_proofs::{
+    as_safe_commitment, partition_vanilla_proofs, single_partition_vanilla_proofs,
+};
+use filecoin_proofs_api::post::{verify_window_post, verify_winning_post};
+use filecoin_proofs_api::{PublicReplicaInfo, RegisteredPoStProof, SectorId};
+use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_core::merkle::MerkleTreeTrait;
+use storage_proofs_post::fallback::{
+    self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector,
+};
+use zkpipe_core::Error;
+use zkpipe_core::progress::Progress;
+
+use crate::engine::{Blinding, CompoundInputs, Engine, Proved};
+use crate::params::ParamSet;
+use crate::shape::sector_size_name;
+use crate::shape::with_tree;
+use storage_proofs_core::parameter_cache::CacheableParameters;
+
+/// Largest vanilla proof read (a 64 GiB sector's WindowPoSt one is ~100 KB).
+pub const MAX_VANILLA_BYTES: usize = 64 << 20;
+
+/// A PoSt to prove.
+#[derive(Debug, Clone)]
+pub struct PostRequest {
+    /// The PoSt type (window or winning, and the sector size).
+    pub registered: RegisteredPoStProof,
+    /// The challenge randomness (32 bytes).
+    pub randomness: ChallengeSeed,
+    /// The miner's prover id.
+    pub prover_id: ProverId,
+    /// One bincode `FallbackPoStSectorProof` per sector.
+    pub vanilla: Vec<Vec<u8>>,
+    /// WindowPoSt: prove only this partition (cuzk's per-partition jobs);
+    /// `None` proves them all.
+    pub partition: Option<usize>,
+}
+
+/// Proves a PoSt and verifies it before returning it: the whole proof with
+/// filecoin-proofs' `verify_window_post` / `verify_winning_post`, a single
+/// WindowPoSt partition against its public inputs with the key's
+/// verifying key.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for vanilla proofs that do not decode, do not
+/// fit the proof type, or do not prove the challenge; key and backend errors.
+pub fn prove_post(
+    engine: &Engine,
+    req: &PostRequest,
+    blinding: Blinding,
+    progress: &dyn Progress,
+) -> Result<Proved, Error> {
+    if req.vanilla.is_empty() {
+        return Err(Error::InvalidInput("no vanilla proofs".into()));
+    }
+    let winning = req.registered.typ() == filecoin_proofs::types::PoStType::Winning;
+    if winning && req.partition.is_some() {
+        return Err(Error::InvalidInput(
+            "WinningPoSt has one partition: --partition is for WindowPoSt".into(),
+        ));
+    }
+    let size = u64::from(req.registered.sector_size());
+    let (proved, replicas) = with_tree!(size, prove, engine, req, blinding, progress)?;
+    if req.partition.is_some() {
+        // Checked against its public inputs inside the engine: filecoin-proofs
+        // verifies only whole WindowPoSts.
+        return Ok(proved);
+    }
+    let bytes = proved.to_bytes();
+    let ok = if winning {
+        verify_winning_post(&req.randomness, &bytes, &replicas, req.prover_id)
+    } else {
+        verify_window_post(
+            &req.randomness,
+            &[(req.registered, &bytes)],
+            &replicas,
+            req.prover_id,
+        )
+    }
+    .map_err(|e| Error::Failed(format!("PoSt verification: {e:#}")))?;
+    if !ok {
+        return Err(Error::InvalidInput(
+            "the PoSt does not verify: the vanilla proofs were made for other randomness or \
+             another prover id"
+                .into(),
+        ));
+    }
+    Ok(proved)
+}
+
+type Replicas = BTreeMap<SectorId, PublicReplicaInfo>;
+
+fn decode<Tree: 'static + MerkleTreeTrait>(
+    bytes: &[u8],
+    i: usize,
+) -> Result<FallbackPoStSectorProof<Tree>, Error> {
+    if bytes.len() > MAX_VANILLA_BYTES {
+        return Err(Error::InvalidInput(format!(
+            "vanilla proof {i}: {} bytes, over the {MAX_VANILLA_BYTES} limit",
+            bytes.len()
+        )));
+    }
+    // bincode::deserialize's encoding, but never reading (or allocating)
+    // past the bytes given.
+    bincode::DefaultOptions::new()
+        .with_fixint_encoding()
+        .with_limit(bytes.len() as u64)
+        .deserialize(bytes)
+        .map_err(|e| {
+            Error::InvalidInput(format!(
+                "vanilla proof {i}: not a FallbackPoStSectorProof for this sector size ({e})"
+            ))
+        })
+}
+
+fn prove<Tree: 'static + MerkleTreeTrait>(
+    engine: &Engine,
+    req: &PostRequest,
+    blinding: Blinding,
+    progress: &dyn Progress,
+) -> Result<(Proved, Replicas), Error> {
+    let config: PoStConfig = req.registered.as_v1_config();
+    let winning = req.registered.typ() == filecoin_proofs::types::PoStType::Winning;
+    let vanilla = req
+        .vanilla
+        .iter()
+        .enumerate()
+        .map(|(i, b)| decode::<Tree>(b, i))
+        .collect::<Result<Vec<_>, _>>()?;
+    let bad = |e: anyhow::Error| Error::InvalidInput(format!("{e:#}"));
+    let randomness = as_safe_commitment(&req.randomness, "randomness").map_err(bad)?;
+    let prover_id = as_safe_commitment(&req.prover_id, "prover_id").map_err(bad)?;
+    let (vanilla_params, partitions) = if winning {
+        if vanilla.len() != config.sector_count {
+            return Err(Error::InvalidInput(format!(
+                "WinningPoSt takes {} vanilla proof(s), got {}",
+                config.sector_count,
+                vanilla.len()
+            )));
+        }
+        (winning_post_setup_params(&config).map_err(bad)?, None)
+    } else {
+        let n = vanilla.len().div_ceil(config.sector_count);
+        (window_post_setup_params(&config), (n > 1).then_some(n))
+    };
+    let setup = compound_proof::SetupParams {
+        vanilla_params,
+        partitions,
+        priority: false,
+    };
+    let pub_params: compound_proof::PublicParams<'_, FallbackPoSt<'_, Tree>> =
+        FallbackPoStCompound::setup(&setup).map_err(bad)?;
+    let sectors = vanilla
+        .iter()
+        .map(|v| PublicSector {
+            id: v.sector_id,
+            comm_r: v.comm_r,
+        })
+        .collect();
+    let mut pub_in = fallback::PublicInputs {
+        randomness,
+        prover_id,
+        sectors,
+        k: req.partition,
+    };
+    let partitioned = match req.partition {
+        Some(_) => vec![
+            single_partition_vanilla_proofs(&config, &pub_params.vanilla_params, &pub_in, &vanilla)
+                .map_err(bad)?,
+        ],
+        None => partition_vanilla_proofs(
+            &config,
+            &pub_params.vanilla_params,
+            &pub_in,
+            partitions.unwrap_or(1),
+            &vanilla,
+        )
+        .map_err(bad)?,
+    };
+    if req.partition.is_none() {
+        pub_in.k = None;
+    }
+    // WinningPoSt's verifier lists each sector once per challenge.
+    let verifier_in = winning.then(|| {
+        let times = pub_params.vanilla_params.sector_count;
+        fallback::PublicInputs {
+            sectors: (0..times).flat_map(|_| pub_in.sectors.clone()).collect(),
+            ..pub_in.clone()
+        }
+    });
+    let proved = engine
+        .prove_compound::<FallbackPoSt<'_, Tree>, FallbackPoStCircuit<Tree>, FallbackPoStCompound<Tree>>(
+            u64::from(config.sector_size),
+            CompoundInputs {
+                pub_in: &pub_in,
+                verifier_in: verifier_in.as_ref(),
+                vanilla: &partitioned,
+                pub_params: &pub_params.vanilla_params,
+            },
+            blinding,
+            progress,
+        )?;
+    let replicas = vanilla
+        .iter()
+        .map(|v| {
+            let comm_r: blstrs::Scalar = v.comm_r.into();
+            let comm_r = comm_r.to_bytes_le();
+            (v.sector_id, PublicReplicaInfo::new(req.registered, comm_r))
+        })
+        .collect();
+    Ok((proved, replicas))
+}
+
+/// The parameter set `registered`'s proofs are made with.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for a sector size Filecoin does not register.
+pub fn param_set(registered: RegisteredPoStProof) -> Result<ParamSet, Error> {
+    with_tree!(
+        u64::from(registered.sector_size()),
+        param_set_of,
+        registered
+    )
+}
+
+fn param_set_of<Tree: 'static + MerkleTreeTrait>(
+    registered: RegisteredPoStProof,
+) -> Result<ParamSet, Error> {
+    let config: PoStConfig = registered.as_v1_config();
+    let winning = registered.typ() == filecoin_proofs::types::PoStType::Winning;
+    let vanilla_params = if winning {
+        winning_post_setup_params(&config).map_err(|e| Error::Failed(format!("{e:#}")))?
+    } else {
+        window_post_setup_params(&config)
+    };
+    let pp = <FallbackPoSt<'_, Tree> as storage_proofs_core::proof::ProofScheme<'_>>::setup(
+        &vanilla_params,
+    )
+    .map_err(|e| Error::Failed(format!("{e:#}")))?;
+    let id = <FallbackPoStCompound<Tree> as CacheableParameters<FallbackPoStCircuit<Tree>, _>>::cache_identifier(&pp);
+    let size = u64::from(registered.sector_size());
+    Ok(ParamSet {
+        what: format!(
+            "{} {}",
+            if winning {
+                "winning-post"
+            } else {
+                "window-post"
+            },
+            sector_size_name(size)
+        ),
+        id,
+        sector_size: size,
+        blank: Box::new(move || {
+            crate::adapter::record(<FallbackPoStCompound<Tree> as CompoundProof<
+                FallbackPoSt<'_, Tree>,
+                FallbackPoStCircuit<Tree>,
+            >>::blank_circuit(&pp))
+        }),
+    })
+}

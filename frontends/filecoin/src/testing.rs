@@ -1,0 +1,127 @@
+//! Test fixtures made with filecoin-proofs itself (feature `testing`): a
+//! 2 KiB sector sealed on the CPU up to C1, and PoSt vanilla proofs over
+//! it, in a folder of the caller's.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use filecoin_proofs_api::post::{
+    generate_fallback_sector_challenges, generate_single_vanilla_proof,
+    generate_winning_post_sector_challenge,
+};
+use filecoin_proofs_api::seal::{
+    add_piece, seal_commit_phase1, seal_pre_commit_phase1, seal_pre_commit_phase2,
+};
+use filecoin_proofs_api::{
+    PrivateReplicaInfo, RegisteredPoStProof, RegisteredSealProof, SectorId, UnpaddedBytesAmount,
+};
+
+/// The 2 KiB PoRep every fixture uses.
+pub const SEAL_PROOF: RegisteredSealProof = RegisteredSealProof::StackedDrg2KiBV1_1;
+/// Its WindowPoSt.
+pub const WINDOW_POST: RegisteredPoStProof = RegisteredPoStProof::StackedDrgWindow2KiBV1_2;
+/// Its WinningPoSt.
+pub const WINNING_POST: RegisteredPoStProof = RegisteredPoStProof::StackedDrgWinning2KiBV1;
+
+/// A sealed 2 KiB sector and its C1 output.
+#[derive(Debug, Clone)]
+pub struct Sealed {
+    /// The miner's prover id.
+    pub prover_id: [u8; 32],
+    /// The sector number.
+    pub sector_id: u64,
+    /// The replica commitment.
+    pub comm_r: [u8; 32],
+    /// The sector's cache folder (trees, p_aux).
+    pub cache_dir: PathBuf,
+    /// The sealed replica.
+    pub replica: PathBuf,
+    /// `seal_commit_phase1`'s output as filecoin-proofs-api serialises it.
+    pub c1_json: Vec<u8>,
+}
+
+/// Seals a 2 KiB sector of bytes from `seed` in `dir` (PC1, PC2, C1).
+///
+/// # Errors
+/// Anything filecoin-proofs reports.
+pub fn seal_2kib(dir: &Path, sector_id: u64, seed: u8) -> Result<Sealed> {
+    let prover_id = [seed; 32].map(|b| b & 0x0f);
+    let ticket = [seed.wrapping_add(1) & 0x0f; 32];
+    let interactive = [seed.wrapping_add(2) & 0x0f; 32];
+    let cache_dir = dir.join("cache");
+    std::fs::create_dir_all(&cache_dir)?;
+    let (staged, replica) = (dir.join("staged"), dir.join("sealed"));
+    let piece: Vec<u8> = (0..2032u32)
+        .map(|i| (i as u8).wrapping_mul(seed | 1))
+        .collect();
+    let mut staged_file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&staged)?;
+    let (info, _) = add_piece(
+        SEAL_PROOF,
+        &piece[..],
+        &mut staged_file,
+        UnpaddedBytesAmount(2032),
+        &[],
+    )
+    .context("add_piece")?;
+    drop(staged_file);
+    std::fs::File::create(&replica)?;
+    let sector = SectorId::from(sector_id);
+    let infos = [info];
+    let pc1 = seal_pre_commit_phase1(
+        SEAL_PROOF, &cache_dir, &staged, &replica, prover_id, sector, ticket, &infos,
+    )
+    .context("PC1")?;
+    let pc2 = seal_pre_commit_phase2(pc1, &cache_dir, &replica).context("PC2")?;
+    let comm_r = pc2.comm_r;
+    let c1 = seal_commit_phase1(
+        &cache_dir,
+        &replica,
+        prover_id,
+        sector,
+        ticket,
+        interactive,
+        pc2,
+        &infos,
+    )
+    .context("C1")?;
+    Ok(Sealed {
+        prover_id,
+        sector_id,
+        comm_r,
+        cache_dir,
+        replica,
+        c1_json: serde_json::to_vec(&c1)?,
+    })
+}
+
+/// The PoSt vanilla proof of `sealed` for `randomness` (bincode, as
+/// `generate_single_vanilla_proof` returns it).
+///
+/// # Errors
+/// Anything filecoin-proofs reports.
+pub fn post_vanilla(
+    sealed: &Sealed,
+    registered: RegisteredPoStProof,
+    randomness: [u8; 32],
+) -> Result<Vec<u8>> {
+    let sector = SectorId::from(sealed.sector_id);
+    if registered.typ() == filecoin_proofs::types::PoStType::Winning {
+        let picked =
+            generate_winning_post_sector_challenge(registered, &randomness, 1, sealed.prover_id)?;
+        anyhow::ensure!(picked == vec![0], "one sector, index 0");
+    }
+    let challenges =
+        generate_fallback_sector_challenges(registered, &randomness, &[sector], sealed.prover_id)?;
+    let replica = PrivateReplicaInfo::new(
+        registered,
+        sealed.comm_r,
+        sealed.cache_dir.clone(),
+        sealed.replica.clone(),
+    );
+    generate_single_vanilla_proof(registered, sector, &replica, &challenges[&sector])
+}
