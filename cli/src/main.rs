@@ -16,6 +16,7 @@ mod circuit;
 mod client;
 mod crosscheck;
 mod doctor;
+mod filecoin;
 mod fleet;
 mod host;
 mod output;
@@ -102,6 +103,10 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Talk to a running daemon.
     Client(client::ClientArgs),
+    /// Filecoin's proofs: PoRep C2 from a C1 output, WindowPoSt and
+    /// WinningPoSt from vanilla proofs, keys from $FIL_PROOFS_PARAMETER_CACHE
+    /// (and test-size parameters made with `filecoin params`).
+    Filecoin(filecoin::FilecoinArgs),
     /// A fleet of `zkpipe serve --queue` nodes: submit jobs to its
     /// PostgreSQL queue, await them, see its nodes and queues.
     Fleet(fleet::FleetArgs),
@@ -117,6 +122,7 @@ fn main() -> ExitCode {
         Command::Serve(s) => serve::run(s, &cli.plugins),
         Command::Client(c) => client::run(c),
         Command::Fleet(f) => fleet::run(f),
+        Command::Filecoin(f) => filecoin::run(&cli.plugins, f),
         Command::Backends { plugins, json } => doctor::run(&cli.plugins.with(plugins), *json),
         Command::Bench { op } => bench::run(&cli.plugins, op),
         Command::Setup {

@@ -7,20 +7,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bellperson::Circuit;
-use blstrs::Scalar;
-use storage_proofs_core::compound_proof::{CircuitComponent, CompoundProof};
-use storage_proofs_core::parameter_cache::{CacheableParameters, ParameterSetMetadata};
-use storage_proofs_core::proof::ProofScheme;
-use zkpipe_core::circuit::CircuitSource;
 use zkpipe_core::groth16::{self, Parameters, PreparedVerifyingKey, Proof, Prover, StageTimes};
 use zkpipe_core::progress::Progress;
 use zkpipe_core::r1cs::cache::R1csCache;
 use zkpipe_core::r1cs::{R1cs, Witness};
 use zkpipe_core::{Error, Fr, Stage};
 
-use crate::adapter;
-use crate::params::ParamFiles;
+use crate::job::FilecoinJob;
+use crate::params::ParamSet;
 
 /// Makes the prover for one key (the caller's backend, device and fallback).
 pub type BuildProver = dyn Fn(Arc<Parameters>, Arc<R1cs>) -> Result<Prover, Error> + Send + Sync;
@@ -88,19 +82,6 @@ impl Proved {
     }
 }
 
-/// What one compound proof is made from, as filecoin-proofs names it.
-#[derive(Debug)]
-pub struct CompoundInputs<'r, 'a, S: ProofScheme<'a>> {
-    /// The public inputs the circuits are built with.
-    pub pub_in: &'r S::PublicInputs,
-    /// The public inputs its verifier uses, when they differ.
-    pub verifier_in: Option<&'r S::PublicInputs>,
-    /// One vanilla proof per partition.
-    pub vanilla: &'r [S::Proof],
-    /// The vanilla public parameters.
-    pub pub_params: &'r S::PublicParams,
-}
-
 /// Filecoin circuits on one backend, keys resident.
 pub struct Engine {
     build: Box<BuildProver>,
@@ -134,23 +115,14 @@ impl Engine {
         ids
     }
 
+    /// The R1CS cache it records circuits into.
+    pub fn r1cs_cache(&self) -> &R1csCache {
+        &self.r1cs
+    }
+
     /// Drops a resident key; whether it was resident.
     pub fn evict(&self, id: &str) -> bool {
         self.resident.lock().unwrap().remove(id).is_some()
-    }
-
-    /// The R1CS of parameter set `id` (blank circuit from `blank`), from the
-    /// cache or recorded now.
-    ///
-    /// # Errors
-    /// Synthesis and cache errors.
-    pub fn r1cs(
-        &self,
-        id: &str,
-        blank: &(dyn Fn() -> Result<R1cs, Error> + Send + Sync),
-        progress: &dyn Progress,
-    ) -> Result<R1cs, Error> {
-        self.r1cs.get_or_record(&Shape { id, blank }, progress)
     }
 
     /// Key `id` resident, loading it first if needed.
@@ -159,17 +131,16 @@ impl Engine {
     /// Missing or mismatched parameters, synthesis, backend errors.
     pub fn key(
         &self,
-        id: &str,
-        sector_size: u64,
-        blank: &(dyn Fn() -> Result<R1cs, Error> + Send + Sync),
+        set: &ParamSet,
         progress: &dyn Progress,
     ) -> Result<(Arc<Resident>, Duration), Error> {
+        let (id, sector_size) = (set.id.as_str(), set.sector_size);
         if let Some(r) = self.resident.lock().unwrap().get(id) {
             return Ok((r.clone(), Duration::ZERO));
         }
         let t = Instant::now();
-        let r1cs = self.r1cs(id, blank, progress)?;
-        let params = ParamFiles::of(id).load(sector_size, &r1cs)?;
+        let r1cs = set.r1cs(&self.r1cs, progress)?;
+        let params = set.load(&r1cs)?;
         let pvk = PreparedVerifyingKey::new(&params.vk);
         let prover = (self.build)(Arc::new(params), Arc::new(r1cs))?;
         let resident = Arc::new(Resident {
@@ -187,65 +158,32 @@ impl Engine {
         Ok((resident, load_time))
     }
 
-    /// Proves every partition of a compound proof `P` from its vanilla
-    /// proofs, as filecoin-proofs' `circuit_proofs` does with bellperson,
-    /// and checks each proof against the public inputs its verifier derives
-    /// from `verifier_in` (`pub_in` when `None`; WinningPoSt's verifier
-    /// lists the sector once per challenge).
+    /// Proves every partition of `job`, checks each proof against its
+    /// public inputs and the whole with filecoin-proofs' verifier.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] when a vanilla proof does not make a
-    /// circuit or its witness does not satisfy it; key and backend errors.
-    pub fn prove_compound<'a, S, C, P>(
+    /// circuit, does not satisfy it or the proof is rejected for the ids the
+    /// request named; key and backend errors.
+    pub fn prove(
         &self,
-        sector_size: u64,
-        inputs: CompoundInputs<'_, 'a, S>,
+        job: &dyn FilecoinJob,
         blinding: Blinding,
         progress: &dyn Progress,
-    ) -> Result<Proved, Error>
-    where
-        S: ProofScheme<'a>,
-        S::Proof: Sync + Send,
-        S::PublicParams: ParameterSetMetadata + Sync + Send,
-        S::PublicInputs: Clone + Sync,
-        C: Circuit<Scalar> + CircuitComponent + Send,
-        P: CompoundProof<'a, S, C>,
-    {
-        let CompoundInputs {
-            pub_in,
-            verifier_in,
-            vanilla,
-            pub_params,
-        } = inputs;
-        if vanilla.is_empty() {
-            return Err(Error::InvalidInput("no vanilla proofs to prove".into()));
-        }
-        let id = <P as CacheableParameters<C, S::PublicParams>>::cache_identifier(pub_params);
-        let blank = || adapter::record(P::blank_circuit(pub_params));
-        let (key, key_load) = self.key(&id, sector_size, &blank, progress)?;
-        let mut proofs = Vec::with_capacity(vanilla.len());
-        let mut times = Vec::with_capacity(vanilla.len());
-        for (k, vp) in vanilla.iter().enumerate() {
+    ) -> Result<Proved, Error> {
+        let (key, key_load) = self.key(job.param_set(), progress)?;
+        let mut proofs = Vec::with_capacity(job.partitions());
+        let mut times = Vec::with_capacity(job.partitions());
+        for k in 0..job.partitions() {
             let t = Instant::now();
-            // filecoin-proofs indexes vanilla proofs without checking their
-            // shape: a malformed one panics inside it, which is its input's fault.
-            let witness = catch(k, || {
-                let circuit = P::circuit(pub_in, Default::default(), vp, pub_params, Some(k))
-                    .map_err(|e| Error::InvalidInput(format!("partition {k}: {e:#}")))?;
-                adapter::witness(circuit)
-            })?;
-            let inputs = catch(k, || {
-                P::generate_public_inputs(verifier_in.unwrap_or(pub_in), pub_params, Some(k))
-                    .map_err(|e| Error::InvalidInput(format!("partition {k}: {e:#}")))
-            })?;
+            let witness = job.witness(k)?;
             let synth = t.elapsed();
             check_satisfied(&key.prover, &witness, k)?;
             let (r, s) = blinding.get(k)?;
             let (proof, mut st) = key.prover.prove(&witness, r, s)?;
             st.stages.insert(0, (Stage::Witness, synth));
             st.wall += synth;
-            let inputs: Vec<Fr> = inputs.into_iter().map(zkpipe_core::r1cs::fr).collect();
-            if !groth16::verify(&key.pvk, &proof, &inputs)? {
+            if !groth16::verify(&key.pvk, &proof, witness.public_inputs())? {
                 return Err(Error::Failed(format!(
                     "partition {k}: the proof does not verify against its public inputs"
                 )));
@@ -253,67 +191,24 @@ impl Engine {
             proofs.push(proof);
             times.push(st);
         }
-        Ok(Proved {
+        let proved = Proved {
             proofs,
             times,
             key_load,
-        })
+        };
+        job.check(&proved.to_bytes())?;
+        Ok(proved)
     }
 }
 
 /// A witness that does not satisfy the circuit comes from a vanilla proof
 /// that does not prove what it claims: refused before any device work,
 /// naming the partition.
-fn catch<T>(k: usize, f: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
-        let why = p
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| p.downcast_ref::<&str>().copied())
-            .unwrap_or("no message");
-        Err(Error::InvalidInput(format!(
-            "partition {k}: filecoin-proofs could not build the circuit from this vanilla proof ({why})"
-        )))
-    })
-}
-
 fn check_satisfied(prover: &Prover, w: &Witness, k: usize) -> Result<(), Error> {
     match prover.r1cs().first_unsatisfied(w)? {
         None => Ok(()),
         Some(row) => Err(Error::InvalidInput(format!(
             "partition {k}: the vanilla proof does not satisfy the circuit (constraint {row})"
         ))),
-    }
-}
-
-/// A parameter set as the R1CS cache sees it.
-struct Shape<'s> {
-    id: &'s str,
-    blank: &'s (dyn Fn() -> Result<R1cs, Error> + Send + Sync),
-}
-
-impl std::fmt::Debug for Shape<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shape").field("id", &self.id).finish()
-    }
-}
-
-impl CircuitSource for Shape<'_> {
-    fn name(&self) -> &str {
-        "filecoin"
-    }
-    fn size(&self) -> &str {
-        self.id
-    }
-    fn shape_key(&self) -> String {
-        format!("filecoin-proofs 19.1 {}", self.id)
-    }
-    fn record(&self) -> Result<R1cs, Error> {
-        (self.blank)()
-    }
-    fn witness(&self, _seed: u64) -> Result<Witness, Error> {
-        Err(Error::InvalidInput(
-            "Filecoin circuits take their witnesses from vanilla proofs, not from a seed".into(),
-        ))
     }
 }

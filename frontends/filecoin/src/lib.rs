@@ -12,13 +12,16 @@
 
 pub mod adapter;
 pub mod engine;
+pub mod job;
 pub mod params;
 pub mod porep;
 pub mod post;
+pub mod registry;
 pub mod shape;
 
 pub use engine::{Blinding, Engine, Proved};
 pub use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof};
+pub use job::FilecoinJob;
 
 #[cfg(feature = "testing")]
 pub mod testing;

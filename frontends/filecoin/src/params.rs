@@ -5,21 +5,29 @@
 
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
 use storage_proofs_core::parameter_cache::{
     CacheEntryMetadata, parameter_cache_dir, parameter_cache_metadata_path,
     parameter_cache_params_path, parameter_cache_verifying_key_path,
 };
 use zkpipe_core::Error;
 use zkpipe_core::cache::EntryLock;
+use zkpipe_core::circuit::CircuitSource;
+use zkpipe_core::fsutil::write_atomically;
 use zkpipe_core::groth16::{self, Parameters};
 use zkpipe_core::progress::Progress;
-use zkpipe_core::r1cs::R1cs;
+use zkpipe_core::r1cs::cache::R1csCache;
+use zkpipe_core::r1cs::{R1cs, Witness};
 
 /// The largest sector size whose parameters zkpipe generates: production
 /// sizes use the ceremony's parameters, never locally made ones.
 pub const MAX_GENERATED_SECTOR_SIZE: u64 = 512 << 20;
 
+/// Records a parameter set's blank circuit.
+pub type Blank = Arc<dyn Fn() -> Result<R1cs, Error> + Send + Sync>;
+
 /// A parameter set: what it proves, its cache identifier, its blank circuit.
+#[derive(Clone)]
 pub struct ParamSet {
     /// `porep 2KiB`, `window-post 32GiB`.
     pub what: String,
@@ -28,7 +36,7 @@ pub struct ParamSet {
     /// The sector size it is for.
     pub sector_size: u64,
     /// Records the blank circuit its keys are made from.
-    pub blank: Box<dyn Fn() -> Result<R1cs, Error> + Send + Sync>,
+    pub blank: Blank,
 }
 
 impl std::fmt::Debug for ParamSet {
@@ -46,16 +54,33 @@ impl ParamSet {
         ParamFiles::of(&self.id)
     }
 
+    /// Its R1CS, from `cache` or recorded now from the blank circuit.
+    ///
+    /// # Errors
+    /// Synthesis and cache errors.
+    pub fn r1cs(&self, cache: &R1csCache, progress: &dyn Progress) -> Result<R1cs, Error> {
+        cache.get_or_record(self, progress)
+    }
+
+    /// Its parameters, checked against `r1cs` (see [`ParamFiles::load`]).
+    ///
+    /// # Errors
+    /// As [`ParamFiles::load`].
+    pub fn load(&self, r1cs: &R1cs) -> Result<Parameters, Error> {
+        self.files().load(self.sector_size, r1cs)
+    }
+
     /// Makes the files unless they are there; whether it made them. Other
     /// processes doing the same meanwhile wait, then reuse them.
     ///
     /// # Errors
     /// As [`ParamFiles::generate`], and synthesis or R1CS cache errors.
-    pub fn ensure(&self, engine: &crate::Engine, progress: &dyn Progress) -> Result<bool, Error> {
+    pub fn ensure(&self, cache: &R1csCache, progress: &dyn Progress) -> Result<bool, Error> {
         let files = self.files();
         if files.exist() {
             return Ok(false);
         }
+        refuse_production(self.sector_size)?;
         let dir = parameter_cache_dir();
         std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
             path: dir.clone(),
@@ -70,9 +95,30 @@ impl ParamSet {
         if files.exist() {
             return Ok(false);
         }
-        let r1cs = engine.r1cs(&self.id, &*self.blank, progress)?;
+        let r1cs = self.r1cs(cache, progress)?;
         files.generate(self.sector_size, &r1cs, progress)?;
         Ok(true)
+    }
+}
+
+/// The R1CS cache keeps a parameter set's circuit under its identifier.
+impl CircuitSource for ParamSet {
+    fn name(&self) -> &str {
+        "filecoin"
+    }
+    fn size(&self) -> &str {
+        &self.id
+    }
+    fn shape_key(&self) -> String {
+        format!("filecoin-proofs 19.1 {}", self.id)
+    }
+    fn record(&self) -> Result<R1cs, Error> {
+        (self.blank)()
+    }
+    fn witness(&self, _seed: u64) -> Result<Witness, Error> {
+        Err(Error::InvalidInput(
+            "Filecoin circuits take their witnesses from vanilla proofs, not from a seed".into(),
+        ))
     }
 }
 
@@ -143,13 +189,7 @@ impl ParamFiles {
         r1cs: &R1cs,
         progress: &dyn Progress,
     ) -> Result<(), Error> {
-        if sector_size > MAX_GENERATED_SECTOR_SIZE {
-            return Err(Error::InvalidInput(format!(
-                "parameters for {} sectors come from Filecoin's trusted setup, not from zkpipe: {}",
-                crate::shape::sector_size_name(sector_size),
-                fetch_hint(sector_size)
-            )));
-        }
+        refuse_production(sector_size)?;
         let dir = parameter_cache_dir();
         std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
             path: dir.clone(),
@@ -166,14 +206,16 @@ impl ParamFiles {
     }
 }
 
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let io = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    std::fs::write(&tmp, bytes).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+/// Production sizes use the ceremony's parameters.
+fn refuse_production(sector_size: u64) -> Result<(), Error> {
+    if sector_size > MAX_GENERATED_SECTOR_SIZE {
+        return Err(Error::InvalidInput(format!(
+            "parameters for {} sectors come from Filecoin's trusted setup, not from zkpipe: {}",
+            crate::shape::sector_size_name(sector_size),
+            fetch_hint(sector_size)
+        )));
+    }
+    Ok(())
 }
 
 fn os_seed() -> Result<u64, Error> {

@@ -15,9 +15,12 @@ use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, Stack
 use zkpipe_core::Error;
 use zkpipe_core::progress::Progress;
 
-use crate::engine::{Blinding, CompoundInputs, Engine, Proved};
+use crate::engine::{Blinding, Engine, Proved};
+use crate::job::{CompoundJob, FilecoinJob, FinalCheck};
 use crate::params::ParamSet;
 use crate::shape::{sector_size_name, with_tree};
+use std::marker::PhantomData;
+use std::sync::Arc;
 use storage_proofs_core::parameter_cache::CacheableParameters;
 
 /// Largest C1 file read (a 64 GiB sector's is ~100 MB of JSON).
@@ -122,20 +125,14 @@ pub struct SealIds {
     pub sector_id: u64,
 }
 
-/// Proves C2 for `c1` and verifies the result with filecoin-proofs'
-/// `verify_seal` against `ids` before returning it.
+/// C2 for `c1`, ready to prove; its final check is filecoin-proofs'
+/// `verify_seal` for `ids`.
 ///
 /// # Errors
-/// [`Error::InvalidInput`] for a C1 output that cannot be proved or a
-/// proof that does not verify for `ids` (a wrong prover or sector id);
-/// key and backend errors.
-pub fn seal_commit(
-    engine: &Engine,
-    c1: &C1,
-    ids: SealIds,
-    blinding: Blinding,
-    progress: &dyn Progress,
-) -> Result<Proved, Error> {
+/// [`Error::InvalidInput`] for a C1 output that cannot be proved
+/// (non-interactive PoRep, vanilla proofs of another size or shape, zero
+/// commitments).
+pub fn job(c1: &C1, ids: SealIds) -> Result<Arc<dyn FilecoinJob>, Error> {
     let rp = c1.registered_proof();
     let config = rp.as_v1_config();
     if config.feature_enabled(ApiFeature::NonInteractivePoRep) {
@@ -143,39 +140,31 @@ pub fn seal_commit(
             "{rp:?}: non-interactive PoRep is aggregated with SnarkPack, which zkpipe does not do yet"
         )));
     }
-    let size = u64::from(rp.sector_size());
-    let proved = with_tree!(size, prove_seal, engine, &config, c1, blinding, progress)?;
-    let o = &c1.output;
-    let ok = filecoin_proofs_api::seal::verify_seal(
-        rp,
-        o.comm_r,
-        o.comm_d,
-        ids.prover_id,
-        SectorId::from(ids.sector_id),
-        o.ticket,
-        o.seed,
-        &proved.to_bytes(),
-    )
-    .map_err(|e| Error::Failed(format!("verify_seal: {e:#}")))?;
-    if !ok {
-        return Err(Error::InvalidInput(format!(
-            "the proof does not verify for prover id {} and sector {}: the C1 output was made \
-             for another prover or sector",
-            hex(&ids.prover_id),
-            ids.sector_id
-        )));
-    }
-    Ok(proved)
+    with_tree!(u64::from(rp.sector_size()), job_of, &config, c1, ids)
 }
 
-fn prove_seal<Tree: 'static + MerkleTreeTrait>(
+/// Proves C2 for `c1` and verifies the result with filecoin-proofs'
+/// `verify_seal` against `ids` before returning it.
+///
+/// # Errors
+/// As [`job`] and [`Engine::prove`]: a proof that does not verify for
+/// `ids` (a wrong prover or sector id) is [`Error::InvalidInput`].
+pub fn seal_commit(
     engine: &Engine,
-    config: &PoRepConfig,
     c1: &C1,
+    ids: SealIds,
     blinding: Blinding,
     progress: &dyn Progress,
 ) -> Result<Proved, Error> {
-    let o = &c1.output;
+    engine.prove(&*job(c1, ids)?, blinding, progress)
+}
+
+fn job_of<Tree: 'static + MerkleTreeTrait>(
+    config: &PoRepConfig,
+    c1: &C1,
+    ids: SealIds,
+) -> Result<Arc<dyn FilecoinJob>, Error> {
+    let o = c1.output.clone();
     let vanilla: Vec<Vec<stacked::Proof<Tree, DefaultPieceHasher>>> =
         o.vanilla_proofs.clone().try_into().map_err(|e| {
             bad(format!(
@@ -209,22 +198,45 @@ fn prove_seal<Tree: 'static + MerkleTreeTrait>(
         k: None,
         seed: Some(o.seed),
     };
-    let pub_params = public_params::<Tree>(config)?;
-    engine.prove_compound::<
-        StackedDrg<'_, Tree, DefaultPieceHasher>,
+    let set = param_set_of::<Tree>(o.registered_proof)?;
+    let pub_params = public_params::<Tree>(config)?.vanilla_params;
+    let rp = o.registered_proof;
+    let check: FinalCheck = Box::new(move |proof| {
+        let ok = filecoin_proofs_api::seal::verify_seal(
+            rp,
+            o.comm_r,
+            o.comm_d,
+            ids.prover_id,
+            SectorId::from(ids.sector_id),
+            o.ticket,
+            o.seed,
+            proof,
+        )
+        .map_err(|e| Error::Failed(format!("verify_seal: {e:#}")))?;
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::InvalidInput(format!(
+                "the proof does not verify for prover id {} and sector {}: the C1 output was \
+                 made for another prover or sector",
+                hex(&ids.prover_id),
+                ids.sector_id
+            )))
+        }
+    });
+    Ok(Arc::new(CompoundJob::<
+        Scheme<'static, Tree>,
         StackedCircuit<Tree, DefaultPieceHasher>,
-        StackedCompound<Tree, DefaultPieceHasher>,
-    >(
-        u64::from(config.sector_size),
-        CompoundInputs {
-            pub_in: &pub_in,
-            verifier_in: None,
-            vanilla: &vanilla,
-            pub_params: &pub_params.vanilla_params,
-        },
-        blinding,
-        progress,
-    )
+        Compound<Tree>,
+    > {
+        set,
+        pub_in,
+        verifier_in: None,
+        vanilla,
+        pub_params,
+        check,
+        _circuit: PhantomData,
+    }))
 }
 
 type Compound<Tree> = StackedCompound<Tree, DefaultPieceHasher>;
@@ -260,7 +272,7 @@ fn param_set_of<Tree: 'static + MerkleTreeTrait>(
         what: format!("porep {}", sector_size_name(u64::from(rp.sector_size()))),
         id,
         sector_size: u64::from(rp.sector_size()),
-        blank: Box::new(move || {
+        blank: Arc::new(move || {
             crate::adapter::record(
                 <Compound<Tree> as CompoundProof<Scheme<'_, Tree>, _>>::blank_circuit(&pp),
             )

@@ -21,10 +21,13 @@ use storage_proofs_post::fallback::{
 use zkpipe_core::Error;
 use zkpipe_core::progress::Progress;
 
-use crate::engine::{Blinding, CompoundInputs, Engine, Proved};
+use crate::engine::{Blinding, Engine, Proved};
+use crate::job::{CompoundJob, FilecoinJob, FinalCheck};
 use crate::params::ParamSet;
 use crate::shape::sector_size_name;
 use crate::shape::with_tree;
+use std::marker::PhantomData;
+use std::sync::Arc;
 use storage_proofs_core::parameter_cache::CacheableParameters;
 
 /// Largest vanilla proof read (a 64 GiB sector's WindowPoSt one is ~100 KB).
@@ -46,56 +49,42 @@ pub struct PostRequest {
     pub partition: Option<usize>,
 }
 
-/// Proves a PoSt and verifies it before returning it: the whole proof with
-/// filecoin-proofs' `verify_window_post` / `verify_winning_post`, a single
-/// WindowPoSt partition against its public inputs with the key's
-/// verifying key.
+/// A PoSt, ready to prove. Its final check is filecoin-proofs'
+/// `verify_window_post` / `verify_winning_post` for a whole proof; a single
+/// WindowPoSt partition is checked against the public inputs its verifier
+/// derives (filecoin-proofs verifies only whole WindowPoSts).
 ///
 /// # Errors
-/// [`Error::InvalidInput`] for vanilla proofs that do not decode, do not
-/// fit the proof type, or do not prove the challenge; key and backend errors.
+/// [`Error::InvalidInput`] for vanilla proofs that do not decode or do not
+/// fit the proof type.
+pub fn job(req: &PostRequest) -> Result<Arc<dyn FilecoinJob>, Error> {
+    if req.vanilla.is_empty() {
+        return Err(Error::InvalidInput("no vanilla proofs".into()));
+    }
+    if is_winning(req.registered) && req.partition.is_some() {
+        return Err(Error::InvalidInput(
+            "WinningPoSt has one partition: a partition index is for WindowPoSt".into(),
+        ));
+    }
+    with_tree!(u64::from(req.registered.sector_size()), job_of, req)
+}
+
+/// Proves a PoSt and verifies it before returning it (see [`job`]).
+///
+/// # Errors
+/// As [`job`] and [`Engine::prove`]: vanilla proofs that do not prove the
+/// challenge are [`Error::InvalidInput`].
 pub fn prove_post(
     engine: &Engine,
     req: &PostRequest,
     blinding: Blinding,
     progress: &dyn Progress,
 ) -> Result<Proved, Error> {
-    if req.vanilla.is_empty() {
-        return Err(Error::InvalidInput("no vanilla proofs".into()));
-    }
-    let winning = req.registered.typ() == filecoin_proofs::types::PoStType::Winning;
-    if winning && req.partition.is_some() {
-        return Err(Error::InvalidInput(
-            "WinningPoSt has one partition: --partition is for WindowPoSt".into(),
-        ));
-    }
-    let size = u64::from(req.registered.sector_size());
-    let (proved, replicas) = with_tree!(size, prove, engine, req, blinding, progress)?;
-    if req.partition.is_some() {
-        // Checked against its public inputs inside the engine: filecoin-proofs
-        // verifies only whole WindowPoSts.
-        return Ok(proved);
-    }
-    let bytes = proved.to_bytes();
-    let ok = if winning {
-        verify_winning_post(&req.randomness, &bytes, &replicas, req.prover_id)
-    } else {
-        verify_window_post(
-            &req.randomness,
-            &[(req.registered, &bytes)],
-            &replicas,
-            req.prover_id,
-        )
-    }
-    .map_err(|e| Error::Failed(format!("PoSt verification: {e:#}")))?;
-    if !ok {
-        return Err(Error::InvalidInput(
-            "the PoSt does not verify: the vanilla proofs were made for other randomness or \
-             another prover id"
-                .into(),
-        ));
-    }
-    Ok(proved)
+    engine.prove(&*job(req)?, blinding, progress)
+}
+
+fn is_winning(p: RegisteredPoStProof) -> bool {
+    p.typ() == filecoin_proofs::types::PoStType::Winning
 }
 
 type Replicas = BTreeMap<SectorId, PublicReplicaInfo>;
@@ -123,21 +112,23 @@ fn decode<Tree: 'static + MerkleTreeTrait>(
         })
 }
 
-fn prove<Tree: 'static + MerkleTreeTrait>(
-    engine: &Engine,
+fn job_of<Tree: 'static + MerkleTreeTrait>(
     req: &PostRequest,
-    blinding: Blinding,
-    progress: &dyn Progress,
-) -> Result<(Proved, Replicas), Error> {
+) -> Result<Arc<dyn FilecoinJob>, Error> {
     let config: PoStConfig = req.registered.as_v1_config();
-    let winning = req.registered.typ() == filecoin_proofs::types::PoStType::Winning;
+    let winning = is_winning(req.registered);
     let vanilla = req
         .vanilla
         .iter()
         .enumerate()
         .map(|(i, b)| decode::<Tree>(b, i))
         .collect::<Result<Vec<_>, _>>()?;
-    let bad = |e: anyhow::Error| Error::InvalidInput(format!("{e:#}"));
+    let bad = |e: anyhow::Error| {
+        Error::InvalidInput(format!(
+            "the vanilla proofs do not fit this request ({e:#}): made for other randomness, \
+             another prover id or another proof type?"
+        ))
+    };
     let randomness = as_safe_commitment(&req.randomness, "randomness").map_err(bad)?;
     let prover_id = as_safe_commitment(&req.prover_id, "prover_id").map_err(bad)?;
     let (vanilla_params, partitions) = if winning {
@@ -198,27 +189,51 @@ fn prove<Tree: 'static + MerkleTreeTrait>(
             ..pub_in.clone()
         }
     });
-    let proved = engine
-        .prove_compound::<FallbackPoSt<'_, Tree>, FallbackPoStCircuit<Tree>, FallbackPoStCompound<Tree>>(
-            u64::from(config.sector_size),
-            CompoundInputs {
-                pub_in: &pub_in,
-                verifier_in: verifier_in.as_ref(),
-                vanilla: &partitioned,
-                pub_params: &pub_params.vanilla_params,
-            },
-            blinding,
-            progress,
-        )?;
-    let replicas = vanilla
+    let replicas: Replicas = vanilla
         .iter()
         .map(|v| {
             let comm_r: blstrs::Scalar = v.comm_r.into();
-            let comm_r = comm_r.to_bytes_le();
-            (v.sector_id, PublicReplicaInfo::new(req.registered, comm_r))
+            (
+                v.sector_id,
+                PublicReplicaInfo::new(req.registered, comm_r.to_bytes_le()),
+            )
         })
         .collect();
-    Ok((proved, replicas))
+    let (registered, randomness, prover_id) = (req.registered, req.randomness, req.prover_id);
+    let whole = req.partition.is_none();
+    let check: FinalCheck = Box::new(move |proof| {
+        if !whole {
+            return Ok(());
+        }
+        let ok = if is_winning(registered) {
+            verify_winning_post(&randomness, proof, &replicas, prover_id)
+        } else {
+            verify_window_post(&randomness, &[(registered, proof)], &replicas, prover_id)
+        }
+        .map_err(|e| Error::Failed(format!("PoSt verification: {e:#}")))?;
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::InvalidInput(
+                "the PoSt does not verify: the vanilla proofs were made for other randomness \
+                 or another prover id"
+                    .into(),
+            ))
+        }
+    });
+    Ok(Arc::new(CompoundJob::<
+        FallbackPoSt<'static, Tree>,
+        FallbackPoStCircuit<Tree>,
+        FallbackPoStCompound<Tree>,
+    > {
+        set: param_set_of::<Tree>(req.registered)?,
+        pub_in,
+        verifier_in,
+        vanilla: partitioned,
+        pub_params: pub_params.vanilla_params,
+        check,
+        _circuit: PhantomData,
+    }))
 }
 
 /// The parameter set `registered`'s proofs are made with.
@@ -261,7 +276,7 @@ fn param_set_of<Tree: 'static + MerkleTreeTrait>(
         ),
         id,
         sector_size: size,
-        blank: Box::new(move || {
+        blank: Arc::new(move || {
             crate::adapter::record(<FallbackPoStCompound<Tree> as CompoundProof<
                 FallbackPoSt<'_, Tree>,
                 FallbackPoStCircuit<Tree>,

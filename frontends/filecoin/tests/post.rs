@@ -20,7 +20,7 @@ fn window_and_winning_post_verify_and_bad_inputs_are_refused() {
     for registered in [WINDOW_POST, WINNING_POST] {
         param_set(registered)
             .unwrap()
-            .ensure(&engine, &Silent)
+            .ensure(engine.r1cs_cache(), &Silent)
             .unwrap();
         let randomness = [5u8; 32];
         let vanilla = post_vanilla(&sealed, registered, randomness).unwrap();

@@ -1,0 +1,398 @@
+//! `zkpipe filecoin …`: Filecoin's proofs (PoRep C2, WindowPoSt,
+//! WinningPoSt) from the inputs Lotus, Curio and lotus-bench produce, proved
+//! on the chosen backend with keys from `$FIL_PROOFS_PARAMETER_CACHE`, and
+//! verified by filecoin-proofs before anything is written.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use clap::{Args, Subcommand};
+use zkpipe_core::Error;
+use zkpipe_core::fsutil::{check_writable, write_atomically};
+use zkpipe_core::groth16::ProverBuilder;
+use zkpipe_core::r1cs::cache::R1csCache;
+use zkpipe_filecoin::porep::{C1, MAX_C1_BYTES, SealIds, seal_commit};
+use zkpipe_filecoin::post::{MAX_VANILLA_BYTES, PostRequest, prove_post};
+use zkpipe_filecoin::registry::{
+    parse_hex32, parse_post_proof, post_proof_for, prover_id_of_miner,
+};
+use zkpipe_filecoin::shape::{parse_sector_size, sector_size_name};
+use zkpipe_filecoin::{Blinding, Engine, Proved, RegisteredPoStProof, RegisteredSealProof};
+
+use crate::plugin_args::PluginArgs;
+use crate::progress::CliProgress;
+
+/// `zkpipe filecoin`.
+#[derive(Args, Debug)]
+pub struct FilecoinArgs {
+    #[command(subcommand)]
+    command: FilecoinCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum FilecoinCommand {
+    /// Make parameters for test sector sizes (2KiB, 8MiB, 512MiB) in
+    /// $FIL_PROOFS_PARAMETER_CACHE under filecoin-proofs' file names, as its
+    /// `paramcache` does. INSECURE (this machine knows the toxic waste):
+    /// production sizes must use the ceremony's parameters.
+    Params(ParamsArgs),
+    /// PoRep C2: prove a C1 output (filecoin-proofs-api JSON, or lotus-bench's
+    /// and Curio's envelope) and write the proof, partitions × 192 bytes.
+    SealCommit(SealCommitArgs),
+    /// WindowPoSt from vanilla proofs (one per sector).
+    WindowPost(PostArgs),
+    /// WinningPoSt from vanilla proofs (one per sector).
+    WinningPost(PostArgs),
+}
+
+/// What every proving subcommand takes.
+#[derive(Args, Debug)]
+struct ProveOpts {
+    #[command(flatten)]
+    plugins: PluginArgs,
+    /// Backend name.
+    #[arg(long, default_value = "cpu")]
+    backend: String,
+    /// Device of the backend.
+    #[arg(long, default_value_t = 0)]
+    device: u32,
+    /// Seed for r, s (reproducible proofs); default: OS randomness.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// zkpipe's cache folder (recorded circuits in `r1cs/`; default:
+    /// $ZKPIPE_CACHE_DIR, else $XDG_CACHE_HOME/zkpipe or ~/.cache/zkpipe).
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// The proof (bytes as filecoin-proofs returns them).
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+}
+
+/// The miner: `--prover-id HEX` or `--miner-id N`.
+#[derive(Args, Debug)]
+#[group(required = true, multiple = false)]
+struct Miner {
+    /// The prover id, 32 bytes as 64 hex digits.
+    #[arg(long, value_name = "HEX")]
+    prover_id: Option<String>,
+    /// The miner actor's number (f0<N>): its prover id is derived.
+    #[arg(long, value_name = "N")]
+    miner_id: Option<u64>,
+}
+
+impl Miner {
+    fn prover_id(&self) -> Result<[u8; 32], Error> {
+        match (&self.prover_id, self.miner_id) {
+            (Some(hex), _) => parse_hex32("--prover-id", hex),
+            (None, Some(m)) => Ok(prover_id_of_miner(m)),
+            (None, None) => unreachable!("clap requires one"),
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+struct ParamsArgs {
+    /// Sector size: 2KiB, 8MiB or 512MiB.
+    #[arg(long, value_name = "SIZE")]
+    sector_size: String,
+    /// Which proofs (default: all three).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    proofs: Vec<ProofKind>,
+    /// zkpipe's cache folder (recorded circuits in `r1cs/`).
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum ProofKind {
+    Porep,
+    WindowPost,
+    WinningPost,
+}
+
+#[derive(Args, Debug)]
+struct SealCommitArgs {
+    /// The C1 output (JSON).
+    #[arg(long, value_name = "FILE")]
+    c1: PathBuf,
+    /// The sector number.
+    #[arg(long, value_name = "N")]
+    sector_id: u64,
+    #[command(flatten)]
+    miner: Miner,
+    #[command(flatten)]
+    opts: ProveOpts,
+}
+
+#[derive(Args, Debug)]
+struct PostArgs {
+    /// Vanilla proofs: files of bincode bytes (as `generate_single_vanilla_proof`
+    /// returns them), or JSON arrays of base64 strings (Go's `[][]byte`).
+    #[arg(long, value_name = "FILE", num_args = 1.., required = true)]
+    vanilla: Vec<PathBuf>,
+    /// The challenge randomness, 32 bytes as 64 hex digits.
+    #[arg(long, value_name = "HEX")]
+    randomness: String,
+    #[command(flatten)]
+    miner: Miner,
+    /// Sector size (the current proof version for it).
+    #[arg(
+        long,
+        value_name = "SIZE",
+        required_unless_present = "registered_proof"
+    )]
+    sector_size: Option<String>,
+    /// The PoSt type by number (go-state-types) or name, instead of --sector-size.
+    #[arg(long, value_name = "TYPE", conflicts_with = "sector_size")]
+    registered_proof: Option<String>,
+    /// WindowPoSt: prove only this partition (as cuzk's per-partition jobs).
+    #[arg(long, value_name = "K")]
+    partition: Option<usize>,
+    #[command(flatten)]
+    opts: ProveOpts,
+}
+
+/// Runs `zkpipe filecoin …`.
+///
+/// # Errors
+/// [`Error::InvalidInput`] (exit 2) for inputs that are malformed, do not
+/// fit or do not verify for the ids given, and for missing parameters;
+/// backend errors (exit 1).
+pub fn run(args: &PluginArgs, f: &FilecoinArgs) -> Result<(), Error> {
+    match &f.command {
+        FilecoinCommand::Params(p) => params(args, p),
+        FilecoinCommand::SealCommit(s) => seal(args, s),
+        FilecoinCommand::WindowPost(p) => post(args, p, true),
+        FilecoinCommand::WinningPost(p) => post(args, p, false),
+    }
+}
+
+fn cache_dir(given: &Option<PathBuf>) -> PathBuf {
+    given
+        .clone()
+        .unwrap_or_else(zkpipe_core::cache::default_dir)
+}
+
+fn engine(args: &PluginArgs, opts: &ProveOpts) -> Result<Engine, Error> {
+    let args = args.with(&opts.plugins);
+    let backend = Arc::new(args.backend(&opts.backend)?);
+    backend.device_info(opts.device)?;
+    let registry = args.registry();
+    let device = opts.device;
+    Ok(Engine::new(
+        Box::new(move |params, r1cs| {
+            let prover = ProverBuilder::new(backend.clone())
+                .device(device)
+                .cpu_fallback(&registry)
+                .build(params, r1cs)?;
+            if let Some(note) = prover.fallback_note() {
+                eprintln!("note: {note}");
+            }
+            Ok(prover)
+        }),
+        R1csCache::new(cache_dir(&opts.cache_dir).join("r1cs")),
+    ))
+}
+
+fn blinding(seed: Option<u64>) -> Blinding {
+    seed.map_or(Blinding::Random, Blinding::Seeded)
+}
+
+/// Reads a named input, refusing one over `limit` bytes before reading it.
+fn read_limited(path: &Path, limit: usize, what: &str) -> Result<Vec<u8>, Error> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let len = std::fs::metadata(path).map_err(io)?.len();
+    if len > limit as u64 {
+        return Err(Error::InvalidInput(format!(
+            "{}: {len} bytes, more than a {what} can be ({limit})",
+            path.display()
+        )));
+    }
+    std::fs::read(path).map_err(io)
+}
+
+fn report(what: &str, proved: &Proved, t: Instant, out: &Path) {
+    for (k, times) in proved.times.iter().enumerate() {
+        let parts: Vec<String> = times
+            .stages
+            .iter()
+            .map(|(s, d)| format!("{}={:.1}ms", s.name(), d.as_secs_f64() * 1e3))
+            .collect();
+        eprintln!(
+            "partition {k}: {:.1} ms ({})",
+            times.total().as_secs_f64() * 1e3,
+            parts.join(" ")
+        );
+    }
+    eprintln!(
+        "{what}: {} partition(s), verified, in {:.2?} (key load {:.2?}) → {}",
+        proved.proofs.len(),
+        t.elapsed(),
+        proved.key_load,
+        out.display()
+    );
+}
+
+fn params(_args: &PluginArgs, p: &ParamsArgs) -> Result<(), Error> {
+    let size = parse_sector_size(&p.sector_size)?;
+    let kinds = if p.proofs.is_empty() {
+        vec![
+            ProofKind::Porep,
+            ProofKind::WindowPost,
+            ProofKind::WinningPost,
+        ]
+    } else {
+        p.proofs.clone()
+    };
+    let seal_proof = zkpipe_filecoin::registry::SEAL_PROOFS
+        .iter()
+        .rev()
+        .filter(|s| format!("{s:?}").ends_with("V1_1"))
+        .find(|s| u64::from(s.sector_size()) == size)
+        .copied()
+        .ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "sector size {} is not one Filecoin registers",
+                p.sector_size
+            ))
+        })?;
+    let mut sets = Vec::new();
+    for k in kinds {
+        sets.push(match k {
+            ProofKind::Porep => zkpipe_filecoin::porep::param_set(seal_proof)?,
+            ProofKind::WindowPost => zkpipe_filecoin::post::param_set(post_proof_for(true, size)?)?,
+            ProofKind::WinningPost => {
+                zkpipe_filecoin::post::param_set(post_proof_for(false, size)?)?
+            }
+        });
+    }
+    let r1cs = R1csCache::new(cache_dir(&p.cache_dir).join("r1cs"));
+    let progress = CliProgress::new();
+    for set in sets {
+        let t = Instant::now();
+        let made = set.ensure(&r1cs, &progress)?;
+        eprintln!(
+            "{} ({}): {} {}",
+            set.what,
+            sector_size_name(set.sector_size),
+            if made { "made in" } else { "already there" },
+            if made {
+                format!("{:.1?}", t.elapsed())
+            } else {
+                String::new()
+            }
+        );
+        println!("{}", set.files().params.display());
+    }
+    Ok(())
+}
+
+fn seal(args: &PluginArgs, s: &SealCommitArgs) -> Result<(), Error> {
+    check_writable(&s.opts.out)?;
+    let prover_id = s.miner.prover_id()?;
+    let bytes = read_limited(&s.c1, MAX_C1_BYTES, "C1 output")?;
+    let c1 = C1::parse(&bytes).map_err(|e| in_file(&s.c1, e))?;
+    if let Some(n) = c1.sector_num
+        && n != s.sector_id
+    {
+        return Err(Error::InvalidInput(format!(
+            "{}: the C1 envelope is for sector {n}, --sector-id is {}",
+            s.c1.display(),
+            s.sector_id
+        )));
+    }
+    let rp: RegisteredSealProof = c1.registered_proof();
+    eprintln!(
+        "C1 output: {rp:?} ({}), {} partition(s)",
+        sector_size_name(u64::from(rp.sector_size())),
+        rp.partitions()
+    );
+    let engine = engine(args, &s.opts)?;
+    let t = Instant::now();
+    let ids = SealIds {
+        prover_id,
+        sector_id: s.sector_id,
+    };
+    let proved = seal_commit(
+        &engine,
+        &c1,
+        ids,
+        blinding(s.opts.seed),
+        &CliProgress::new(),
+    )?;
+    write_atomically(&s.opts.out, &proved.to_bytes())?;
+    report("seal-commit", &proved, t, &s.opts.out);
+    Ok(())
+}
+
+fn in_file(path: &Path, e: Error) -> Error {
+    match e {
+        Error::InvalidInput(m) => Error::InvalidInput(format!("{}: {m}", path.display())),
+        other => other,
+    }
+}
+
+/// One file's vanilla proofs: raw bincode, or a JSON array of base64 strings.
+fn vanilla_proofs(path: &Path) -> Result<Vec<Vec<u8>>, Error> {
+    let bytes = read_limited(path, MAX_VANILLA_BYTES, "vanilla proof file")?;
+    if bytes.first() == Some(&b'[') {
+        let strings: Vec<String> = serde_json::from_slice(&bytes).map_err(|e| {
+            Error::InvalidInput(format!(
+                "{}: not a JSON array of base64 strings: {e}",
+                path.display()
+            ))
+        })?;
+        return strings
+            .iter()
+            .map(|s| {
+                use base64::Engine as _;
+                base64::engine::general_purpose::STANDARD
+                    .decode(s)
+                    .map_err(|e| Error::InvalidInput(format!("{}: {e}", path.display())))
+            })
+            .collect();
+    }
+    Ok(vec![bytes])
+}
+
+fn post(args: &PluginArgs, p: &PostArgs, window: bool) -> Result<(), Error> {
+    check_writable(&p.opts.out)?;
+    let registered: RegisteredPoStProof = match (&p.registered_proof, &p.sector_size) {
+        (Some(t), _) => parse_post_proof(t)?,
+        (None, Some(s)) => post_proof_for(window, parse_sector_size(s)?)?,
+        (None, None) => unreachable!("clap requires one"),
+    };
+    let is_window = registered.typ() == filecoin_proofs::types::PoStType::Window;
+    if is_window != window {
+        return Err(Error::InvalidInput(format!(
+            "{registered:?} is a {} PoSt type",
+            if is_window { "window" } else { "winning" }
+        )));
+    }
+    let mut vanilla = Vec::new();
+    for f in &p.vanilla {
+        vanilla.extend(vanilla_proofs(f)?);
+    }
+    let req = PostRequest {
+        registered,
+        randomness: parse_hex32("--randomness", &p.randomness)?,
+        prover_id: p.miner.prover_id()?,
+        vanilla,
+        partition: p.partition,
+    };
+    let engine = engine(args, &p.opts)?;
+    let t = Instant::now();
+    let proved = prove_post(&engine, &req, blinding(p.opts.seed), &CliProgress::new())?;
+    write_atomically(&p.opts.out, &proved.to_bytes())?;
+    let what = if window {
+        "window-post"
+    } else {
+        "winning-post"
+    };
+    report(what, &proved, t, &p.opts.out);
+    Ok(())
+}

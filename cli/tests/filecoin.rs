@@ -1,0 +1,367 @@
+//! `zkpipe filecoin …` as a miner runs it: a 2 KiB sector sealed by
+//! filecoin-proofs (PC1, PC2, C1 here), C2 and PoSts by the CLI, each proof
+//! checked by filecoin-proofs' verifiers; bad inputs exit 2 with the reason
+//! and leave no output file.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::Once;
+
+use filecoin_proofs_api::post::{verify_window_post, verify_winning_post};
+use filecoin_proofs_api::seal::verify_seal;
+use filecoin_proofs_api::{PublicReplicaInfo, SectorId};
+use support::zkpipe_command;
+use zkpipe_filecoin::testing::{
+    SEAL_PROOF, Sealed, WINDOW_POST, WINNING_POST, post_vanilla, seal_2kib,
+};
+
+/// `target/filecoin`: parameters and the parent cache, kept between runs.
+fn fixtures() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.ancestors().nth(3).unwrap().join("filecoin")
+}
+
+/// filecoin-proofs reads its settings once per process: every test calls
+/// this first.
+fn fixtures_env() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: every test calls this before anything else and the Once
+        // makes the others wait, so no thread reads the environment meanwhile.
+        unsafe {
+            std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", fixtures().join("params"));
+            std::env::set_var("FIL_PROOFS_PARENT_CACHE", fixtures().join("parents"));
+        }
+    });
+}
+
+fn zkpipe(params: &Path, args: &[&str]) -> Output {
+    zkpipe_command()
+        .env("FIL_PROOFS_PARAMETER_CACHE", params)
+        .env("ZKPIPE_CACHE_DIR", fixtures().join("zkpipe-cache"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn refused(o: &Output, out: &Path, says: &str) {
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+    assert!(
+        stderr(o).contains(says),
+        "wanted `{says}` in: {}",
+        stderr(o)
+    );
+    assert!(!out.exists(), "no output after a refusal");
+}
+
+fn sealed(dir: &Path) -> Sealed {
+    let s = seal_2kib(dir, 21, 5).unwrap();
+    std::fs::write(dir.join("c1.json"), &s.c1_json).unwrap();
+    s
+}
+
+#[test]
+fn seal_commit_from_c1_files_and_refusals() {
+    fixtures_env();
+    let params = fixtures().join("params");
+    let o = zkpipe(
+        &params,
+        &[
+            "filecoin",
+            "params",
+            "--sector-size",
+            "2KiB",
+            "--proofs",
+            "porep",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let s = sealed(d);
+    let pid = hex(&s.prover_id);
+    let out = d.join("proof.bin");
+    let c1 = d.join("c1.json").display().to_string();
+    let o_str = out.display().to_string();
+    let o = zkpipe(
+        &params,
+        &[
+            "filecoin",
+            "seal-commit",
+            "--c1",
+            &c1,
+            "--sector-id",
+            "21",
+            "--prover-id",
+            &pid,
+            "--out",
+            &o_str,
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let proof = std::fs::read(&out).unwrap();
+    let c1v: filecoin_proofs_api::seal::SealCommitPhase1Output =
+        serde_json::from_slice(&s.c1_json).unwrap();
+    assert!(
+        verify_seal(
+            SEAL_PROOF,
+            c1v.comm_r,
+            c1v.comm_d,
+            s.prover_id,
+            SectorId::from(21),
+            c1v.ticket,
+            c1v.seed,
+            &proof
+        )
+        .unwrap()
+    );
+    std::fs::remove_file(&out).unwrap();
+
+    // lotus-bench's / Curio's envelope, base64 inside.
+    use base64::Engine as _;
+    let envelope = serde_json::json!({
+        "SectorNum": 21,
+        "Phase1Out": base64::engine::general_purpose::STANDARD.encode(&s.c1_json),
+        "SectorSize": 2048,
+    });
+    let wrapped = d.join("c1-wrapped.json");
+    std::fs::write(&wrapped, serde_json::to_vec(&envelope).unwrap()).unwrap();
+    let w = wrapped.display().to_string();
+    let o = zkpipe(
+        &params,
+        &[
+            "filecoin",
+            "seal-commit",
+            "--c1",
+            &w,
+            "--sector-id",
+            "21",
+            "--prover-id",
+            &pid,
+            "--out",
+            &o_str,
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        verify_seal(
+            SEAL_PROOF,
+            c1v.comm_r,
+            c1v.comm_d,
+            s.prover_id,
+            SectorId::from(21),
+            c1v.ticket,
+            c1v.seed,
+            &std::fs::read(&out).unwrap()
+        )
+        .unwrap()
+    );
+    std::fs::remove_file(&out).unwrap();
+
+    // Refusals: exit 2, the reason, no proof file.
+    let trunc = d.join("trunc.json");
+    std::fs::write(&trunc, &s.c1_json[..s.c1_json.len() / 3]).unwrap();
+    let mut other: serde_json::Value = serde_json::from_slice(&s.c1_json).unwrap();
+    other["registered_proof"] = "StackedDrg32GiBV1_1".into();
+    let other_size = d.join("other-size.json");
+    std::fs::write(&other_size, serde_json::to_vec(&other).unwrap()).unwrap();
+    let empty_params = d.join("no-params");
+    std::fs::create_dir(&empty_params).unwrap();
+    let t = trunc.display().to_string();
+    let os = other_size.display().to_string();
+    let cases: Vec<(&Path, Vec<&str>, &str)> = vec![
+        (
+            &params,
+            vec!["--c1", &t, "--sector-id", "21", "--prover-id", &pid],
+            "C1 output",
+        ),
+        (
+            &params,
+            vec!["--c1", &os, "--sector-id", "21", "--prover-id", &pid],
+            "not for StackedDrg32GiBV1_1",
+        ),
+        (
+            &params,
+            vec!["--c1", &c1, "--sector-id", "21", "--miner-id", "1000"],
+            "does not verify",
+        ),
+        (
+            &params,
+            vec!["--c1", &c1, "--sector-id", "21", "--prover-id", "abc"],
+            "64 hex digits",
+        ),
+        (
+            &params,
+            vec!["--c1", &w, "--sector-id", "7", "--prover-id", &pid],
+            "envelope is for sector 21",
+        ),
+        (
+            &params,
+            vec![
+                "--c1",
+                "/nonexistent/c1.json",
+                "--sector-id",
+                "21",
+                "--prover-id",
+                &pid,
+            ],
+            "nonexistent",
+        ),
+        (
+            &empty_params,
+            vec!["--c1", &c1, "--sector-id", "21", "--prover-id", &pid],
+            "zkpipe filecoin params --sector-size 2KiB",
+        ),
+    ];
+    for (p, args, says) in cases {
+        let mut all = vec!["filecoin", "seal-commit"];
+        all.extend(args);
+        all.extend(["--out", &o_str]);
+        refused(&zkpipe(p, &all), &out, says);
+    }
+    // Production sizes are never generated here.
+    let o = zkpipe(
+        &empty_params,
+        &["filecoin", "params", "--sector-size", "32GiB"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("fetch-params"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(&empty_params).unwrap().count(), 0);
+}
+
+#[test]
+fn window_and_winning_post_from_vanilla_files() {
+    fixtures_env();
+    let params = fixtures().join("params");
+    let o = zkpipe(
+        &params,
+        &[
+            "filecoin",
+            "params",
+            "--sector-size",
+            "2KiB",
+            "--proofs",
+            "window-post,winning-post",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let s = sealed(d);
+    let pid = hex(&s.prover_id);
+    let randomness = [9u8; 32];
+    let out = d.join("post.bin");
+    let o_str = out.display().to_string();
+    let mut replicas = BTreeMap::new();
+    for (registered, cmd) in [(WINDOW_POST, "window-post"), (WINNING_POST, "winning-post")] {
+        replicas.insert(
+            SectorId::from(21),
+            PublicReplicaInfo::new(registered, s.comm_r),
+        );
+        let vanilla = post_vanilla(&s, registered, randomness).unwrap();
+        // Raw bincode for one, Go's JSON [][]byte for the other.
+        let file = d.join(format!("{cmd}.vanilla"));
+        if cmd == "window-post" {
+            std::fs::write(&file, &vanilla).unwrap();
+        } else {
+            use base64::Engine as _;
+            let b64 = base64::engine::general_purpose::STANDARD.encode(&vanilla);
+            std::fs::write(&file, serde_json::to_vec(&[b64]).unwrap()).unwrap();
+        }
+        let f = file.display().to_string();
+        let r = hex(&randomness);
+        let o = zkpipe(
+            &params,
+            &[
+                "filecoin",
+                cmd,
+                "--vanilla",
+                &f,
+                "--randomness",
+                &r,
+                "--prover-id",
+                &pid,
+                "--sector-size",
+                "2KiB",
+                "--out",
+                &o_str,
+            ],
+        );
+        assert!(o.status.success(), "{cmd}: {}", stderr(&o));
+        let proof = std::fs::read(&out).unwrap();
+        let ok = if cmd == "window-post" {
+            verify_window_post(
+                &randomness,
+                &[(registered, &proof[..])],
+                &replicas,
+                s.prover_id,
+            )
+        } else {
+            verify_winning_post(&randomness, &proof, &replicas, s.prover_id)
+        };
+        assert!(ok.unwrap(), "{cmd}: filecoin-proofs rejects the proof");
+        std::fs::remove_file(&out).unwrap();
+
+        let other = hex(&[8u8; 32]);
+        let garbage = d.join("garbage");
+        std::fs::write(&garbage, b"\x01\x02\x03").unwrap();
+        let g = garbage.display().to_string();
+        for (args, says) in [
+            (
+                vec![
+                    "--vanilla",
+                    &f,
+                    "--randomness",
+                    &other,
+                    "--prover-id",
+                    &pid,
+                    "--sector-size",
+                    "2KiB",
+                ],
+                "other randomness",
+            ),
+            (
+                vec![
+                    "--vanilla",
+                    &g,
+                    "--randomness",
+                    &r,
+                    "--prover-id",
+                    &pid,
+                    "--sector-size",
+                    "2KiB",
+                ],
+                "vanilla proof 0",
+            ),
+            (
+                vec![
+                    "--vanilla",
+                    &f,
+                    "--randomness",
+                    &r,
+                    "--prover-id",
+                    &pid,
+                    "--sector-size",
+                    "3KiB",
+                ],
+                "not one Filecoin registers",
+            ),
+        ] {
+            let mut all = vec!["filecoin", cmd];
+            all.extend(args);
+            all.extend(["--out", &o_str]);
+            refused(&zkpipe(&params, &all), &out, says);
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! [`FilecoinJob`]: one Filecoin proof request made ready to prove — its
+//! parameter set, and per partition the witness synthesised from the
+//! vanilla proof — independent of who proves it (the CLI's [`Engine`] or
+//! the daemon's scheduler).
+//!
+//! [`Engine`]: crate::Engine
+
+use std::marker::PhantomData;
+
+use bellperson::Circuit;
+use blstrs::Scalar;
+use storage_proofs_core::compound_proof::{CircuitComponent, CompoundProof};
+use storage_proofs_core::parameter_cache::{CacheableParameters, ParameterSetMetadata};
+use storage_proofs_core::proof::ProofScheme;
+use zkpipe_core::r1cs::{Witness, fr};
+use zkpipe_core::{Error, Fr};
+
+use crate::adapter;
+use crate::params::ParamSet;
+
+/// Checks a whole proof (all partitions' bytes) the way its verifier will.
+pub type FinalCheck = Box<dyn Fn(&[u8]) -> Result<(), Error> + Send + Sync>;
+
+/// A Filecoin proof request, ready to prove partition by partition.
+pub trait FilecoinJob: Send + Sync + std::fmt::Debug {
+    /// The key it is proved with.
+    fn param_set(&self) -> &ParamSet;
+    /// How many partitions (192-byte proofs) it makes.
+    fn partitions(&self) -> usize;
+    /// Partition `k`'s witness, its public inputs checked against those its
+    /// verifier derives (so a vanilla proof for other randomness, another
+    /// sector or another replica is refused before any proving).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a vanilla proof that does not make a
+    /// circuit or whose public inputs are not the verifier's.
+    fn witness(&self, k: usize) -> Result<Witness, Error>;
+    /// Checks the concatenated proofs with filecoin-proofs' own verifier
+    /// (for the ids the request named).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when it rejects them.
+    fn check(&self, proof: &[u8]) -> Result<(), Error>;
+}
+
+/// A compound proof `P` of scheme `S` with circuit `C`, as filecoin-proofs'
+/// `circuit_proofs` builds it with bellperson.
+pub(crate) struct CompoundJob<S: ProofScheme<'static>, C, P> {
+    pub set: ParamSet,
+    pub pub_in: S::PublicInputs,
+    /// The public inputs its verifier uses, when they differ (WinningPoSt's
+    /// verifier lists the sector once per challenge).
+    pub verifier_in: Option<S::PublicInputs>,
+    pub vanilla: Vec<S::Proof>,
+    pub pub_params: S::PublicParams,
+    pub check: FinalCheck,
+    pub _circuit: PhantomData<fn() -> (C, P)>,
+}
+
+impl<S: ProofScheme<'static>, C, P> std::fmt::Debug for CompoundJob<S, C, P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompoundJob")
+            .field("set", &self.set)
+            .field("partitions", &self.vanilla.len())
+            .finish()
+    }
+}
+
+impl<S, C, P> FilecoinJob for CompoundJob<S, C, P>
+where
+    S: ProofScheme<'static>,
+    S::Proof: Sync + Send,
+    S::PublicParams: ParameterSetMetadata + Sync + Send,
+    S::PublicInputs: Clone + Sync + Send,
+    C: Circuit<Scalar> + CircuitComponent + Send,
+    P: CompoundProof<'static, S, C> + CacheableParameters<C, S::PublicParams>,
+{
+    fn param_set(&self) -> &ParamSet {
+        &self.set
+    }
+
+    fn partitions(&self) -> usize {
+        self.vanilla.len()
+    }
+
+    fn witness(&self, k: usize) -> Result<Witness, Error> {
+        let vp = self.vanilla.get(k).ok_or_else(|| {
+            Error::InvalidInput(format!("partition {k}: the job has {}", self.vanilla.len()))
+        })?;
+        let bad = |e: anyhow::Error| Error::InvalidInput(format!("partition {k}: {e:#}"));
+        // filecoin-proofs indexes vanilla proofs without checking their
+        // shape: a malformed one panics inside it, which is its input's fault.
+        let (witness, expected) = catch(k, || {
+            let circuit = P::circuit(
+                &self.pub_in,
+                Default::default(),
+                vp,
+                &self.pub_params,
+                Some(k),
+            )
+            .map_err(bad)?;
+            let witness = adapter::witness(circuit)?;
+            let verifier_in = self.verifier_in.as_ref().unwrap_or(&self.pub_in);
+            let expected =
+                P::generate_public_inputs(verifier_in, &self.pub_params, Some(k)).map_err(bad)?;
+            Ok((witness, expected))
+        })?;
+        let expected: Vec<Fr> = expected.into_iter().map(fr).collect();
+        if witness.public_inputs() != expected.as_slice() {
+            return Err(Error::InvalidInput(format!(
+                "partition {k}: the vanilla proof does not prove this challenge (its public \
+                 inputs are not the verifier's: other randomness, sector, replica or prover?)"
+            )));
+        }
+        Ok(witness)
+    }
+
+    fn check(&self, proof: &[u8]) -> Result<(), Error> {
+        (self.check)(proof)
+    }
+}
+
+fn catch<T>(k: usize, f: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let why = p
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| p.downcast_ref::<&str>().copied())
+            .unwrap_or("no message");
+        Err(Error::InvalidInput(format!(
+            "partition {k}: filecoin-proofs could not build the circuit from this vanilla proof ({why})"
+        )))
+    })
+}
