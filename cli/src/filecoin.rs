@@ -366,7 +366,7 @@ fn post(args: &PluginArgs, p: &PostArgs, window: bool) -> Result<(), Error> {
         (None, Some(s)) => post_proof_for(window, parse_sector_size(s)?)?,
         (None, None) => unreachable!("clap requires one"),
     };
-    let is_window = registered.typ() == filecoin_proofs::types::PoStType::Window;
+    let is_window = registered.typ() == zkpipe_filecoin::PoStType::Window;
     if is_window != window {
         return Err(Error::InvalidInput(format!(
             "{registered:?} is a {} PoSt type",

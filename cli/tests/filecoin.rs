@@ -66,7 +66,7 @@ fn refused(o: &Output, out: &Path, says: &str) {
 }
 
 fn sealed(dir: &Path) -> Sealed {
-    let s = seal_2kib(dir, 21, 5).unwrap();
+    let s = seal_2kib(dir, [5; 32], 21, 5).unwrap();
     std::fs::write(dir.join("c1.json"), &s.c1_json).unwrap();
     s
 }

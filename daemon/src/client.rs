@@ -74,7 +74,25 @@ pub async fn connect(
     token: Option<&str>,
     max_message_bytes: usize,
 ) -> Result<Client, Error> {
-    let channel = match addr {
+    let channel = channel(addr).await?;
+    let bearer = match token {
+        None => Bearer(None),
+        Some(t) => Bearer(Some(format!("Bearer {t}").parse().map_err(|_| {
+            Error::InvalidInput("the token is not printable ASCII".into())
+        })?)),
+    };
+    Ok(ProverClient::with_interceptor(channel, bearer)
+        .max_decoding_message_size(max_message_bytes)
+        .max_encoding_message_size(max_message_bytes))
+}
+
+/// A gRPC channel to the daemon at `addr` (for any of its services: the
+/// cuzk API's clients use it too).
+///
+/// # Errors
+/// [`Error::Failed`] when nothing listens there.
+pub async fn channel(addr: &Address) -> Result<Channel, Error> {
+    Ok(match addr {
         Address::Tcp(uri) => Endpoint::from_shared(uri.clone())
             .map_err(|e| Error::InvalidInput(format!("{uri}: {e}")))?
             .connect()
@@ -100,16 +118,7 @@ pub async fn connect(
                     ))
                 })?
         }
-    };
-    let bearer = match token {
-        None => Bearer(None),
-        Some(t) => Bearer(Some(format!("Bearer {t}").parse().map_err(|_| {
-            Error::InvalidInput("the token is not printable ASCII".into())
-        })?)),
-    };
-    Ok(ProverClient::with_interceptor(channel, bearer)
-        .max_decoding_message_size(max_message_bytes)
-        .max_encoding_message_size(max_message_bytes))
+    })
 }
 
 #[cfg(test)]

@@ -55,7 +55,24 @@ pub enum JobInputs {
     /// A circom circuit: each partition's full assignment (wire values, as
     /// in a .wtns), checked against the circuit once its key is loaded.
     Circom(Arc<Vec<Vec<zkpipe_core::Fr>>>),
+    /// A Filecoin request (cuzk's API): partitions synthesised from its
+    /// vanilla proofs.
+    Filecoin(FilecoinInputs),
 }
+
+/// A Filecoin request as a job's inputs: the same request only when it is
+/// the same object (a retried cuzk request is parsed again and compared by
+/// its request id alone).
+#[derive(Clone, Debug)]
+pub struct FilecoinInputs(pub Arc<dyn zkpipe_filecoin::FilecoinJob>);
+
+impl PartialEq for FilecoinInputs {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for FilecoinInputs {}
 
 /// Most partitions in one job.
 pub const MAX_PARTITIONS: u32 = 64;
@@ -447,6 +464,7 @@ impl Daemon {
     ) -> Result<SpecInputs, Error> {
         let values = match inputs {
             JobInputs::Seed(seed) => return Ok(SpecInputs::Seed(*seed)),
+            JobInputs::Filecoin(f) => return Ok(SpecInputs::Filecoin(f.0.clone())),
             JobInputs::Circom(values) => values.clone(),
         };
         let KeyCircuit::Circom(circuit) = &key.circuit else {
@@ -692,6 +710,11 @@ impl Daemon {
         }
         self.update_budget();
         Ok(key)
+    }
+
+    /// Makes Filecoin parameter set `set` loadable by jobs and preloads.
+    pub fn register_filecoin(&self, set: &zkpipe_filecoin::params::ParamSet) -> KeyId {
+        self.keys.register_filecoin(set)
     }
 
     /// Loads keys ahead of jobs.

@@ -21,6 +21,7 @@ use zkpipe_core::r1cs::R1cs;
 use zkpipe_core::r1cs::cache::R1csCache;
 use zkpipe_core::sched::groth16::DeviceProvers;
 use zkpipe_core::{Backend, Error};
+use zkpipe_filecoin::params::ParamSet;
 
 /// A key's name (validated): a built-in circuit and its size, or
 /// `circom` and the SHA-256 of the circuit's zkey.
@@ -39,7 +40,14 @@ pub enum KeyCircuit {
     Builtin(Arc<BuiltinCircuit>),
     /// A circom circuit: witnesses sent with each job.
     Circom(Arc<CircomR1cs>),
+    /// A Filecoin parameter set: witnesses synthesised from each job's
+    /// vanilla proofs.
+    Filecoin(ParamSet),
 }
+
+/// The circuit name of Filecoin keys; their size is filecoin-proofs'
+/// parameter set identifier.
+pub const FILECOIN: &str = "filecoin";
 
 impl std::fmt::Display for KeyId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -115,6 +123,8 @@ pub struct KeyCache {
     synthetic: bool,
     budget: u64,
     circom: CircomIndex,
+    /// Filecoin parameter sets named by jobs so far, by identifier.
+    filecoin: Mutex<HashMap<String, ParamSet>>,
     table: Mutex<Table>,
     loaded: Condvar,
 }
@@ -174,6 +184,7 @@ impl KeyCache {
             synthetic,
             budget,
             circom: CircomIndex::new(circom_dir),
+            filecoin: Mutex::new(HashMap::new()),
             table: Mutex::new(Table::default()),
             loaded: Condvar::new(),
         }
@@ -331,6 +342,35 @@ impl KeyCache {
         Ok((KeyCircuit::Builtin(circuit), keys.params, r1cs))
     }
 
+    /// Makes Filecoin parameter set `set` loadable; returns its key's name.
+    pub fn register_filecoin(&self, set: &ParamSet) -> KeyId {
+        self.filecoin
+            .lock()
+            .unwrap()
+            .entry(set.id.clone())
+            .or_insert_with(|| set.clone());
+        KeyId {
+            circuit: FILECOIN.into(),
+            size: set.id.clone(),
+        }
+    }
+
+    /// A Filecoin parameter set's circuit (recorded once, cached) and its
+    /// parameters from Filecoin's parameter cache folder.
+    fn load_filecoin(
+        &self,
+        id: &KeyId,
+        progress: &dyn Progress,
+    ) -> Result<(KeyCircuit, Parameters, R1cs), Error> {
+        let set = self.filecoin.lock().unwrap().get(&id.size).cloned();
+        let set = set.ok_or_else(|| {
+            Error::InvalidInput(format!("no Filecoin parameter set {} is known", id.size))
+        })?;
+        let r1cs = set.r1cs(&R1csCache::new(self.dir.join("r1cs")), progress)?;
+        let params = set.load(&r1cs)?;
+        Ok((KeyCircuit::Filecoin(set), params, r1cs))
+    }
+
     /// A circom circuit's zkey and r1cs, found by the zkey's hash and
     /// checked against each other.
     fn load_circom(&self, id: &KeyId) -> Result<(KeyCircuit, Parameters, R1cs), Error> {
@@ -344,10 +384,10 @@ impl KeyCache {
 
     fn load(&self, id: &KeyId, progress: &dyn Progress) -> Result<LoadedKey, Error> {
         let t0 = Instant::now();
-        let (circuit, params, r1cs) = if id.circuit == CIRCOM {
-            self.load_circom(id)?
-        } else {
-            self.load_builtin(id, progress)?
+        let (circuit, params, r1cs) = match id.circuit.as_str() {
+            CIRCOM => self.load_circom(id)?,
+            FILECOIN => self.load_filecoin(id, progress)?,
+            _ => self.load_builtin(id, progress)?,
         };
         let params = Arc::new(params);
         let r1cs = Arc::new(r1cs);

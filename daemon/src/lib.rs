@@ -11,6 +11,7 @@
 //! - [`verify`]: verify before return, recompute on the CPU reference.
 //! - [`validate`]: every request field checked.
 //! - [`service`]: the gRPC service (`proto/zkpipe/v1/prover.proto`).
+//! - [`cuzk`]: cuzk's gRPC API (`proto/cuzk/v1/proving.proto`) for Curio.
 //! - [`listen`]: Unix socket and TCP, bearer tokens.
 //! - [`server`]: start, serve, drain on SIGTERM.
 //! - [`metrics`], [`status_http`], [`logging`]: observability.
@@ -19,6 +20,7 @@
 pub mod circom_keys;
 pub mod client;
 pub mod config;
+pub mod cuzk;
 pub mod daemon;
 pub mod fleet_jobs;
 pub mod fleet_node;
@@ -37,4 +39,11 @@ pub mod verify;
 #[allow(missing_docs, missing_debug_implementations, clippy::all)]
 pub mod proto {
     tonic::include_proto!("zkpipe.v1");
+}
+
+/// The generated gRPC types and service of cuzk's
+/// `proto/cuzk/v1/proving.proto`.
+#[allow(missing_docs, missing_debug_implementations, clippy::all)]
+pub mod cuzk_proto {
+    tonic::include_proto!("cuzk.v1");
 }

@@ -12,6 +12,8 @@ use tonic::transport::Server;
 use zkpipe_core::Error;
 
 use crate::config::Config;
+use crate::cuzk::CuzkService;
+use crate::cuzk_proto::proving_engine_server::ProvingEngineServer;
 use crate::daemon::Daemon;
 use crate::listen::{self, TokenCheck};
 use crate::proto::prover_server::ProverServer;
@@ -82,16 +84,24 @@ pub async fn serve(config: Config, ready: impl FnOnce(&Endpoints)) -> Result<(),
         let stop = stopped(fleet_stopped);
         tokio::spawn(crate::fleet_node::run(daemon.clone(), queue, stop))
     });
+    let cuzk = Arc::new(CuzkService::new(daemon.clone()));
+    let cuzk_svc = || {
+        ProvingEngineServer::new(cuzk.clone())
+            .max_decoding_message_size(crate::cuzk::MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(crate::cuzk::MAX_MESSAGE_BYTES)
+    };
     let mut servers = tokio::task::JoinSet::new();
     {
         let svc = ProverServer::new(service.clone())
             .max_decoding_message_size(max)
             .max_encoding_message_size(max);
+        let cuzk_svc = cuzk_svc();
         let incoming = UnixListenerStream::new(uds);
         let stop = stopped(stop_rx.clone());
         servers.spawn(async move {
             Server::builder()
                 .add_service(svc)
+                .add_service(cuzk_svc)
                 .serve_with_incoming_shutdown(incoming, stop)
                 .await
                 .map_err(|e| e.to_string())
@@ -101,12 +111,19 @@ pub async fn serve(config: Config, ready: impl FnOnce(&Endpoints)) -> Result<(),
         let svc = ProverServer::new(service.clone())
             .max_decoding_message_size(max)
             .max_encoding_message_size(max);
+        let cuzk_svc = tonic::service::interceptor::InterceptedService::new(
+            cuzk_svc(),
+            TokenCheck {
+                token: token.clone(),
+            },
+        );
         let svc = tonic::service::interceptor::InterceptedService::new(svc, TokenCheck { token });
         let incoming = TcpListenerStream::new(listener);
         let stop = stopped(stop_rx.clone());
         servers.spawn(async move {
             Server::builder()
                 .add_service(svc)
+                .add_service(cuzk_svc)
                 .serve_with_incoming_shutdown(incoming, stop)
                 .await
                 .map_err(|e| e.to_string())

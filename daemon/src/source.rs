@@ -15,6 +15,7 @@ use zkpipe_core::sched::groth16::{DeviceProvers, JobSource};
 use zkpipe_core::{Error, Fr};
 
 use crate::keys::{KeyCircuit, LoadedKey};
+use zkpipe_filecoin::FilecoinJob;
 
 /// Where a job's witnesses come from.
 #[derive(Debug)]
@@ -23,6 +24,9 @@ pub enum SpecInputs {
     Seed(u64),
     /// Witnesses sent with the job (circom), checked, one per partition.
     Witnesses(Vec<Witness>),
+    /// A Filecoin request: each partition's witness is synthesised from its
+    /// vanilla proof when the engine asks for it.
+    Filecoin(Arc<dyn FilecoinJob>),
 }
 
 /// A job the engine runs: its key and inputs.
@@ -48,10 +52,18 @@ impl Spec {
             (SpecInputs::Witnesses(w), _) => w.get(p as usize).cloned().ok_or_else(|| {
                 Error::InvalidInput(format!("the job has no witness for partition {p}"))
             }),
-            (SpecInputs::Seed(_), KeyCircuit::Circom(_)) => Err(Error::InvalidInput(format!(
-                "key {} is a circom circuit: it takes witnesses, not a seed",
-                self.key.id
-            ))),
+            (SpecInputs::Filecoin(job), KeyCircuit::Filecoin(_)) => {
+                let w = job.witness(p as usize)?;
+                match self.key.r1cs.first_unsatisfied(&w)? {
+                    None => Ok(w),
+                    Some(row) => Err(Error::InvalidInput(format!(
+                        "partition {p}: the vanilla proof does not satisfy the circuit (constraint {row})"
+                    ))),
+                }
+            }
+            (SpecInputs::Seed(_), _) | (SpecInputs::Filecoin(_), _) => Err(Error::InvalidInput(
+                format!("key {} does not take this kind of job inputs", self.key.id),
+            )),
         }
     }
 }

@@ -20,6 +20,7 @@ pub mod registry;
 pub mod shape;
 
 pub use engine::{Blinding, Engine, Proved};
+pub use filecoin_proofs::types::PoStType;
 pub use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof};
 pub use job::FilecoinJob;
 

@@ -40,12 +40,12 @@ pub struct Sealed {
     pub c1_json: Vec<u8>,
 }
 
-/// Seals a 2 KiB sector of bytes from `seed` in `dir` (PC1, PC2, C1).
+/// Seals a 2 KiB sector of bytes from `seed` for `prover_id` in `dir`
+/// (PC1, PC2, C1).
 ///
 /// # Errors
 /// Anything filecoin-proofs reports.
-pub fn seal_2kib(dir: &Path, sector_id: u64, seed: u8) -> Result<Sealed> {
-    let prover_id = [seed; 32].map(|b| b & 0x0f);
+pub fn seal_2kib(dir: &Path, prover_id: [u8; 32], sector_id: u64, seed: u8) -> Result<Sealed> {
     let ticket = [seed.wrapping_add(1) & 0x0f; 32];
     let interactive = [seed.wrapping_add(2) & 0x0f; 32];
     let cache_dir = dir.join("cache");

@@ -27,7 +27,7 @@ fn seal_commit_verifies_matches_bellperson_and_refuses_bad_c1() {
     let made = set.ensure(engine.r1cs_cache(), &Silent).unwrap();
     eprintln!("porep 2KiB parameters: made {made} in {:.1?}", t.elapsed());
     let dir = tempfile::tempdir().unwrap();
-    let sealed = seal_2kib(dir.path(), 11, 9).unwrap();
+    let sealed = seal_2kib(dir.path(), [9; 32], 11, 9).unwrap();
     let c1 = C1::parse(&sealed.c1_json).unwrap();
     let ids = SealIds {
         prover_id: sealed.prover_id,

@@ -16,7 +16,7 @@ fn window_and_winning_post_verify_and_bad_inputs_are_refused() {
     fixtures_env();
     let engine = engine();
     let dir = tempfile::tempdir().unwrap();
-    let sealed = seal_2kib(dir.path(), 7, 3).unwrap();
+    let sealed = seal_2kib(dir.path(), [3; 32], 7, 3).unwrap();
     for registered in [WINDOW_POST, WINNING_POST] {
         param_set(registered)
             .unwrap()

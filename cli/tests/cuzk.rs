@@ -1,0 +1,286 @@
+//! cuzk's gRPC API on `zkpipe serve`, driven as Curio's `lib/cuzk` client
+//! drives it (the same fields: the C1 output in its JSON envelope, PoSt
+//! vanilla proofs as bincode, miner id, sector number, go-state-types proof
+//! numbers), over the Unix socket; every returned proof is checked here
+//! with filecoin-proofs' verifiers.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Child;
+use std::sync::Once;
+use std::time::Duration;
+
+use filecoin_proofs_api::post::{verify_window_post, verify_winning_post};
+use filecoin_proofs_api::{PublicReplicaInfo, SectorId};
+use zkpipe_daemon::client::{Address, channel};
+use zkpipe_daemon::cuzk_proto as pb;
+use zkpipe_daemon::cuzk_proto::proving_engine_client::ProvingEngineClient;
+use zkpipe_filecoin::registry::prover_id_of_miner;
+use zkpipe_filecoin::testing::{SEAL_PROOF, WINDOW_POST, WINNING_POST, post_vanilla, seal_2kib};
+
+fn fixtures() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.ancestors().nth(3).unwrap().join("filecoin")
+}
+
+fn fixtures_env() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: the only test calls this first, before other threads exist.
+        unsafe {
+            std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", fixtures().join("params"));
+            std::env::set_var("FIL_PROOFS_PARENT_CACHE", fixtures().join("parents"));
+        }
+    });
+}
+
+struct Daemon(Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+const MINER: u64 = 1000;
+const SECTOR: u64 = 21;
+
+fn request(kind: pb::ProofKind, registered: u64) -> pb::SubmitProofRequest {
+    pb::SubmitProofRequest {
+        proof_kind: kind as i32,
+        sector_size: 2048,
+        registered_proof: registered,
+        priority: pb::Priority::Normal as i32,
+        sector_number: SECTOR,
+        miner_id: MINER,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn curio_requests_through_the_cuzk_api() {
+    fixtures_env();
+    let o = support::zkpipe_command()
+        .env("FIL_PROOFS_PARAMETER_CACHE", fixtures().join("params"))
+        .env("ZKPIPE_CACHE_DIR", fixtures().join("zkpipe-cache"))
+        .args(["filecoin", "params", "--sector-size", "2KiB"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = tempfile::tempdir().unwrap();
+    let sealed = seal_2kib(dir.path(), prover_id_of_miner(MINER), SECTOR, 7).unwrap();
+    let socket = dir.path().join("zkpipe.sock");
+    let mut cmd = support::zkpipe_command();
+    cmd.env("FIL_PROOFS_PARAMETER_CACHE", fixtures().join("params"))
+        .arg("serve")
+        .arg("--socket")
+        .arg(&socket)
+        .arg("--keys-dir")
+        .arg(fixtures().join("zkpipe-cache"))
+        .args(["--set", "logging.level=warn"]);
+    let (child, lines) = support::spawn_with_lines(cmd);
+    let _daemon = Daemon(child);
+    while !lines
+        .recv_timeout(Duration::from_secs(120))
+        .expect("the daemon starts")
+        .starts_with("listening unix:")
+    {}
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let ch = channel(&Address::Unix(socket.clone())).await.unwrap();
+        let mut c = ProvingEngineClient::new(ch)
+            .max_decoding_message_size(256 << 20)
+            .max_encoding_message_size(256 << 20);
+        let base = c.clone();
+        let prove = |req: pb::SubmitProofRequest| {
+            let mut c = base.clone();
+            async move {
+                c.prove(pb::ProveRequest { submit: Some(req) })
+                    .await
+                    .map(|r| r.into_inner().result.unwrap())
+            }
+        };
+        let completed = pb::await_proof_response::Status::Completed as i32;
+
+        // PoRep C2: Curio wraps the C1 JSON as {SectorNum, Phase1Out, SectorSize}.
+        use base64::Engine as _;
+        let wrapped = serde_json::to_vec(&serde_json::json!({
+            "SectorNum": SECTOR,
+            "Phase1Out": base64::engine::general_purpose::STANDARD.encode(&sealed.c1_json),
+            "SectorSize": 2048,
+        }))
+        .unwrap();
+        let porep = pb::SubmitProofRequest {
+            request_id: format!("porep-{MINER}-{SECTOR}"),
+            vanilla_proof: wrapped,
+            ..request(pb::ProofKind::PorepSealCommit, 5)
+        };
+        let r = prove(porep.clone()).await.unwrap();
+        assert_eq!(r.status, completed, "{}", r.error_message);
+        let c1: filecoin_proofs_api::seal::SealCommitPhase1Output =
+            serde_json::from_slice(&sealed.c1_json).unwrap();
+        assert!(
+            filecoin_proofs_api::seal::verify_seal(
+                SEAL_PROOF,
+                c1.comm_r,
+                c1.comm_d,
+                sealed.prover_id,
+                SectorId::from(SECTOR),
+                c1.ticket,
+                c1.seed,
+                &r.proof
+            )
+            .unwrap()
+        );
+        // The same request id and request: the same job.
+        let again = c.submit_proof(porep.clone()).await.unwrap().into_inner();
+        assert_eq!(again.job_id, r.job_id);
+        // The same request id, another request: refused.
+        let other = pb::SubmitProofRequest {
+            sector_number: 22,
+            ..porep.clone()
+        };
+        let e = c.submit_proof(other).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::AlreadyExists, "{e}");
+
+        // WindowPoSt (one partition) and WinningPoSt from bincode vanilla proofs.
+        let randomness = [4u8; 32];
+        let mut replicas = BTreeMap::new();
+        for (registered, number, kind) in [
+            (WINDOW_POST, 10, pb::ProofKind::WindowPostPartition),
+            (WINNING_POST, 0, pb::ProofKind::WinningPost),
+        ] {
+            replicas.insert(
+                SectorId::from(SECTOR),
+                PublicReplicaInfo::new(registered, sealed.comm_r),
+            );
+            let vanilla = post_vanilla(&sealed, registered, randomness).unwrap();
+            let req = pb::SubmitProofRequest {
+                vanilla_proofs: vec![vanilla],
+                randomness: randomness.to_vec(),
+                priority: pb::Priority::High as i32,
+                ..request(kind, number)
+            };
+            let r = prove(req).await.unwrap();
+            assert_eq!(r.status, completed, "{kind:?}: {}", r.error_message);
+            let ok = if kind == pb::ProofKind::WinningPost {
+                verify_winning_post(&randomness, &r.proof, &replicas, sealed.prover_id)
+            } else {
+                verify_window_post(
+                    &randomness,
+                    &[(registered, &r.proof[..])],
+                    &replicas,
+                    sealed.prover_id,
+                )
+            };
+            assert!(ok.unwrap(), "{kind:?}: filecoin-proofs rejects the proof");
+        }
+
+        // Malformed requests: refused with the reason, before any work.
+        for (what, req) in [
+            (
+                "garbage C1",
+                pb::SubmitProofRequest {
+                    vanilla_proof: b"{\"SectorNum\": 1".to_vec(),
+                    ..request(pb::ProofKind::PorepSealCommit, 5)
+                },
+            ),
+            (
+                "wrong proof number",
+                pb::SubmitProofRequest {
+                    vanilla_proof: sealed.c1_json.clone(),
+                    ..request(pb::ProofKind::PorepSealCommit, 8)
+                },
+            ),
+            (
+                "garbage vanilla proof",
+                pb::SubmitProofRequest {
+                    vanilla_proofs: vec![vec![1, 2, 3]],
+                    randomness: randomness.to_vec(),
+                    ..request(pb::ProofKind::WindowPostPartition, 10)
+                },
+            ),
+            (
+                "short randomness",
+                pb::SubmitProofRequest {
+                    vanilla_proofs: vec![vec![1, 2, 3]],
+                    randomness: vec![1; 7],
+                    ..request(pb::ProofKind::WinningPost, 0)
+                },
+            ),
+            ("no kind", request(pb::ProofKind::Unspecified, 5)),
+        ] {
+            let e = prove(req).await.unwrap_err();
+            assert_eq!(e.code(), tonic::Code::InvalidArgument, "{what}: {e}");
+        }
+        let e = prove(request(pb::ProofKind::SnapDealsUpdate, 0))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::Unimplemented, "{e}");
+        // Vanilla proofs for other randomness: the job fails with the reason.
+        let vanilla = post_vanilla(&sealed, WINNING_POST, randomness).unwrap();
+        let r = prove(pb::SubmitProofRequest {
+            vanilla_proofs: vec![vanilla],
+            randomness: vec![5; 32],
+            ..request(pb::ProofKind::WinningPost, 0)
+        })
+        .await;
+        match r {
+            Ok(r) => assert_eq!(r.status, pb::await_proof_response::Status::Failed as i32),
+            Err(e) => assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e}"),
+        }
+
+        let status = c
+            .get_status(pb::GetStatusRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        let loaded: Vec<&str> = status
+            .loaded_srs
+            .iter()
+            .map(|s| s.circuit_id.as_str())
+            .collect();
+        assert!(loaded.contains(&"porep-2k"), "{loaded:?}");
+        assert!(status.total_proofs_completed >= 3);
+        let evicted = c
+            .evict_srs(pb::EvictSrsRequest {
+                circuit_id: "porep-2k".into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(evicted.was_loaded && evicted.freed_bytes > 0);
+        let pre = c
+            .preload_srs(pb::PreloadSrsRequest {
+                circuit_id: "wpost-2k".into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(pre.already_loaded);
+        let e = c
+            .preload_srs(pb::PreloadSrsRequest {
+                circuit_id: "porep-32x".into(),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::InvalidArgument);
+        let e = c
+            .cancel_proof(pb::CancelProofRequest {
+                job_id: "99999".into(),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::NotFound);
+        let m = c
+            .get_metrics(pb::GetMetricsRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(m.prometheus_text.contains("zkpipe_"));
+    });
+}
