@@ -275,17 +275,11 @@ fn params(_args: &PluginArgs, p: &ParamsArgs) -> Result<(), Error> {
     for set in sets {
         let t = Instant::now();
         let made = set.ensure(&r1cs, &progress)?;
-        eprintln!(
-            "{} ({}): {} {}",
-            set.what,
-            sector_size_name(set.sector_size),
-            if made { "made in" } else { "already there" },
-            if made {
-                format!("{:.1?}", t.elapsed())
-            } else {
-                String::new()
-            }
-        );
+        if made {
+            eprintln!("{}: made in {:.1?}", set.what, t.elapsed());
+        } else {
+            eprintln!("{}: already there", set.what);
+        }
         println!("{}", set.files().params.display());
     }
     Ok(())
