@@ -7,34 +7,17 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::process::Child;
-use std::sync::Once;
 use std::time::Duration;
 
 use filecoin_proofs_api::post::{verify_window_post, verify_winning_post};
 use filecoin_proofs_api::{PublicReplicaInfo, SectorId};
+use support::filecoin_fixtures::{fixtures, fixtures_env};
 use zkpipe_daemon::client::{Address, channel};
 use zkpipe_daemon::cuzk_proto as pb;
 use zkpipe_daemon::cuzk_proto::proving_engine_client::ProvingEngineClient;
 use zkpipe_filecoin::registry::prover_id_of_miner;
 use zkpipe_filecoin::testing::{SEAL_PROOF, WINDOW_POST, WINNING_POST, post_vanilla, seal_2kib};
-
-fn fixtures() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.ancestors().nth(3).unwrap().join("filecoin")
-}
-
-fn fixtures_env() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: the only test calls this first, before other threads exist.
-        unsafe {
-            std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", fixtures().join("params"));
-            std::env::set_var("FIL_PROOFS_PARENT_CACHE", fixtures().join("parents"));
-        }
-    });
-}
 
 struct Daemon(Child);
 

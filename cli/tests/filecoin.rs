@@ -6,37 +6,17 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
-use std::sync::Once;
 
 use filecoin_proofs_api::post::{verify_window_post, verify_winning_post};
 use filecoin_proofs_api::seal::verify_seal;
 use filecoin_proofs_api::{PublicReplicaInfo, SectorId};
+use support::filecoin_fixtures::{fixtures, fixtures_env};
 use support::zkpipe_command;
 use zkpipe_filecoin::testing::{
     SEAL_PROOF, Sealed, WINDOW_POST, WINNING_POST, post_vanilla, seal_2kib,
 };
-
-/// `target/filecoin`: parameters and the parent cache, kept between runs.
-fn fixtures() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.ancestors().nth(3).unwrap().join("filecoin")
-}
-
-/// filecoin-proofs reads its settings once per process: every test calls
-/// this first.
-fn fixtures_env() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: every test calls this before anything else and the Once
-        // makes the others wait, so no thread reads the environment meanwhile.
-        unsafe {
-            std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", fixtures().join("params"));
-            std::env::set_var("FIL_PROOFS_PARENT_CACHE", fixtures().join("parents"));
-        }
-    });
-}
 
 fn zkpipe(params: &Path, args: &[&str]) -> Output {
     zkpipe_command()

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod circom_files;
+pub mod filecoin_fixtures;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
