@@ -206,7 +206,16 @@ impl CuzkService {
         self.daemon.register_filecoin(set)
     }
 
+    /// Forgets the jobs the daemon has forgotten (ended past their time to
+    /// live), so a long-running service holds no request forever.
+    fn prune(&self) {
+        let known = |id: &u64| self.daemon.result(*id).is_some();
+        self.jobs.lock().unwrap().retain(|id, _| known(id));
+        self.requests.lock().unwrap().retain(|_, (_, id)| known(id));
+    }
+
     async fn submit(&self, req: pb::SubmitProofRequest) -> Result<pb::SubmitProofResponse, Status> {
+        self.prune();
         if req.request_id.len() > 256 {
             return Err(Status::invalid_argument("request_id is at most 256 bytes"));
         }
