@@ -199,20 +199,32 @@ fn blinding(seed: Option<u64>) -> Blinding {
     seed.map_or(Blinding::Random, Blinding::Seeded)
 }
 
-/// Reads a named input, refusing one over `limit` bytes before reading it.
+/// Reads a named input, refusing one over `limit` bytes. A file's size is
+/// checked before reading; a stream with no size (a pipe, `/dev/zero`) is
+/// read no further than the limit.
 fn read_limited(path: &Path, limit: usize, what: &str) -> Result<Vec<u8>, Error> {
     let io = |source| Error::Io {
         path: path.to_path_buf(),
         source,
     };
-    let len = std::fs::metadata(path).map_err(io)?.len();
-    if len > limit as u64 {
-        return Err(Error::InvalidInput(format!(
-            "{}: {len} bytes, more than a {what} can be ({limit})",
+    let too_big = |len: u64| {
+        Error::InvalidInput(format!(
+            "{}: {len} bytes or more, more than a {what} can be ({limit})",
             path.display()
-        )));
+        ))
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    if len > limit as u64 {
+        return Err(too_big(len));
     }
-    std::fs::read(path).map_err(io)
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, limit as u64 + 1), &mut bytes)
+        .map_err(io)?;
+    if bytes.len() > limit {
+        return Err(too_big(bytes.len() as u64));
+    }
+    Ok(bytes)
 }
 
 fn report(what: &str, proved: &Proved, t: Instant, out: &Path) {

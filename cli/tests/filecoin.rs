@@ -199,6 +199,18 @@ fn seal_commit_from_c1_files_and_refusals() {
             "nonexistent",
         ),
         (
+            &params,
+            vec![
+                "--c1",
+                "/dev/zero",
+                "--sector-id",
+                "21",
+                "--prover-id",
+                &pid,
+            ],
+            "more than a C1 output can be",
+        ),
+        (
             &empty_params,
             vec!["--c1", &c1, "--sector-id", "21", "--prover-id", &pid],
             "zkpipe filecoin params --sector-size 2KiB",
@@ -323,6 +335,19 @@ fn window_and_winning_post_from_vanilla_files() {
                     "2KiB",
                 ],
                 "vanilla proof 0",
+            ),
+            (
+                vec![
+                    "--vanilla",
+                    "/dev/zero",
+                    "--randomness",
+                    &r,
+                    "--prover-id",
+                    &pid,
+                    "--sector-size",
+                    "2KiB",
+                ],
+                "more than a vanilla proof file can be",
             ),
             (
                 vec![
