@@ -1,5 +1,5 @@
 //! `zkpipe filecoin …`: Filecoin's proofs (PoRep C2, WindowPoSt,
-//! WinningPoSt) from the inputs Lotus, Curio and lotus-bench produce, proved
+//! WinningPoSt, SnapDeals) from the inputs Lotus, Curio and lotus-bench produce, proved
 //! on the chosen backend with keys from `$FIL_PROOFS_PARAMETER_CACHE`, and
 //! verified by filecoin-proofs before anything is written.
 
@@ -12,13 +12,18 @@ use zkpipe_core::Error;
 use zkpipe_core::fsutil::{check_writable, write_atomically};
 use zkpipe_core::groth16::ProverBuilder;
 use zkpipe_core::r1cs::cache::R1csCache;
+use zkpipe_filecoin::commitment::Commitment;
 use zkpipe_filecoin::porep::{C1, MAX_C1_BYTES, SealIds, seal_commit};
 use zkpipe_filecoin::post::{MAX_VANILLA_BYTES, PostRequest, prove_post};
 use zkpipe_filecoin::registry::{
-    parse_hex32, parse_post_proof, post_proof_for, prover_id_of_miner,
+    parse_hex32, parse_post_proof, post_proof_for, prover_id_of_miner, update_proof,
+    update_proof_for,
 };
 use zkpipe_filecoin::shape::{parse_sector_size, sector_size_name};
-use zkpipe_filecoin::{Blinding, Engine, Proved, RegisteredPoStProof, RegisteredSealProof};
+use zkpipe_filecoin::snap::{SnapRequest, prove_snap};
+use zkpipe_filecoin::{
+    Blinding, Engine, Proved, RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof,
+};
 
 use crate::plugin_args::PluginArgs;
 use crate::progress::CliProgress;
@@ -44,6 +49,9 @@ enum FilecoinCommand {
     WindowPost(PostArgs),
     /// WinningPoSt from vanilla proofs (one per sector).
     WinningPost(PostArgs),
+    /// SnapDeals: the sector update proof from its vanilla proofs (one per
+    /// partition) and the three commitments.
+    SnapUpdate(SnapArgs),
 }
 
 /// What every proving subcommand takes.
@@ -96,7 +104,7 @@ struct ParamsArgs {
     /// Sector size: 2KiB, 8MiB or 512MiB.
     #[arg(long, value_name = "SIZE")]
     sector_size: String,
-    /// Which proofs (default: all three).
+    /// Which proofs (default: all four).
     #[arg(long, value_enum, value_delimiter = ',')]
     proofs: Vec<ProofKind>,
     /// zkpipe's cache folder (recorded circuits in `r1cs/`).
@@ -109,6 +117,7 @@ enum ProofKind {
     Porep,
     WindowPost,
     WinningPost,
+    SnapUpdate,
 }
 
 #[derive(Args, Debug)]
@@ -153,6 +162,37 @@ struct PostArgs {
     opts: ProveOpts,
 }
 
+#[derive(Args, Debug)]
+struct SnapArgs {
+    /// Vanilla proofs: files of bincode bytes (one partition each, as
+    /// `generate_partition_proofs` returns them), or JSON arrays of base64
+    /// strings (Curio's stored `[][]byte`), in partition order.
+    #[arg(long, value_name = "FILE", num_args = 1.., required = true)]
+    vanilla: Vec<PathBuf>,
+    /// CommR of the sector key: 64 hex digits or its CID (`bagboea4b5abc…`).
+    #[arg(long, value_name = "COMM")]
+    comm_r_old: String,
+    /// CommR of the updated replica: 64 hex digits or its CID.
+    #[arg(long, value_name = "COMM")]
+    comm_r_new: String,
+    /// CommD of the new data: 64 hex digits or its CID (`baga6ea4seaq…`).
+    #[arg(long, value_name = "COMM")]
+    comm_d_new: String,
+    /// Sector size.
+    #[arg(
+        long,
+        value_name = "SIZE",
+        required_unless_present = "registered_proof"
+    )]
+    sector_size: Option<String>,
+    /// The update proof type by its go-state-types number (0–4), instead of
+    /// --sector-size.
+    #[arg(long, value_name = "N", conflicts_with = "sector_size")]
+    registered_proof: Option<u64>,
+    #[command(flatten)]
+    opts: ProveOpts,
+}
+
 /// Runs `zkpipe filecoin …`.
 ///
 /// # Errors
@@ -165,6 +205,7 @@ pub fn run(args: &PluginArgs, f: &FilecoinArgs) -> Result<(), Error> {
         FilecoinCommand::SealCommit(s) => seal(args, s),
         FilecoinCommand::WindowPost(p) => post(args, p, true),
         FilecoinCommand::WinningPost(p) => post(args, p, false),
+        FilecoinCommand::SnapUpdate(u) => snap_update(args, u),
     }
 }
 
@@ -256,6 +297,7 @@ fn params(_args: &PluginArgs, p: &ParamsArgs) -> Result<(), Error> {
             ProofKind::Porep,
             ProofKind::WindowPost,
             ProofKind::WinningPost,
+            ProofKind::SnapUpdate,
         ]
     } else {
         p.proofs.clone()
@@ -280,6 +322,7 @@ fn params(_args: &PluginArgs, p: &ParamsArgs) -> Result<(), Error> {
             ProofKind::WinningPost => {
                 zkpipe_filecoin::post::param_set(post_proof_for(false, size)?)?
             }
+            ProofKind::SnapUpdate => zkpipe_filecoin::snap::param_set(update_proof_for(size)?)?,
         });
     }
     let r1cs = R1csCache::new(cache_dir(&p.cache_dir).join("r1cs"));
@@ -400,5 +443,31 @@ fn post(args: &PluginArgs, p: &PostArgs, window: bool) -> Result<(), Error> {
         "winning-post"
     };
     report(what, &proved, t, &p.opts.out);
+    Ok(())
+}
+
+fn snap_update(args: &PluginArgs, u: &SnapArgs) -> Result<(), Error> {
+    check_writable(&u.opts.out)?;
+    let registered: RegisteredUpdateProof = match (u.registered_proof, &u.sector_size) {
+        (Some(n), _) => update_proof(n)?,
+        (None, Some(s)) => update_proof_for(parse_sector_size(s)?)?,
+        (None, None) => unreachable!("clap requires one"),
+    };
+    let mut vanilla = Vec::new();
+    for f in &u.vanilla {
+        vanilla.extend(vanilla_proofs(f)?);
+    }
+    let req = SnapRequest {
+        registered,
+        comm_r_old: Commitment::Sealed.parse_text("--comm-r-old", &u.comm_r_old)?,
+        comm_r_new: Commitment::Sealed.parse_text("--comm-r-new", &u.comm_r_new)?,
+        comm_d_new: Commitment::Unsealed.parse_text("--comm-d-new", &u.comm_d_new)?,
+        vanilla,
+    };
+    let engine = engine(args, &u.opts)?;
+    let t = Instant::now();
+    let proved = prove_snap(&engine, &req, blinding(u.opts.seed), &CliProgress::new())?;
+    write_atomically(&u.opts.out, &proved.to_bytes())?;
+    report("snap-update", &proved, t, &u.opts.out);
     Ok(())
 }

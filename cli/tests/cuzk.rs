@@ -1,7 +1,7 @@
 //! cuzk's gRPC API on `zkpipe serve`, driven as Curio's `lib/cuzk` client
 //! drives it (the same fields: the C1 output in its JSON envelope, PoSt
-//! vanilla proofs as bincode, miner id, sector number, go-state-types proof
-//! numbers), over the Unix socket; every returned proof is checked here
+//! vanilla proofs as bincode, SnapDeals commitments as CID bytes, miner id,
+//! sector number, go-state-types proof numbers), over the Unix socket; every returned proof is checked here
 //! with filecoin-proofs' verifiers.
 
 mod support;
@@ -17,7 +17,9 @@ use zkpipe_daemon::client::{Address, channel};
 use zkpipe_daemon::cuzk_proto as pb;
 use zkpipe_daemon::cuzk_proto::proving_engine_client::ProvingEngineClient;
 use zkpipe_filecoin::registry::prover_id_of_miner;
-use zkpipe_filecoin::testing::{SEAL_PROOF, WINDOW_POST, WINNING_POST, post_vanilla, seal_2kib};
+use zkpipe_filecoin::testing::{
+    SEAL_PROOF, UPDATE_PROOF, WINDOW_POST, WINNING_POST, post_vanilla, seal_2kib, snap_2kib,
+};
 
 struct Daemon(Child);
 
@@ -30,6 +32,17 @@ impl Drop for Daemon {
 
 const MINER: u64 = 1000;
 const SECTOR: u64 = 21;
+
+/// A commitment's CID bytes, as Curio's `cid.Bytes()` gives them (CIDv1,
+/// fil-commitment-sealed + poseidon, or -unsealed + sha2-256-trunc254).
+fn cid_bytes(sealed: bool, comm: [u8; 32]) -> Vec<u8> {
+    let codec_hash: &[u8] = if sealed {
+        &[0x82, 0xe2, 0x03, 0x81, 0xe8, 0x02]
+    } else {
+        &[0x81, 0xe2, 0x03, 0x92, 0x20]
+    };
+    [&[1u8][..], codec_hash, &[32], &comm].concat()
+}
 
 fn request(kind: pb::ProofKind, registered: u64) -> pb::SubmitProofRequest {
     pb::SubmitProofRequest {
@@ -200,10 +213,58 @@ fn curio_requests_through_the_cuzk_api() {
             let e = prove(req).await.unwrap_err();
             assert_eq!(e.code(), tonic::Code::InvalidArgument, "{what}: {e}");
         }
-        let e = prove(request(pb::ProofKind::SnapDealsUpdate, 0))
-            .await
-            .unwrap_err();
-        assert_eq!(e.code(), tonic::Code::Unimplemented, "{e}");
+
+        // SnapDeals: vanilla proofs per partition, commitments as CID bytes.
+        let snapped = snap_2kib(dir.path(), &sealed, 3).unwrap();
+        let snap = pb::SubmitProofRequest {
+            request_id: format!("snap-{MINER}-{SECTOR}"),
+            vanilla_proofs: snapped.vanilla.clone(),
+            comm_r_old: cid_bytes(true, snapped.comm_r_old),
+            comm_r_new: cid_bytes(true, snapped.comm_r_new),
+            comm_d_new: cid_bytes(false, snapped.comm_d_new),
+            ..request(pb::ProofKind::SnapDealsUpdate, 0)
+        };
+        let r = prove(snap.clone()).await.unwrap();
+        assert_eq!(r.status, completed, "snap: {}", r.error_message);
+        assert!(
+            filecoin_proofs_api::update::verify_empty_sector_update_proof(
+                UPDATE_PROOF,
+                &r.proof,
+                snapped.comm_r_old,
+                snapped.comm_r_new,
+                snapped.comm_d_new,
+            )
+            .unwrap(),
+            "filecoin-proofs rejects the sector update proof"
+        );
+        for (what, req) in [
+            (
+                "CommD's CID as comm_r_new",
+                pb::SubmitProofRequest {
+                    request_id: String::new(),
+                    comm_r_new: cid_bytes(false, snapped.comm_r_new),
+                    ..snap.clone()
+                },
+            ),
+            (
+                "update proof number 5",
+                pb::SubmitProofRequest {
+                    request_id: String::new(),
+                    ..request(pb::ProofKind::SnapDealsUpdate, 5)
+                },
+            ),
+            (
+                "garbage snap vanilla proof",
+                pb::SubmitProofRequest {
+                    request_id: String::new(),
+                    vanilla_proofs: vec![vec![7; 100]],
+                    ..snap.clone()
+                },
+            ),
+        ] {
+            let e = prove(req).await.unwrap_err();
+            assert_eq!(e.code(), tonic::Code::InvalidArgument, "{what}: {e}");
+        }
         // Vanilla proofs for other randomness: the job fails with the reason.
         let vanilla = post_vanilla(&sealed, WINNING_POST, randomness).unwrap();
         let r = prove(pb::SubmitProofRequest {
@@ -228,7 +289,8 @@ fn curio_requests_through_the_cuzk_api() {
             .map(|s| s.circuit_id.as_str())
             .collect();
         assert!(loaded.contains(&"porep-2k"), "{loaded:?}");
-        assert!(status.total_proofs_completed >= 3);
+        assert!(loaded.contains(&"snap-2k"), "{loaded:?}");
+        assert!(status.total_proofs_completed >= 4);
         let evicted = c
             .evict_srs(pb::EvictSrsRequest {
                 circuit_id: "porep-2k".into(),

@@ -1,5 +1,6 @@
 //! `zkpipe filecoin …` as a miner runs it: a 2 KiB sector sealed by
-//! filecoin-proofs (PC1, PC2, C1 here), C2 and PoSts by the CLI, each proof
+//! filecoin-proofs (PC1, PC2, C1 here), C2, PoSts and a SnapDeals update by
+//! the CLI, each proof
 //! checked by filecoin-proofs' verifiers; bad inputs exit 2 with the reason
 //! and leave no output file.
 
@@ -15,7 +16,7 @@ use filecoin_proofs_api::{PublicReplicaInfo, SectorId};
 use support::filecoin_fixtures::{fixtures, fixtures_env};
 use support::zkpipe_command;
 use zkpipe_filecoin::testing::{
-    SEAL_PROOF, Sealed, WINDOW_POST, WINNING_POST, post_vanilla, seal_2kib,
+    SEAL_PROOF, Sealed, UPDATE_PROOF, WINDOW_POST, WINNING_POST, post_vanilla, seal_2kib, snap_2kib,
 };
 
 fn zkpipe(params: &Path, args: &[&str]) -> Output {
@@ -368,5 +369,109 @@ fn window_and_winning_post_from_vanilla_files() {
             all.extend(["--out", &o_str]);
             refused(&zkpipe(&params, &all), &out, says);
         }
+    }
+}
+
+/// A commitment's CID as Lotus prints it: multibase base32 (`b…`) of CIDv1,
+/// codec fil-commitment-unsealed, hash sha2-256-trunc254-padded.
+fn comm_d_cid_text(comm: [u8; 32]) -> String {
+    let bytes = [&[1u8, 0x81, 0xe2, 0x03, 0x92, 0x20, 32][..], &comm].concat();
+    let alphabet = b"abcdefghijklmnopqrstuvwxyz234567";
+    let (mut out, mut acc, mut bits) = (String::from("b"), 0u32, 0u32);
+    for b in bytes {
+        acc = (acc << 8) | u32::from(b);
+        bits += 8;
+        while bits >= 5 {
+            bits -= 5;
+            out.push(alphabet[((acc >> bits) & 31) as usize] as char);
+        }
+    }
+    if bits > 0 {
+        out.push(alphabet[((acc << (5 - bits)) & 31) as usize] as char);
+    }
+    out
+}
+
+#[test]
+fn snap_update_from_vanilla_files() {
+    fixtures_env();
+    let params = fixtures().join("params");
+    let o = zkpipe(
+        &params,
+        &[
+            "filecoin",
+            "params",
+            "--sector-size",
+            "2KiB",
+            "--proofs",
+            "snap-update",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let snapped = snap_2kib(d, &sealed(d), 9).unwrap();
+    // Curio stores the vanilla proofs as JSON [][]byte.
+    let file = d.join("snap.vanilla.json");
+    use base64::Engine as _;
+    let b64: Vec<String> = snapped
+        .vanilla
+        .iter()
+        .map(|v| base64::engine::general_purpose::STANDARD.encode(v))
+        .collect();
+    std::fs::write(&file, serde_json::to_vec(&b64).unwrap()).unwrap();
+    let f = file.display().to_string();
+    let out = d.join("snap.bin");
+    let o_str = out.display().to_string();
+    let (r_old, r_new) = (hex(&snapped.comm_r_old), hex(&snapped.comm_r_new));
+    let d_new = comm_d_cid_text(snapped.comm_d_new);
+    let run = |r_new: &str, d_new: &str, vanilla: &str| {
+        zkpipe(
+            &params,
+            &[
+                "filecoin",
+                "snap-update",
+                "--vanilla",
+                vanilla,
+                "--comm-r-old",
+                &r_old,
+                "--comm-r-new",
+                r_new,
+                "--comm-d-new",
+                d_new,
+                "--sector-size",
+                "2KiB",
+                "--out",
+                &o_str,
+            ],
+        )
+    };
+    let o = run(&r_new, &d_new, &f);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let proof = std::fs::read(&out).unwrap();
+    assert!(
+        filecoin_proofs_api::update::verify_empty_sector_update_proof(
+            UPDATE_PROOF,
+            &proof,
+            snapped.comm_r_old,
+            snapped.comm_r_new,
+            snapped.comm_d_new,
+        )
+        .unwrap(),
+        "filecoin-proofs rejects the sector update proof"
+    );
+    std::fs::remove_file(&out).unwrap();
+
+    let garbage = d.join("garbage");
+    std::fs::write(&garbage, b"\x01\x02\x03").unwrap();
+    let g = garbage.display().to_string();
+    let other = hex(&[8u8; 32]);
+    for (o, says) in [
+        (run(&other, &d_new, &f), "does not fit this request"),
+        (run(&d_new, &d_new, &f), "--comm-r-new"),
+        (run(&r_new, "bafy", &f), "--comm-d-new"),
+        (run(&r_new, &d_new, &g), "vanilla proof 0"),
+    ] {
+        refused(&o, &out, says);
     }
 }

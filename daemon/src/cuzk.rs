@@ -1,6 +1,6 @@
 //! The cuzk daemon's gRPC API (`cuzk.v1.ProvingEngine`, what Curio's
 //! `lib/cuzk` client calls) on `zkpipe serve`: each request is parsed into
-//! a Filecoin job (C1 output, PoSt vanilla proofs), run by the daemon like
+//! a Filecoin job (C1 output, PoSt or SnapDeals vanilla proofs), run by the daemon like
 //! any other job (priorities, resident keys, verify before return) and its
 //! whole proof checked by filecoin-proofs' verifier before it is returned.
 
@@ -10,11 +10,15 @@ use std::time::{Duration, Instant};
 
 use tonic::{Request, Response, Status};
 use zkpipe_core::Error;
+use zkpipe_filecoin::commitment::Commitment;
 use zkpipe_filecoin::params::ParamSet;
 use zkpipe_filecoin::porep::{self, C1, SealIds};
 use zkpipe_filecoin::post::{self, PostRequest};
-use zkpipe_filecoin::registry::{self, post_proof, prover_id_of_miner, seal_proof};
+use zkpipe_filecoin::registry::{
+    self, post_proof, prover_id_of_miner, seal_proof, update_proof, update_proof_for,
+};
 use zkpipe_filecoin::shape::sector_size_name;
+use zkpipe_filecoin::snap::{self, SnapRequest};
 use zkpipe_filecoin::{FilecoinJob, RegisteredPoStProof, RegisteredSealProof};
 
 use crate::cuzk_proto::{self as pb, proving_engine_server::ProvingEngine};
@@ -70,7 +74,7 @@ fn circuit_id(prefix: &str, sector_size: u64) -> String {
 fn param_set_of(circuit: &str) -> Result<ParamSet, Error> {
     let (prefix, size) = circuit.split_once('-').ok_or_else(|| {
         Error::InvalidInput(format!(
-            "circuit id `{circuit}`: expected porep-, wpost- or winning- and a size (porep-32g)"
+            "circuit id `{circuit}`: expected porep-, wpost-, winning- or snap- and a size (porep-32g)"
         ))
     })?;
     let size = zkpipe_filecoin::shape::parse_sector_size(size)?;
@@ -85,8 +89,9 @@ fn param_set_of(circuit: &str) -> Result<ParamSet, Error> {
         }
         "wpost" => post::param_set(registry::post_proof_for(true, size)?),
         "winning" => post::param_set(registry::post_proof_for(false, size)?),
+        "snap" => snap::param_set(update_proof_for(size)?),
         _ => Err(Error::InvalidInput(format!(
-            "circuit id `{circuit}`: zkpipe serves porep-, wpost- and winning- parameter sets"
+            "circuit id `{circuit}`: zkpipe serves porep-, wpost-, winning- and snap- parameter sets"
         ))),
     }
 }
@@ -162,11 +167,24 @@ fn parse(req: &pb::SubmitProofRequest) -> Result<(Arc<dyn FilecoinJob>, String),
             let id = circuit_id(prefix, u64::from(registered.sector_size()));
             Ok((post::job(&r)?, id))
         }
-        pb::ProofKind::SnapDealsUpdate => Err(Error::Failed(
-            "SNAP_DEALS_UPDATE is not supported by zkpipe yet".into(),
-        )),
+        pb::ProofKind::SnapDealsUpdate => {
+            let registered = update_proof(req.registered_proof)?;
+            check_size(u64::from(registered.sector_size()))?;
+            // Curio sends its CIDs' bytes (`cid.Bytes()`); raw 32 bytes too.
+            let r = SnapRequest {
+                registered,
+                comm_r_old: Commitment::Sealed.parse("comm_r_old", &req.comm_r_old)?,
+                comm_r_new: Commitment::Sealed.parse("comm_r_new", &req.comm_r_new)?,
+                comm_d_new: Commitment::Unsealed.parse("comm_d_new", &req.comm_d_new)?,
+                vanilla: req.vanilla_proofs.clone(),
+            };
+            let id = circuit_id("snap", u64::from(registered.sector_size()));
+            Ok((snap::job(&r)?, id))
+        }
         pb::ProofKind::Unspecified => Err(Error::InvalidInput(
-            "proof_kind is unset: POREP_SEAL_COMMIT, WINDOW_POST_PARTITION or WINNING_POST".into(),
+            "proof_kind is unset: POREP_SEAL_COMMIT, WINDOW_POST_PARTITION, WINNING_POST or \
+             SNAP_DEALS_UPDATE"
+                .into(),
         )),
     }
 }
@@ -248,7 +266,7 @@ impl CuzkService {
             .map_err(|e| Status::internal(format!("parse task: {e}")))?;
         let (job, circuit) = parsed.map_err(|e| match e {
             Error::InvalidInput(_) => invalid(e),
-            other => Status::unimplemented(other.to_string()),
+            other => Status::internal(other.to_string()),
         })?;
         let key = self.key_of(&circuit, job.param_set());
         let reply = self

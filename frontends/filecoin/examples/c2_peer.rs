@@ -4,8 +4,9 @@
 //!   PC2, C1) into DIR and writes `DIR/c1.json`; prints the prover id and
 //!   sector number.
 //! - `c2_peer c2 C1 SECTOR PROVER_HEX`: filecoin-proofs' own
-//!   `seal_commit_phase2` (bellperson 0.27 on the CPU, this build's
-//!   features) on the same C1 output and parameters, timed.
+//!   `seal_commit_phase2` on the same C1 output and parameters, timed:
+//!   bellperson 0.27 on the CPU, or SupraSeal's CUDA prover when built with
+//!   the `supraseal` feature.
 
 use std::time::Instant;
 
@@ -31,8 +32,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let prover_id = parse_hex32("prover id", &args[4])?;
             let t = Instant::now();
             let out = seal_commit_phase2(c1, prover_id, SectorId::from(sector))?;
+            let prover = if cfg!(feature = "supraseal") {
+                "SupraSeal (CUDA)"
+            } else {
+                "bellperson (CPU)"
+            };
             println!(
-                "bellperson seal_commit_phase2: {} bytes in {:.2} s (verified by filecoin-proofs)",
+                "{prover} seal_commit_phase2: {} bytes in {:.2} s (verified by filecoin-proofs)",
                 out.proof.len(),
                 t.elapsed().as_secs_f64()
             );

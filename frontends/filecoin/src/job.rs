@@ -120,6 +120,33 @@ where
     }
 }
 
+/// Decodes vanilla proof `i` (bincode, as filecoin-proofs serialises it),
+/// refusing one over `max` bytes; never reads or allocates past the bytes
+/// given. `kind` names what it should be, for the error.
+pub(crate) fn decode_vanilla<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+    i: usize,
+    max: usize,
+    kind: &str,
+) -> Result<T, Error> {
+    use bincode::Options;
+    if bytes.len() > max {
+        return Err(Error::InvalidInput(format!(
+            "vanilla proof {i}: {} bytes, over the {max} limit",
+            bytes.len()
+        )));
+    }
+    bincode::DefaultOptions::new()
+        .with_fixint_encoding()
+        .with_limit(bytes.len() as u64)
+        .deserialize(bytes)
+        .map_err(|e| {
+            Error::InvalidInput(format!(
+                "vanilla proof {i}: not a {kind} for this sector size ({e})"
+            ))
+        })
+}
+
 fn catch<T>(k: usize, f: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
         let why = p
@@ -128,7 +155,8 @@ fn catch<T>(k: usize, f: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> 
             .or_else(|| p.downcast_ref::<&str>().copied())
             .unwrap_or("no message");
         Err(Error::InvalidInput(format!(
-            "partition {k}: filecoin-proofs could not build the circuit from this vanilla proof ({why})"
+            "partition {k}: the vanilla proof does not fit this request: filecoin-proofs could not \
+             build the circuit from it ({why})"
         )))
     })
 }

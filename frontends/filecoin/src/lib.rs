@@ -1,5 +1,5 @@
-//! Filecoin's proofs through zkpipe: PoRep C2, WindowPoSt and WinningPoSt
-//! from filecoin-proofs 19's own circuits (written for bellperson 0.27),
+//! Filecoin's proofs through zkpipe: PoRep C2, WindowPoSt, WinningPoSt and
+//! SnapDeals from filecoin-proofs 19's own circuits (written for bellperson 0.27),
 //! recorded into zkpipe's R1CS once per parameter set, with keys read from
 //! Filecoin's parameter cache, and every proof verified by filecoin-proofs'
 //! verifiers before it is returned.
@@ -11,6 +11,7 @@
 //! ```
 
 pub mod adapter;
+pub mod commitment;
 pub mod engine;
 pub mod job;
 pub mod params;
@@ -18,10 +19,11 @@ pub mod porep;
 pub mod post;
 pub mod registry;
 pub mod shape;
+pub mod snap;
 
 pub use engine::{Blinding, Engine, Proved};
 pub use filecoin_proofs::types::PoStType;
-pub use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof};
+pub use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
 pub use job::FilecoinJob;
 
 #[cfg(feature = "testing")]

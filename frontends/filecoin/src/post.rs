@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 
-use bincode::Options;
 use filecoin_proofs::parameters::{window_post_setup_params, winning_post_setup_params};
 use filecoin_proofs::types::{ChallengeSeed, FallbackPoStSectorProof, PoStConfig, ProverId};
 use filecoin_proofs::{
@@ -22,7 +21,7 @@ use zkpipe_core::Error;
 use zkpipe_core::progress::Progress;
 
 use crate::engine::{Blinding, Engine, Proved};
-use crate::job::{CompoundJob, FilecoinJob, FinalCheck};
+use crate::job::{CompoundJob, FilecoinJob, FinalCheck, decode_vanilla};
 use crate::params::ParamSet;
 use crate::shape::sector_size_name;
 use crate::shape::with_tree;
@@ -89,29 +88,6 @@ fn is_winning(p: RegisteredPoStProof) -> bool {
 
 type Replicas = BTreeMap<SectorId, PublicReplicaInfo>;
 
-fn decode<Tree: 'static + MerkleTreeTrait>(
-    bytes: &[u8],
-    i: usize,
-) -> Result<FallbackPoStSectorProof<Tree>, Error> {
-    if bytes.len() > MAX_VANILLA_BYTES {
-        return Err(Error::InvalidInput(format!(
-            "vanilla proof {i}: {} bytes, over the {MAX_VANILLA_BYTES} limit",
-            bytes.len()
-        )));
-    }
-    // bincode::deserialize's encoding, but never reading (or allocating)
-    // past the bytes given.
-    bincode::DefaultOptions::new()
-        .with_fixint_encoding()
-        .with_limit(bytes.len() as u64)
-        .deserialize(bytes)
-        .map_err(|e| {
-            Error::InvalidInput(format!(
-                "vanilla proof {i}: not a FallbackPoStSectorProof for this sector size ({e})"
-            ))
-        })
-}
-
 fn job_of<Tree: 'static + MerkleTreeTrait>(
     req: &PostRequest,
 ) -> Result<Arc<dyn FilecoinJob>, Error> {
@@ -121,7 +97,14 @@ fn job_of<Tree: 'static + MerkleTreeTrait>(
         .vanilla
         .iter()
         .enumerate()
-        .map(|(i, b)| decode::<Tree>(b, i))
+        .map(|(i, b)| {
+            decode_vanilla::<FallbackPoStSectorProof<Tree>>(
+                b,
+                i,
+                MAX_VANILLA_BYTES,
+                "FallbackPoStSectorProof",
+            )
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let bad = |e: anyhow::Error| {
         Error::InvalidInput(format!(

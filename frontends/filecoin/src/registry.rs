@@ -1,12 +1,13 @@
 //! Proof types by the numbers Lotus, Curio and cuzk send (go-state-types'
-//! `abi.RegisteredSealProof` / `RegisteredPoStProof`), by name, and the
-//! prover id of a miner actor.
+//! `abi.RegisteredSealProof` / `RegisteredPoStProof` /
+//! `RegisteredUpdateProof`), by name, and the prover id of a miner actor.
 
-use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof};
+use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
 use zkpipe_core::Error;
 
 use RegisteredPoStProof as Post;
 use RegisteredSealProof as Seal;
+use RegisteredUpdateProof as Update;
 
 /// Seal proof types, indexed by their go-state-types number.
 pub const SEAL_PROOFS: [RegisteredSealProof; 20] = [
@@ -52,6 +53,16 @@ pub const POST_PROOFS: [RegisteredPoStProof; 15] = [
     Post::StackedDrgWindow64GiBV1_2,
 ];
 
+/// SnapDeals (sector update) proof types, indexed by their go-state-types
+/// number.
+pub const UPDATE_PROOFS: [RegisteredUpdateProof; 5] = [
+    Update::StackedDrg2KiBV1,
+    Update::StackedDrg8MiBV1,
+    Update::StackedDrg512MiBV1,
+    Update::StackedDrg32GiBV1,
+    Update::StackedDrg64GiBV1,
+];
+
 /// The seal proof type numbered `n`.
 ///
 /// # Errors
@@ -75,6 +86,38 @@ pub fn post_proof(n: u64) -> Result<RegisteredPoStProof, Error> {
         .and_then(|i| POST_PROOFS.get(i).copied())
         .ok_or_else(|| {
             Error::InvalidInput(format!("{n} is not a registered PoSt proof number (0–14)"))
+        })
+}
+
+/// The sector update proof type numbered `n`.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for a number no update proof has.
+pub fn update_proof(n: u64) -> Result<RegisteredUpdateProof, Error> {
+    usize::try_from(n)
+        .ok()
+        .and_then(|i| UPDATE_PROOFS.get(i).copied())
+        .ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "{n} is not a registered sector update proof number (0–4)"
+            ))
+        })
+}
+
+/// The sector update proof type for `sector_size`.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for a size Filecoin does not register.
+pub fn update_proof_for(sector_size: u64) -> Result<RegisteredUpdateProof, Error> {
+    UPDATE_PROOFS
+        .iter()
+        .find(|p| u64::from(p.sector_size()) == sector_size)
+        .copied()
+        .ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "sector size {} is not one Filecoin registers",
+                crate::shape::sector_size_name(sector_size)
+            ))
         })
 }
 
@@ -180,6 +223,10 @@ mod tests {
             Post::StackedDrgWinning32GiBV1
         );
         assert!(parse_post_proof("StackedDrgWindow").is_err());
+        assert_eq!(update_proof(3).unwrap(), Update::StackedDrg32GiBV1);
+        assert!(update_proof(5).is_err());
+        assert_eq!(update_proof_for(2048).unwrap(), Update::StackedDrg2KiBV1);
+        assert!(update_proof_for(4096).is_err());
         assert_eq!(
             post_proof_for(true, 2048).unwrap(),
             Post::StackedDrgWindow2KiBV1_2

@@ -1,6 +1,7 @@
 //! Test fixtures made with filecoin-proofs itself (feature `testing`): a
-//! 2 KiB sector sealed on the CPU up to C1, and PoSt vanilla proofs over
-//! it, in a folder of the caller's.
+//! 2 KiB sector sealed on the CPU up to C1, PoSt vanilla proofs over it, and
+//! a SnapDeals update of it with its vanilla proofs, in a folder of the
+//! caller's.
 
 use std::path::{Path, PathBuf};
 
@@ -12,8 +13,10 @@ use filecoin_proofs_api::post::{
 use filecoin_proofs_api::seal::{
     add_piece, seal_commit_phase1, seal_pre_commit_phase1, seal_pre_commit_phase2,
 };
+use filecoin_proofs_api::update::{empty_sector_update_encode_into, generate_partition_proofs};
 use filecoin_proofs_api::{
-    PrivateReplicaInfo, RegisteredPoStProof, RegisteredSealProof, SectorId, UnpaddedBytesAmount,
+    PrivateReplicaInfo, RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof, SectorId,
+    UnpaddedBytesAmount,
 };
 
 /// The 2 KiB PoRep every fixture uses.
@@ -22,6 +25,9 @@ pub const SEAL_PROOF: RegisteredSealProof = RegisteredSealProof::StackedDrg2KiBV
 pub const WINDOW_POST: RegisteredPoStProof = RegisteredPoStProof::StackedDrgWindow2KiBV1_2;
 /// Its WinningPoSt.
 pub const WINNING_POST: RegisteredPoStProof = RegisteredPoStProof::StackedDrgWinning2KiBV1;
+
+/// Its SnapDeals update.
+pub const UPDATE_PROOF: RegisteredUpdateProof = RegisteredUpdateProof::StackedDrg2KiBV1;
 
 /// A sealed 2 KiB sector and its C1 output.
 #[derive(Debug, Clone)]
@@ -54,24 +60,9 @@ pub fn seal_2kib(dir: &Path, prover_id: [u8; 32], sector_id: u64, seed: u8) -> R
     let piece: Vec<u8> = (0..2032u32)
         .map(|i| (i as u8).wrapping_mul(seed | 1))
         .collect();
-    let mut staged_file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&staged)?;
-    let (info, _) = add_piece(
-        SEAL_PROOF,
-        &piece[..],
-        &mut staged_file,
-        UnpaddedBytesAmount(2032),
-        &[],
-    )
-    .context("add_piece")?;
-    drop(staged_file);
+    let infos = [stage(&staged, &piece)?];
     std::fs::File::create(&replica)?;
     let sector = SectorId::from(sector_id);
-    let infos = [info];
     let pc1 = seal_pre_commit_phase1(
         SEAL_PROOF, &cache_dir, &staged, &replica, prover_id, sector, ticket, &infos,
     )
@@ -96,6 +87,84 @@ pub fn seal_2kib(dir: &Path, prover_id: [u8; 32], sector_id: u64, seed: u8) -> R
         cache_dir,
         replica,
         c1_json: serde_json::to_vec(&c1)?,
+    })
+}
+
+/// Writes `piece` (2032 bytes) as a 2 KiB sector's staged data.
+fn stage(path: &Path, piece: &[u8]) -> Result<filecoin_proofs_api::PieceInfo> {
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)?;
+    let (info, _) = add_piece(
+        SEAL_PROOF,
+        piece,
+        &mut file,
+        UnpaddedBytesAmount(piece.len() as u64),
+        &[],
+    )
+    .context("add_piece")?;
+    Ok(info)
+}
+
+/// A SnapDeals update of a sealed sector: its commitments and vanilla
+/// proofs (bincode, one per partition, as `generate_partition_proofs`
+/// returns them).
+#[derive(Debug, Clone)]
+pub struct Snapped {
+    /// CommR of the sector key (the sector before the update).
+    pub comm_r_old: [u8; 32],
+    /// CommR of the updated replica.
+    pub comm_r_new: [u8; 32],
+    /// CommD of the new data.
+    pub comm_d_new: [u8; 32],
+    /// The vanilla proofs.
+    pub vanilla: Vec<Vec<u8>>,
+}
+
+/// Encodes new data (bytes from `seed`) into `sealed` as SnapDeals does
+/// and makes the update's vanilla proofs, in `dir`.
+///
+/// # Errors
+/// Anything filecoin-proofs reports.
+pub fn snap_2kib(dir: &Path, sealed: &Sealed, seed: u8) -> Result<Snapped> {
+    let new_cache = dir.join("update-cache");
+    std::fs::create_dir_all(&new_cache)?;
+    let (staged, new_replica) = (dir.join("update-staged"), dir.join("update-sealed"));
+    let piece: Vec<u8> = (0..2032u32)
+        .map(|i| (i as u8).wrapping_add(seed).wrapping_mul(3))
+        .collect();
+    let infos = [stage(&staged, &piece)?];
+    // filecoin-proofs maps the new replica: it must have its final length.
+    std::fs::File::create(&new_replica)?.set_len(std::fs::metadata(&sealed.replica)?.len())?;
+    let encoded = empty_sector_update_encode_into(
+        UPDATE_PROOF,
+        &new_replica,
+        &new_cache,
+        &sealed.replica,
+        &sealed.cache_dir,
+        &staged,
+        &infos,
+    )
+    .context("encode_into")?;
+    let vanilla = generate_partition_proofs(
+        UPDATE_PROOF,
+        sealed.comm_r,
+        encoded.comm_r_new,
+        encoded.comm_d_new,
+        &sealed.replica,
+        &sealed.cache_dir,
+        &new_replica,
+        &new_cache,
+    )
+    .context("generate_partition_proofs")?;
+    Ok(Snapped {
+        comm_r_old: sealed.comm_r,
+        comm_r_new: encoded.comm_r_new,
+        comm_d_new: encoded.comm_d_new,
+        vanilla: vanilla.into_iter().map(|p| p.0).collect(),
     })
 }
 

@@ -48,6 +48,11 @@ pub fn engine() -> Engine {
         Box::new(move |params, r1cs| ProverBuilder::new(cpu.clone()).build(params, r1cs)),
         // The folder the CLI's tests use (ZKPIPE_CACHE_DIR there): each
         // circuit is recorded once for the whole suite (600 MB for PoRep).
-        R1csCache::new(target_dir().join("filecoin").join("zkpipe-cache").join("r1cs")),
+        R1csCache::new(
+            target_dir()
+                .join("filecoin")
+                .join("zkpipe-cache")
+                .join("r1cs"),
+        ),
     )
 }
