@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# PoRep C2 for a 2 KiB sector on one machine, one run: zkpipe (CUDA and CPU
-# backends) and filecoin-proofs' own seal_commit_phase2 (bellperson 0.27 on
-# the CPU) on the same C1 output and the same parameters.
+# PoRep C2 and a SnapDeals update for a 2 KiB sector on one machine, one
+# run: zkpipe (CUDA and CPU backends), filecoin-proofs' own provers on the
+# CPU (bellperson 0.27) and, when staged, on SupraSeal's CUDA prover — the
+# same inputs and the same parameters for all.
 #
-# Staged by ../shared/gpu/stage.sh into .gpu/: zkpipe, the backend plugins
-# and c2_peer (`cargo build --release --example c2_peer -p zkpipe-filecoin
-# --features testing`). Usage: bash benches/filecoin/h200.sh [RUNS]
+# Staged by ../shared/gpu/stage.sh into .gpu/: zkpipe, the backend plugins,
+# c2_peer (`cargo build --release --example c2_peer -p zkpipe-filecoin
+# --features testing`) and optionally c2_peer_supraseal (the same with
+# `--features testing,supraseal`, nvcc from ../shared/gpu/cuda-toolchain.sh).
+# Usage: bash benches/filecoin/h200.sh [RUNS]
 set -euo pipefail
 RUNS=${1:-3}
 OUT=${OUT:-/tmp/fil-bench-out}
@@ -19,24 +22,37 @@ rm -rf "$work" && mkdir -p "$work"
 nproc; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 # Wall time and peak RSS (GNU time when the machine has it).
 timed() { if [ -x /usr/bin/time ]; then /usr/bin/time -v "$@"; else local t=$SECONDS; "$@"; echo "Elapsed (wall clock): $((SECONDS - t)) s" >&2; fi; }
+peers=(./.gpu/c2_peer)
+[ -x ./.gpu/c2_peer_supraseal ] && peers+=(./.gpu/c2_peer_supraseal)
 
-timed ./.gpu/zkpipe filecoin params --sector-size 2KiB --proofs porep 2> "$OUT/params.err"
+timed ./.gpu/zkpipe filecoin params --sector-size 2KiB --proofs porep,snap-update 2> "$OUT/params.err"
 grep -E "made|Elapsed|Maximum resident" "$OUT/params.err"
 ids=$(./.gpu/c2_peer seal "$work")
 echo "$ids"
 prover=$(echo "$ids" | awk '{print $2}')
 c1=$work/c1.json
+read -r r_old r_new d_new < "$work/snap.comms"
 
 for backend in cuda cpu; do
   for i in $(seq "$RUNS"); do
     timed ./.gpu/zkpipe filecoin seal-commit --c1 "$c1" --sector-id 42 \
       --prover-id "$prover" --backend "$backend" --out "$OUT/proof-$backend.bin" \
       2> "$OUT/c2-$backend-$i.err"
-    echo "zkpipe $backend run $i:"
+    echo "zkpipe $backend C2 run $i:"
     grep -E "partition|seal-commit|Elapsed|Maximum resident" "$OUT/c2-$backend-$i.err"
+    timed ./.gpu/zkpipe filecoin snap-update --vanilla "$work/snap.json" \
+      --comm-r-old "$r_old" --comm-r-new "$r_new" --comm-d-new "$d_new" \
+      --sector-size 2KiB --backend "$backend" --out "$OUT/snap-$backend.bin" \
+      2> "$OUT/snap-$backend-$i.err"
+    echo "zkpipe $backend snap run $i:"
+    grep -E "partition|snap-update|Elapsed" "$OUT/snap-$backend-$i.err"
   done
 done
-for i in $(seq 2); do
-  timed ./.gpu/c2_peer c2 "$c1" 42 "$prover" 2> "$OUT/peer-$i.err"
-  grep -E "Elapsed|Maximum resident" "$OUT/peer-$i.err"
+for peer in "${peers[@]}"; do
+  for i in $(seq "$RUNS"); do
+    timed "$peer" c2 "$c1" 42 "$prover" 2> "$OUT/peer-$(basename "$peer")-$i.err"
+    grep -E "Elapsed|Maximum resident" "$OUT/peer-$(basename "$peer")-$i.err"
+    timed "$peer" snap "$work" 2> "$OUT/peer-snap-$(basename "$peer")-$i.err"
+    grep -E "Elapsed" "$OUT/peer-snap-$(basename "$peer")-$i.err"
+  done
 done

@@ -279,26 +279,7 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
 
 /// `r, s` from the seed when given, else from the OS.
 fn blinding(seed: Option<u64>) -> Result<(Fr, Fr), Error> {
-    match seed {
-        Some(s) => {
-            let mut rng = zkpipe_core::sample::rng(s);
-            Ok((Fr::random(&mut rng), Fr::random(&mut rng)))
-        }
-        None => {
-            let mut b = [0u8; 128];
-            let dev = Path::new("/dev/urandom");
-            let io = |source| Error::Io {
-                path: dev.to_path_buf(),
-                source,
-            };
-            let mut f = std::fs::File::open(dev).map_err(io)?;
-            std::io::Read::read_exact(&mut f, &mut b).map_err(io)?;
-            Ok((
-                Fr::from_bytes_le_mod_order(&b[..64]),
-                Fr::from_bytes_le_mod_order(&b[64..]),
-            ))
-        }
-    }
+    zkpipe_core::random::blinding(seed)
 }
 
 /// `zkpipe setup --r1cs c.r1cs (--out DIR | --zkey FILE)`: insecure test
@@ -395,23 +376,7 @@ pub fn is_json(path: &Path) -> bool {
 const MAX_JSON_BYTES: u64 = 256 << 20;
 
 fn read_json(path: &Path) -> Result<serde_json::Value, Error> {
-    let io = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let mut text = Vec::new();
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(file, MAX_JSON_BYTES + 1),
-        &mut text,
-    )
-    .map_err(io)?;
-    if text.len() as u64 > MAX_JSON_BYTES {
-        return Err(Error::InvalidEncoding(format!(
-            "{}: larger than the limit of {MAX_JSON_BYTES} bytes",
-            name(path)
-        )));
-    }
+    let text = zkpipe_core::fsutil::read_capped(path, MAX_JSON_BYTES)?;
     serde_json::from_slice(&text)
         .map_err(|e| Error::InvalidEncoding(format!("{}: {e}", name(path))))
 }

@@ -151,7 +151,7 @@ impl JobArgs {
                 let wtns = self
                     .wtns
                     .iter()
-                    .map(|w| read_bounded(w, MAX_WTNS_BYTES))
+                    .map(|w| zkpipe_core::fsutil::read_capped(w, MAX_WTNS_BYTES))
                     .collect::<Result<Vec<_>, Error>>()?;
                 (
                     proto::KeyId {
@@ -225,21 +225,6 @@ impl JobArgs {
 }
 
 /// `path`'s bytes, refused when over `limit`.
-fn read_bounded(path: &std::path::Path, limit: u64) -> Result<Vec<u8>, Error> {
-    let io = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let len = std::fs::metadata(path).map_err(io)?.len();
-    if len > limit {
-        return Err(Error::InvalidInput(format!(
-            "{}: {len} bytes, over the limit of {limit}",
-            path.display()
-        )));
-    }
-    std::fs::read(path).map_err(io)
-}
-
 /// A gRPC status as an error with the CLI's exit code: the request's fault
 /// (2) or the daemon's or the connection's (1).
 pub fn status_error(s: tonic::Status) -> Error {

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use clap::{Args, Subcommand};
 use zkpipe_core::Error;
-use zkpipe_core::fsutil::{check_writable, write_atomically};
+use zkpipe_core::fsutil::{check_writable, read_capped, write_atomically};
 use zkpipe_core::groth16::ProverBuilder;
 use zkpipe_core::r1cs::cache::R1csCache;
 use zkpipe_filecoin::commitment::Commitment;
@@ -240,34 +240,6 @@ fn blinding(seed: Option<u64>) -> Blinding {
     seed.map_or(Blinding::Random, Blinding::Seeded)
 }
 
-/// Reads a named input, refusing one over `limit` bytes. A file's size is
-/// checked before reading; a stream with no size (a pipe, `/dev/zero`) is
-/// read no further than the limit.
-fn read_limited(path: &Path, limit: usize, what: &str) -> Result<Vec<u8>, Error> {
-    let io = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let too_big = |len: u64| {
-        Error::InvalidInput(format!(
-            "{}: {len} bytes or more, more than a {what} can be ({limit})",
-            path.display()
-        ))
-    };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let len = file.metadata().map_err(io)?.len();
-    if len > limit as u64 {
-        return Err(too_big(len));
-    }
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut std::io::Read::take(file, limit as u64 + 1), &mut bytes)
-        .map_err(io)?;
-    if bytes.len() > limit {
-        return Err(too_big(bytes.len() as u64));
-    }
-    Ok(bytes)
-}
-
 fn report(what: &str, proved: &Proved, t: Instant, out: &Path) {
     for (k, times) in proved.times.iter().enumerate() {
         let parts: Vec<String> = times
@@ -343,7 +315,7 @@ fn params(_args: &PluginArgs, p: &ParamsArgs) -> Result<(), Error> {
 fn seal(args: &PluginArgs, s: &SealCommitArgs) -> Result<(), Error> {
     check_writable(&s.opts.out)?;
     let prover_id = s.miner.prover_id()?;
-    let bytes = read_limited(&s.c1, MAX_C1_BYTES, "C1 output")?;
+    let bytes = read_capped(&s.c1, MAX_C1_BYTES as u64)?;
     let c1 = C1::parse(&bytes).map_err(|e| in_file(&s.c1, e))?;
     if let Some(n) = c1.sector_num
         && n != s.sector_id
@@ -387,7 +359,7 @@ fn in_file(path: &Path, e: Error) -> Error {
 
 /// One file's vanilla proofs: raw bincode, or a JSON array of base64 strings.
 fn vanilla_proofs(path: &Path) -> Result<Vec<Vec<u8>>, Error> {
-    let bytes = read_limited(path, MAX_VANILLA_BYTES, "vanilla proof file")?;
+    let bytes = read_capped(path, MAX_VANILLA_BYTES as u64)?;
     if bytes.first() == Some(&b'[') {
         let strings: Vec<String> = serde_json::from_slice(&bytes).map_err(|e| {
             Error::InvalidInput(format!(

@@ -15,13 +15,6 @@ use crate::output::Output;
 use crate::plugin_args::PluginArgs;
 use crate::progress::CliProgress;
 
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
-
 /// Refuses a circuit too large for this machine's memory, before recording it.
 ///
 /// # Errors
@@ -100,22 +93,7 @@ pub fn keys(
 
 /// `r, s` for partition `i`: from the seed when given, else from the OS.
 fn blinding(seed: Option<u64>, i: usize) -> Result<(Fr, Fr), Error> {
-    match seed {
-        Some(s) => {
-            let mut rng = zkpipe_core::sample::rng(s.wrapping_add(i as u64));
-            Ok((Fr::random(&mut rng), Fr::random(&mut rng)))
-        }
-        None => {
-            let mut b = [0u8; 128];
-            let mut f =
-                std::fs::File::open("/dev/urandom").map_err(io(Path::new("/dev/urandom")))?;
-            std::io::Read::read_exact(&mut f, &mut b).map_err(io(Path::new("/dev/urandom")))?;
-            Ok((
-                Fr::from_bytes_le_mod_order(&b[..64]),
-                Fr::from_bytes_le_mod_order(&b[64..]),
-            ))
-        }
-    }
+    zkpipe_core::random::blinding(seed.map(|s| s.wrapping_add(i as u64)))
 }
 
 /// Most partitions one `prove` makes (the proofs are kept in memory).
@@ -289,19 +267,7 @@ pub fn verify(v: &VerifyArgs) -> Result<bool, Error> {
 
     let public = v.public.display();
     let bad_public = |e: String| Error::InvalidEncoding(format!("{public}: {e}"));
-    let file = std::fs::File::open(&v.public).map_err(io(&v.public))?;
-    let mut text = Vec::new();
-    // One byte past the limit, so that a longer file or stream is seen and refused.
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(file, MAX_PUBLIC_JSON_BYTES + 1),
-        &mut text,
-    )
-    .map_err(io(&v.public))?;
-    if text.len() as u64 > MAX_PUBLIC_JSON_BYTES {
-        return Err(bad_public(format!(
-            "larger than the limit of {MAX_PUBLIC_JSON_BYTES} bytes"
-        )));
-    }
+    let text = zkpipe_core::fsutil::read_capped(&v.public, MAX_PUBLIC_JSON_BYTES)?;
     let value: serde_json::Value =
         serde_json::from_slice(&text).map_err(|e| bad_public(e.to_string()))?;
     drop(text);

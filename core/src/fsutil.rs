@@ -1,10 +1,44 @@
-//! Writing files so that readers never see half of one, and never over
-//! something that is not a file.
+//! Files from and for strangers: read no more than a limit, and written so
+//! that readers never see half of one, and never over something that is
+//! not a file.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
 
 use crate::Error;
+
+/// Reads `path` whole, refusing more than `limit` bytes: a file's size is
+/// checked before reading, and a stream with no size (a pipe, `/dev/zero`)
+/// is read no further than one byte past the limit.
+///
+/// # Errors
+/// [`Error::Io`] naming the path; [`Error::InvalidInput`] for more than
+/// `limit` bytes.
+pub fn read_capped(path: &Path, limit: u64) -> Result<Vec<u8>, Error> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let too_large = || {
+        Error::InvalidInput(format!(
+            "{}: larger than the limit of {limit} bytes",
+            path.display()
+        ))
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if meta.is_file() && meta.len() > limit {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
 
 /// Writes `bytes` to `path` through a temporary file in the same folder,
 /// synced and then renamed over `path`: either the old file or the whole new

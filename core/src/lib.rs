@@ -17,6 +17,7 @@ pub mod machine;
 pub mod plugin;
 pub mod progress;
 pub mod r1cs;
+pub mod random;
 pub mod reference;
 pub mod sample;
 pub mod sched;

@@ -3,11 +3,9 @@
 //! job id.
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::sync::{Arc, Mutex, RwLock};
 
 use rand_chacha::ChaCha20Rng;
-use rand_core::SeedableRng;
 use zkpipe_core::circuit::CircuitSource;
 use zkpipe_core::r1cs::Witness;
 use zkpipe_core::sched::JobRequest;
@@ -85,15 +83,11 @@ impl Specs {
     /// randomness (through a ChaCha20 stream seeded once).
     ///
     /// # Errors
-    /// [`Error::Io`] when `/dev/urandom` cannot be read.
+    /// [`Error::Failed`] when `/dev/urandom` cannot be read.
     pub fn new() -> Result<Self, Error> {
-        let mut seed = [0u8; 32];
-        std::fs::File::open("/dev/urandom")
-            .and_then(|mut f| f.read_exact(&mut seed))
-            .map_err(|e| Error::Failed(format!("reading /dev/urandom for blinding: {e}")))?;
         Ok(Specs {
             specs: RwLock::new(HashMap::new()),
-            rng: Mutex::new(ChaCha20Rng::from_seed(seed)),
+            rng: Mutex::new(zkpipe_core::random::os_rng()?),
         })
     }
 

@@ -1,6 +1,5 @@
 //! A Groth16 proof and its 192-byte encoding (bellperson's: compressed A, B, C).
 
-use std::io::Read;
 use std::path::Path;
 
 use crate::Error;
@@ -93,34 +92,10 @@ impl Proof {
     /// `/dev/zero`) is read no further than the limit.
     ///
     /// # Errors
-    /// [`Error::Io`]; [`Error::InvalidEncoding`] for a file over the limit;
+    /// [`Error::Io`]; [`Error::InvalidInput`] for a file over the limit;
     /// any error of [`Proof::many_from_bytes`]. Errors name the file.
     pub fn load_many(path: &Path) -> Result<Vec<Proof>, Error> {
-        let io = |source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let too_large = || {
-            Error::InvalidEncoding(format!(
-                "{}: larger than the limit of {} bytes ({} proofs)",
-                path.display(),
-                Self::MAX_FILE_BYTES,
-                Self::MAX_FILE_BYTES / Self::SIZE as u64
-            ))
-        };
-        let file = std::fs::File::open(path).map_err(io)?;
-        let metadata = file.metadata().map_err(io)?;
-        if metadata.is_file() && metadata.len() > Self::MAX_FILE_BYTES {
-            return Err(too_large());
-        }
-        let mut bytes = Vec::new();
-        // One byte past the limit, so that a longer stream is seen and refused.
-        file.take(Self::MAX_FILE_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(io)?;
-        if bytes.len() as u64 > Self::MAX_FILE_BYTES {
-            return Err(too_large());
-        }
+        let bytes = crate::fsutil::read_capped(path, Self::MAX_FILE_BYTES)?;
         Proof::many_from_bytes(&bytes).map_err(naming(path.display().to_string()))
     }
 }

@@ -1,19 +1,39 @@
 //! The peer side of the C2 benchmark (`benches/filecoin/h200.sh`):
 //!
 //! - `c2_peer seal DIR`: seals a 2 KiB sector with filecoin-proofs (PC1,
-//!   PC2, C1) into DIR and writes `DIR/c1.json`; prints the prover id and
-//!   sector number.
+//!   PC2, C1) into DIR and writes `DIR/c1.json`; updates it as SnapDeals
+//!   does and writes its vanilla proofs (`DIR/snap.json`, Curio's JSON
+//!   `[][]byte`) and commitments (`DIR/snap.comms`: r_old r_new d_new in
+//!   hex); prints the prover id and sector number.
 //! - `c2_peer c2 C1 SECTOR PROVER_HEX`: filecoin-proofs' own
 //!   `seal_commit_phase2` on the same C1 output and parameters, timed:
 //!   bellperson 0.27 on the CPU, or SupraSeal's CUDA prover when built with
 //!   the `supraseal` feature.
+//! - `c2_peer snap DIR`: filecoin-proofs'
+//!   `generate_empty_sector_update_proof_with_vanilla` on `DIR`'s update,
+//!   timed (the same provers).
 
 use std::time::Instant;
 
 use filecoin_proofs_api::SectorId;
 use filecoin_proofs_api::seal::{SealCommitPhase1Output, seal_commit_phase2};
+use filecoin_proofs_api::update::{
+    generate_empty_sector_update_proof_with_vanilla, verify_empty_sector_update_proof,
+};
 use zkpipe_filecoin::registry::{parse_hex32, prover_id_of_miner};
-use zkpipe_filecoin::testing::seal_2kib;
+use zkpipe_filecoin::testing::{UPDATE_PROOF, seal_2kib, snap_2kib};
+
+fn prover() -> &'static str {
+    if cfg!(feature = "supraseal") {
+        "SupraSeal (CUDA)"
+    } else {
+        "bellperson (CPU)"
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -23,8 +43,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let prover_id = prover_id_of_miner(1000);
             let sealed = seal_2kib(dir, prover_id, 42, 7)?;
             std::fs::write(dir.join("c1.json"), &sealed.c1_json)?;
-            let hex: String = prover_id.iter().map(|b| format!("{b:02x}")).collect();
-            println!("prover_id {hex} sector 42");
+            let snapped = snap_2kib(dir, &sealed, 9)?;
+            use base64::Engine as _;
+            let b64: Vec<String> = snapped
+                .vanilla
+                .iter()
+                .map(|v| base64::engine::general_purpose::STANDARD.encode(v))
+                .collect();
+            std::fs::write(dir.join("snap.json"), serde_json::to_vec(&b64)?)?;
+            let comms = [snapped.comm_r_old, snapped.comm_r_new, snapped.comm_d_new];
+            let comms: Vec<String> = comms.iter().map(|c| hex(c)).collect();
+            std::fs::write(dir.join("snap.comms"), comms.join(" "))?;
+            println!("prover_id {} sector 42", hex(&prover_id));
         }
         Some("c2") if args.len() == 5 => {
             let c1: SealCommitPhase1Output = serde_json::from_slice(&std::fs::read(&args[2])?)?;
@@ -32,19 +62,49 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let prover_id = parse_hex32("prover id", &args[4])?;
             let t = Instant::now();
             let out = seal_commit_phase2(c1, prover_id, SectorId::from(sector))?;
-            let prover = if cfg!(feature = "supraseal") {
-                "SupraSeal (CUDA)"
-            } else {
-                "bellperson (CPU)"
-            };
             println!(
-                "{prover} seal_commit_phase2: {} bytes in {:.2} s (verified by filecoin-proofs)",
+                "{} seal_commit_phase2: {} bytes in {:.2} s (verified by filecoin-proofs)",
+                prover(),
                 out.proof.len(),
                 t.elapsed().as_secs_f64()
             );
         }
+        Some("snap") if args.len() == 3 => {
+            let dir = std::path::Path::new(&args[2]);
+            let b64: Vec<String> = serde_json::from_slice(&std::fs::read(dir.join("snap.json"))?)?;
+            use base64::Engine as _;
+            let vanilla = b64
+                .iter()
+                .map(|s| base64::engine::general_purpose::STANDARD.decode(s))
+                .collect::<Result<Vec<_>, _>>()?
+                .into_iter()
+                .map(filecoin_proofs_api::PartitionProofBytes)
+                .collect();
+            let comms = std::fs::read_to_string(dir.join("snap.comms"))?;
+            let c: Vec<[u8; 32]> = comms
+                .split_whitespace()
+                .map(|h| parse_hex32("commitment", h))
+                .collect::<Result<_, _>>()?;
+            let t = Instant::now();
+            let proof = generate_empty_sector_update_proof_with_vanilla(
+                UPDATE_PROOF,
+                vanilla,
+                c[0],
+                c[1],
+                c[2],
+            )?;
+            let secs = t.elapsed().as_secs_f64();
+            let ok = verify_empty_sector_update_proof(UPDATE_PROOF, &proof.0, c[0], c[1], c[2])?;
+            println!(
+                "{} generate_empty_sector_update_proof_with_vanilla: {} bytes in {secs:.2} s (verified: {ok})",
+                prover(),
+                proof.0.len()
+            );
+        }
         _ => {
-            eprintln!("usage: c2_peer seal DIR | c2_peer c2 C1 SECTOR PROVER_HEX");
+            eprintln!(
+                "usage: c2_peer seal DIR | c2_peer c2 C1 SECTOR PROVER_HEX | c2_peer snap DIR"
+            );
             std::process::exit(2);
         }
     }

@@ -36,16 +36,10 @@ impl Blinding {
     /// # Errors
     /// [`Error::Failed`] when the OS has no randomness to give.
     pub fn get(&self, k: usize) -> Result<(Fr, Fr), Error> {
-        let mut rng = match self {
-            Blinding::Seeded(seed) => zkpipe_core::sample::rng(seed.wrapping_add(k as u64)),
-            Blinding::Random => {
-                let mut b = [0u8; 8];
-                getrandom::getrandom(&mut b)
-                    .map_err(|e| Error::Failed(format!("OS randomness: {e}")))?;
-                zkpipe_core::sample::rng(u64::from_le_bytes(b))
-            }
-        };
-        Ok((Fr::random(&mut rng), Fr::random(&mut rng)))
+        zkpipe_core::random::blinding(match self {
+            Blinding::Seeded(seed) => Some(seed.wrapping_add(k as u64)),
+            Blinding::Random => None,
+        })
     }
 }
 

@@ -195,7 +195,8 @@ impl ParamFiles {
             path: dir.clone(),
             source,
         })?;
-        let seed = os_seed()?;
+        // Test parameters only (production sizes are refused above).
+        let seed = u64::from_le_bytes(zkpipe_core::random::os_bytes()?);
         let params = groth16::setup_with_progress(r1cs, seed, progress);
         params.vk.save(&self.vk)?;
         let meta = serde_json::to_vec(&CacheEntryMetadata { sector_size })
@@ -216,12 +217,6 @@ fn refuse_production(sector_size: u64) -> Result<(), Error> {
         )));
     }
     Ok(())
-}
-
-fn os_seed() -> Result<u64, Error> {
-    let mut b = [0u8; 8];
-    getrandom::getrandom(&mut b).map_err(|e| Error::Failed(format!("OS randomness: {e}")))?;
-    Ok(u64::from_le_bytes(b))
 }
 
 fn fetch_hint(sector_size: u64) -> String {
