@@ -31,7 +31,7 @@ ids=$(./.gpu/c2_peer seal "$work")
 echo "$ids"
 prover=$(echo "$ids" | awk '{print $2}')
 c1=$work/c1.json
-read -r r_old r_new d_new < "$work/snap.comms"
+read -r r_old r_new d_new < "$work/snap.comms" || true  # no final newline
 
 for backend in cuda cpu; do
   for i in $(seq "$RUNS"); do

@@ -75,6 +75,11 @@ struct ProveOpts {
     /// The proof (bytes as filecoin-proofs returns them).
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
+    /// Prove this many times in this process and report each (a benchmark:
+    /// the first pays the key load and the device's first use, later ones
+    /// cost what a proof costs in `zkpipe serve`); the last proof is written.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    runs: u32,
 }
 
 /// The miner: `--prover-id HEX` or `--miner-id N`.
@@ -240,7 +245,29 @@ fn blinding(seed: Option<u64>) -> Blinding {
     seed.map_or(Blinding::Random, Blinding::Seeded)
 }
 
-fn report(what: &str, proved: &Proved, t: Instant, out: &Path) {
+/// Proves `runs` times (one engine: the key stays resident), reporting
+/// each; returns the last proof.
+fn prove_runs(
+    what: &str,
+    runs: u32,
+    mut prove: impl FnMut() -> Result<Proved, Error>,
+) -> Result<Proved, Error> {
+    let mut last = None;
+    for i in 1..=runs {
+        let t = Instant::now();
+        let proved = prove()?;
+        let run = if runs > 1 {
+            format!(" (run {i} of {runs})")
+        } else {
+            String::new()
+        };
+        report(&format!("{what}{run}"), &proved, t);
+        last = Some(proved);
+    }
+    Ok(last.expect("clap asks for at least one run"))
+}
+
+fn report(what: &str, proved: &Proved, t: Instant) {
     for (k, times) in proved.times.iter().enumerate() {
         let parts: Vec<String> = times
             .stages
@@ -254,12 +281,17 @@ fn report(what: &str, proved: &Proved, t: Instant, out: &Path) {
         );
     }
     eprintln!(
-        "{what}: {} partition(s), verified, in {:.2?} (key load {:.2?}) → {}",
+        "{what}: {} partition(s), verified, in {:.2?} (key load {:.2?})",
         proved.proofs.len(),
         t.elapsed(),
         proved.key_load,
-        out.display()
     );
+}
+
+fn write(proved: &Proved, out: &Path) -> Result<(), Error> {
+    write_atomically(out, &proved.to_bytes())?;
+    eprintln!("→ {}", out.display());
+    Ok(())
 }
 
 fn params(_args: &PluginArgs, p: &ParamsArgs) -> Result<(), Error> {
@@ -333,20 +365,20 @@ fn seal(args: &PluginArgs, s: &SealCommitArgs) -> Result<(), Error> {
         rp.partitions()
     );
     let engine = engine(args, &s.opts)?;
-    let t = Instant::now();
     let ids = SealIds {
         prover_id,
         sector_id: s.sector_id,
     };
-    let proved = seal_commit(
-        &engine,
-        &c1,
-        ids,
-        blinding(s.opts.seed),
-        &CliProgress::new(),
-    )?;
-    write_atomically(&s.opts.out, &proved.to_bytes())?;
-    report("seal-commit", &proved, t, &s.opts.out);
+    let proved = prove_runs("seal-commit", s.opts.runs, || {
+        seal_commit(
+            &engine,
+            &c1,
+            ids,
+            blinding(s.opts.seed),
+            &CliProgress::new(),
+        )
+    })?;
+    write(&proved, &s.opts.out)?;
     Ok(())
 }
 
@@ -406,15 +438,15 @@ fn post(args: &PluginArgs, p: &PostArgs, window: bool) -> Result<(), Error> {
         partition: p.partition,
     };
     let engine = engine(args, &p.opts)?;
-    let t = Instant::now();
-    let proved = prove_post(&engine, &req, blinding(p.opts.seed), &CliProgress::new())?;
-    write_atomically(&p.opts.out, &proved.to_bytes())?;
     let what = if window {
         "window-post"
     } else {
         "winning-post"
     };
-    report(what, &proved, t, &p.opts.out);
+    let proved = prove_runs(what, p.opts.runs, || {
+        prove_post(&engine, &req, blinding(p.opts.seed), &CliProgress::new())
+    })?;
+    write(&proved, &p.opts.out)?;
     Ok(())
 }
 
@@ -437,9 +469,9 @@ fn snap_update(args: &PluginArgs, u: &SnapArgs) -> Result<(), Error> {
         vanilla,
     };
     let engine = engine(args, &u.opts)?;
-    let t = Instant::now();
-    let proved = prove_snap(&engine, &req, blinding(u.opts.seed), &CliProgress::new())?;
-    write_atomically(&u.opts.out, &proved.to_bytes())?;
-    report("snap-update", &proved, t, &u.opts.out);
+    let proved = prove_runs("snap-update", u.opts.runs, || {
+        prove_snap(&engine, &req, blinding(u.opts.seed), &CliProgress::new())
+    })?;
+    write(&proved, &u.opts.out)?;
     Ok(())
 }

@@ -425,7 +425,7 @@ fn snap_update_from_vanilla_files() {
     let o_str = out.display().to_string();
     let (r_old, r_new) = (hex(&snapped.comm_r_old), hex(&snapped.comm_r_new));
     let d_new = comm_d_cid_text(snapped.comm_d_new);
-    let run = |r_new: &str, d_new: &str, vanilla: &str| {
+    let run_n = |r_new: &str, d_new: &str, vanilla: &str, runs: &str| {
         zkpipe(
             &params,
             &[
@@ -441,13 +441,22 @@ fn snap_update_from_vanilla_files() {
                 d_new,
                 "--sector-size",
                 "2KiB",
+                "--runs",
+                runs,
                 "--out",
                 &o_str,
             ],
         )
     };
-    let o = run(&r_new, &d_new, &f);
+    let run = |r_new: &str, d_new: &str, vanilla: &str| run_n(r_new, d_new, vanilla, "1");
+    // Two runs in one process: the second finds the key resident.
+    let o = run_n(&r_new, &d_new, &f, "2");
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("(run 2 of 2)") && stderr(&o).contains("(key load 0.00ns)"),
+        "{}",
+        stderr(&o)
+    );
     let proof = std::fs::read(&out).unwrap();
     assert!(
         filecoin_proofs_api::update::verify_empty_sector_update_proof(
