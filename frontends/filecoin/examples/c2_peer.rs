@@ -12,6 +12,7 @@
 //! - `c2_peer snap DIR`: filecoin-proofs'
 //!   `generate_empty_sector_update_proof_with_vanilla` on `DIR`'s update,
 //!   timed (the same provers).
+//! - An optional last argument RUNS repeats the proof in this process.
 
 use std::time::Instant;
 
@@ -29,6 +30,12 @@ fn prover() -> &'static str {
     } else {
         "bellperson (CPU)"
     }
+}
+
+/// An optional run count (proofs in this process: later ones find the
+/// parameters in filecoin-proofs' in-memory cache).
+fn runs(arg: Option<&String>) -> Result<u32, std::num::ParseIntError> {
+    arg.map_or(Ok(1), |s| s.parse())
 }
 
 fn hex(b: &[u8]) -> String {
@@ -56,24 +63,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             std::fs::write(dir.join("snap.comms"), comms.join(" "))?;
             println!("prover_id {} sector 42", hex(&prover_id));
         }
-        Some("c2") if args.len() == 5 => {
+        Some("c2") if args.len() == 5 || args.len() == 6 => {
             let c1: SealCommitPhase1Output = serde_json::from_slice(&std::fs::read(&args[2])?)?;
             let sector: u64 = args[3].parse()?;
             let prover_id = parse_hex32("prover id", &args[4])?;
-            let t = Instant::now();
-            let out = seal_commit_phase2(c1, prover_id, SectorId::from(sector))?;
-            println!(
-                "{} seal_commit_phase2: {} bytes in {:.2} s (verified by filecoin-proofs)",
-                prover(),
-                out.proof.len(),
-                t.elapsed().as_secs_f64()
-            );
+            for run in 1..=runs(args.get(5))? {
+                let t = Instant::now();
+                let out = seal_commit_phase2(c1.clone(), prover_id, SectorId::from(sector))?;
+                println!(
+                    "{} seal_commit_phase2 (run {run}): {} bytes in {:.2} s (verified by filecoin-proofs)",
+                    prover(),
+                    out.proof.len(),
+                    t.elapsed().as_secs_f64()
+                );
+            }
         }
-        Some("snap") if args.len() == 3 => {
+        Some("snap") if args.len() == 3 || args.len() == 4 => {
             let dir = std::path::Path::new(&args[2]);
             let b64: Vec<String> = serde_json::from_slice(&std::fs::read(dir.join("snap.json"))?)?;
             use base64::Engine as _;
-            let vanilla = b64
+            let vanilla: Vec<filecoin_proofs_api::PartitionProofBytes> = b64
                 .iter()
                 .map(|s| base64::engine::general_purpose::STANDARD.decode(s))
                 .collect::<Result<Vec<_>, _>>()?
@@ -85,25 +94,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .split_whitespace()
                 .map(|h| parse_hex32("commitment", h))
                 .collect::<Result<_, _>>()?;
-            let t = Instant::now();
-            let proof = generate_empty_sector_update_proof_with_vanilla(
-                UPDATE_PROOF,
-                vanilla,
-                c[0],
-                c[1],
-                c[2],
-            )?;
-            let secs = t.elapsed().as_secs_f64();
-            let ok = verify_empty_sector_update_proof(UPDATE_PROOF, &proof.0, c[0], c[1], c[2])?;
-            println!(
-                "{} generate_empty_sector_update_proof_with_vanilla: {} bytes in {secs:.2} s (verified: {ok})",
-                prover(),
-                proof.0.len()
-            );
+            for run in 1..=runs(args.get(3))? {
+                let t = Instant::now();
+                let proof = generate_empty_sector_update_proof_with_vanilla(
+                    UPDATE_PROOF,
+                    vanilla.clone(),
+                    c[0],
+                    c[1],
+                    c[2],
+                )?;
+                let secs = t.elapsed().as_secs_f64();
+                let ok =
+                    verify_empty_sector_update_proof(UPDATE_PROOF, &proof.0, c[0], c[1], c[2])?;
+                println!(
+                    "{} generate_empty_sector_update_proof_with_vanilla (run {run}): {} bytes in {secs:.2} s (verified: {ok})",
+                    prover(),
+                    proof.0.len()
+                );
+            }
         }
         _ => {
             eprintln!(
-                "usage: c2_peer seal DIR | c2_peer c2 C1 SECTOR PROVER_HEX | c2_peer snap DIR"
+                "usage: c2_peer seal DIR | c2_peer c2 C1 SECTOR PROVER_HEX [RUNS] | c2_peer snap DIR [RUNS]"
             );
             std::process::exit(2);
         }
