@@ -6,8 +6,9 @@
 #
 # Staged by ../shared/gpu/stage.sh into .gpu/: zkpipe, the backend plugins,
 # c2_peer (`cargo build --release --example c2_peer -p zkpipe-filecoin
-# --features testing`) and optionally c2_peer_supraseal (the same with
-# `--features testing,supraseal`, nvcc from ../shared/gpu/cuda-toolchain.sh).
+# --features testing`) and optionally c2_peer_supraseal
+# (benches/filecoin/build-supraseal-peer.sh); `xz` large ones to travel
+# (34 MB -> 7 MB), they are unpacked here.
 # Usage: bash benches/filecoin/h200.sh [RUNS]
 set -euo pipefail
 RUNS=${1:-3}
@@ -19,6 +20,7 @@ export FIL_PROOFS_PARENT_CACHE=/tmp/fil-parents
 export ZKPIPE_CACHE_DIR=/tmp/zkpipe-cache
 work=/tmp/fil-sector
 rm -rf "$work" && mkdir -p "$work"
+for f in .gpu/*.xz; do [ -e "$f" ] && xz -d "$f" && chmod +x "${f%.xz}"; done
 nproc; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 # Wall time and peak RSS (GNU time when the machine has it).
 timed() { if [ -x /usr/bin/time ]; then /usr/bin/time -v "$@"; else local t=$SECONDS; "$@"; echo "Elapsed (wall clock): $((SECONDS - t)) s" >&2; fi; }
