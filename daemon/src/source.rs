@@ -52,12 +52,8 @@ impl Spec {
             }),
             (SpecInputs::Filecoin(job), KeyCircuit::Filecoin(_)) => {
                 let w = job.witness(p as usize)?;
-                match self.key.r1cs.first_unsatisfied(&w)? {
-                    None => Ok(w),
-                    Some(row) => Err(Error::InvalidInput(format!(
-                        "partition {p}: the vanilla proof does not satisfy the circuit (constraint {row})"
-                    ))),
-                }
+                zkpipe_filecoin::job::check_satisfies(&self.key.r1cs, &w, p as usize)?;
+                Ok(w)
             }
             (SpecInputs::Seed(_), _) | (SpecInputs::Filecoin(_), _) => Err(Error::InvalidInput(
                 format!("key {} does not take this kind of job inputs", self.key.id),

@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 
 use zkpipe_core::groth16::{self, Parameters, PreparedVerifyingKey, Proof, Prover, StageTimes};
 use zkpipe_core::progress::Progress;
+use zkpipe_core::r1cs::R1cs;
 use zkpipe_core::r1cs::cache::R1csCache;
-use zkpipe_core::r1cs::{R1cs, Witness};
 use zkpipe_core::{Error, Fr, Stage};
 
-use crate::job::FilecoinJob;
+use crate::job::{FilecoinJob, check_satisfies};
 use crate::params::ParamSet;
 
 /// Makes the prover for one key (the caller's backend, device and fallback).
@@ -172,7 +172,7 @@ impl Engine {
             let t = Instant::now();
             let witness = job.witness(k)?;
             let synth = t.elapsed();
-            check_satisfied(&key.prover, &witness, k)?;
+            check_satisfies(key.prover.r1cs(), &witness, k)?;
             let (r, s) = blinding.get(k)?;
             let (proof, mut st) = key.prover.prove(&witness, r, s)?;
             st.stages.insert(0, (Stage::Witness, synth));
@@ -192,17 +192,5 @@ impl Engine {
         };
         job.check(&proved.to_bytes())?;
         Ok(proved)
-    }
-}
-
-/// A witness that does not satisfy the circuit comes from a vanilla proof
-/// that does not prove what it claims: refused before any device work,
-/// naming the partition.
-fn check_satisfied(prover: &Prover, w: &Witness, k: usize) -> Result<(), Error> {
-    match prover.r1cs().first_unsatisfied(w)? {
-        None => Ok(()),
-        Some(row) => Err(Error::InvalidInput(format!(
-            "partition {k}: the vanilla proof does not satisfy the circuit (constraint {row})"
-        ))),
     }
 }

@@ -12,7 +12,7 @@ use blstrs::Scalar;
 use storage_proofs_core::compound_proof::{CircuitComponent, CompoundProof};
 use storage_proofs_core::parameter_cache::{CacheableParameters, ParameterSetMetadata};
 use storage_proofs_core::proof::ProofScheme;
-use zkpipe_core::r1cs::{Witness, fr};
+use zkpipe_core::r1cs::{R1cs, Witness, fr};
 use zkpipe_core::{Error, Fr};
 
 use crate::adapter;
@@ -41,6 +41,21 @@ pub trait FilecoinJob: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`Error::InvalidInput`] when it rejects them.
     fn check(&self, proof: &[u8]) -> Result<(), Error>;
+}
+
+/// Checks partition `k`'s witness against `r1cs` (the circuit its key was
+/// made for): a vanilla proof that does not prove what it claims is refused
+/// before any device work, naming the partition.
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming the first constraint the witness fails.
+pub fn check_satisfies(r1cs: &R1cs, w: &Witness, k: usize) -> Result<(), Error> {
+    match r1cs.first_unsatisfied(w)? {
+        None => Ok(()),
+        Some(row) => Err(Error::InvalidInput(format!(
+            "partition {k}: the vanilla proof does not satisfy the circuit (constraint {row})"
+        ))),
+    }
 }
 
 /// A compound proof `P` of scheme `S` with circuit `C`, as filecoin-proofs'
@@ -147,8 +162,28 @@ pub(crate) fn decode_vanilla<T: serde::de::DeserializeOwned>(
         })
 }
 
+thread_local! {
+    /// Set while this thread runs filecoin-proofs under [`catch`].
+    static CATCHING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, turning a panic inside filecoin-proofs into an input error.
+/// The panic is the input's fault and is reported as such, so the panic
+/// hook stays quiet for it (on this thread only: other panics still print).
 fn catch<T>(k: usize, f: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+    static QUIET_HOOK: std::sync::Once = std::sync::Once::new();
+    QUIET_HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !CATCHING.with(std::cell::Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    CATCHING.with(|c| c.set(true));
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    CATCHING.with(|c| c.set(false));
+    caught.unwrap_or_else(|p| {
         let why = p
             .downcast_ref::<String>()
             .map(String::as_str)
