@@ -484,3 +484,30 @@ fn snap_update_from_vanilla_files() {
         refused(&o, &out, says);
     }
 }
+
+#[test]
+fn runs_out_of_range_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("proof.bin");
+    let o_str = out.display().to_string();
+    for runs in ["0", "101", "many"] {
+        let o = zkpipe(
+            &dir.path().join("params"),
+            &[
+                "filecoin",
+                "seal-commit",
+                "--c1",
+                "c1.json",
+                "--sector-id",
+                "1",
+                "--miner-id",
+                "1000",
+                "--runs",
+                runs,
+                "--out",
+                &o_str,
+            ],
+        );
+        refused(&o, &out, "--runs");
+    }
+}
