@@ -87,6 +87,28 @@ fn proofs_are_deterministic_in_r_and_s() {
 }
 
 #[test]
+fn a_witness_that_does_not_satisfy_is_refused_naming_the_constraint() {
+    let (r1cs, w) = R1cs::record(BenchCircuit::new("squaring-chain", "64", 5).unwrap()).unwrap();
+    let params = groth16::setup(&r1cs, 1);
+    let prover = Prover::new(cpu(), Arc::new(params), Arc::new(r1cs.clone())).unwrap();
+    for at in [0, w.aux.len() / 2, w.aux.len() - 1] {
+        let mut bad = w.clone();
+        bad.aux[at] = bad.aux[at].add(&Fr::one());
+        let row = r1cs
+            .first_unsatisfied(&bad)
+            .unwrap()
+            .expect("a changed value fails a row");
+        let e = prover
+            .prove(&bad, Fr::from_u64(3), Fr::from_u64(4))
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::InvalidInput(ref m) if m.contains(&format!("constraint {row} "))),
+            "aux {at}: {e}"
+        );
+    }
+}
+
+#[test]
 fn keys_round_trip_and_reject_bad_bytes() {
     let (r1cs, _) = R1cs::record(BenchCircuit::new("squaring-chain", "20", 1).unwrap()).unwrap();
     let params = groth16::setup(&r1cs, 3);

@@ -275,9 +275,10 @@ fn report(what: &str, proved: &Proved, t: Instant) {
             .map(|(s, d)| format!("{}={:.1}ms", s.name(), d.as_secs_f64() * 1e3))
             .collect();
         eprintln!(
-            "partition {k}: {:.1} ms ({})",
+            "partition {k}: {:.1} ms ({}; {} constraints)",
             times.total().as_secs_f64() * 1e3,
-            parts.join(" ")
+            parts.join(" "),
+            proved.constraints
         );
     }
     eprintln!(

@@ -408,10 +408,20 @@ impl Prover {
     /// stages below, in order, on this prover's backend.
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] for a witness of another shape; backend errors.
+    /// [`Error::InvalidInput`] for a witness of another shape or one that
+    /// does not satisfy the circuit (checked on `spmv`'s result, before any
+    /// device work: its proof could not verify); backend errors.
     pub fn prove(&self, w: &Witness, r: Fr, s: Fr) -> Result<(Proof, StageTimes), Error> {
         let mut times = StageTimes::default();
-        let abc = times.time(Stage::Spmv, || self.spmv(w))?;
+        let abc = times.time(Stage::Spmv, || {
+            let abc = self.spmv(w)?;
+            match crate::r1cs::first_unsatisfied_row(&abc) {
+                None => Ok(abc),
+                Some(row) => Err(Error::InvalidInput(format!(
+                    "the witness does not satisfy the circuit: constraint {row} fails"
+                ))),
+            }
+        })?;
         let h = times.time(Stage::Quotient, || self.quotient(abc, &w.inputs))?;
         let t0 = Instant::now();
         let mut spans = Vec::new();

@@ -155,8 +155,7 @@ impl R1cs {
     /// # Errors
     /// As [`R1cs::spmv`].
     pub fn first_unsatisfied(&self, w: &Witness) -> Result<Option<usize>, Error> {
-        let [a, b, c] = self.spmv(w)?;
-        Ok((0..a.len()).find(|&i| a[i].mul(&b[i]) != c[i]))
+        Ok(first_unsatisfied_row(&self.spmv(w)?))
     }
 
     /// Which variables appear in A and B.
@@ -180,6 +179,15 @@ impl R1cs {
             b_aux: mark(&self.b, false),
         }
     }
+}
+
+/// Index of the first row where `a·b ≠ c` in `[A·w, B·w, C·w]`, if any
+/// (all threads: it runs on every proof).
+pub fn first_unsatisfied_row([a, b, c]: &[Vec<Fr>; 3]) -> Option<usize> {
+    (0..a.len())
+        .into_par_iter()
+        .with_min_len(1 << 12)
+        .find_first(|&i| a[i].mul(&b[i]) != c[i])
 }
 
 #[cfg(test)]

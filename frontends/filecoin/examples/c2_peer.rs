@@ -1,8 +1,9 @@
 //! The peer side of the C2 benchmark (`benches/filecoin/h200.sh`):
 //!
-//! - `c2_peer seal DIR`: seals a 2 KiB sector with filecoin-proofs (PC1,
-//!   PC2, C1) into DIR and writes `DIR/c1.json`; updates it as SnapDeals
-//!   does and writes its vanilla proofs (`DIR/snap.json`, Curio's JSON
+//! - `c2_peer seal DIR [SECTOR_SIZE]`: seals a sector (2 KiB unless named:
+//!   8MiB, 512MiB) with filecoin-proofs (PC1, PC2, C1) into DIR and writes
+//!   `DIR/c1.json`; a 2 KiB one it updates as SnapDeals does and writes
+//!   its vanilla proofs (`DIR/snap.json`, Curio's JSON
 //!   `[][]byte`) and commitments (`DIR/snap.comms`: r_old r_new d_new in
 //!   hex); prints the prover id and sector number.
 //! - `c2_peer c2 C1 SECTOR PROVER_HEX`: filecoin-proofs' own
@@ -16,13 +17,14 @@
 
 use std::time::Instant;
 
-use filecoin_proofs_api::SectorId;
 use filecoin_proofs_api::seal::{SealCommitPhase1Output, seal_commit_phase2};
 use filecoin_proofs_api::update::{
     generate_empty_sector_update_proof_with_vanilla, verify_empty_sector_update_proof,
 };
+use filecoin_proofs_api::{RegisteredSealProof, SectorId};
 use zkpipe_filecoin::registry::{parse_hex32, prover_id_of_miner};
-use zkpipe_filecoin::testing::{UPDATE_PROOF, seal_2kib, snap_2kib};
+use zkpipe_filecoin::shape::parse_sector_size;
+use zkpipe_filecoin::testing::{UPDATE_PROOF, seal, snap_2kib};
 
 fn prover() -> &'static str {
     if cfg!(feature = "supraseal") {
@@ -45,11 +47,33 @@ fn hex(b: &[u8]) -> String {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(String::as_str) {
-        Some("seal") if args.len() == 3 => {
+        Some("seal") if args.len() == 3 || args.len() == 4 => {
             let dir = std::path::Path::new(&args[2]);
             let prover_id = prover_id_of_miner(1000);
-            let sealed = seal_2kib(dir, prover_id, 42, 7)?;
+            let size = match args.get(3) {
+                Some(s) => parse_sector_size(s)?,
+                None => 2048,
+            };
+            use RegisteredSealProof::*;
+            let proof = [
+                StackedDrg2KiBV1_1,
+                StackedDrg8MiBV1_1,
+                StackedDrg512MiBV1_1,
+                StackedDrg32GiBV1_1,
+                StackedDrg64GiBV1_1,
+            ]
+            .into_iter()
+            .find(|p| u64::from(p.sector_size()) == size)
+            .ok_or("no such sector size")?;
+            let t = Instant::now();
+            let sealed = seal(dir, proof, prover_id, 42, 7)?;
+            eprintln!("{proof:?}: sealed (PC1, PC2, C1) in {:.1?}", t.elapsed());
             std::fs::write(dir.join("c1.json"), &sealed.c1_json)?;
+            println!("prover_id {} sector 42", hex(&prover_id));
+            if size != 2048 {
+                // SnapDeals is benchmarked at 2 KiB only.
+                return Ok(());
+            }
             let snapped = snap_2kib(dir, &sealed, 9)?;
             use base64::Engine as _;
             let b64: Vec<String> = snapped
@@ -61,7 +85,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let comms = [snapped.comm_r_old, snapped.comm_r_new, snapped.comm_d_new];
             let comms: Vec<String> = comms.iter().map(|c| hex(c)).collect();
             std::fs::write(dir.join("snap.comms"), comms.join(" "))?;
-            println!("prover_id {} sector 42", hex(&prover_id));
         }
         Some("c2") if args.len() == 5 || args.len() == 6 => {
             let c1: SealCommitPhase1Output = serde_json::from_slice(&std::fs::read(&args[2])?)?;
@@ -115,7 +138,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         _ => {
             eprintln!(
-                "usage: c2_peer seal DIR | c2_peer c2 C1 SECTOR PROVER_HEX [RUNS] | c2_peer snap DIR [RUNS]"
+                "usage: c2_peer seal DIR [SECTOR_SIZE] | c2_peer c2 C1 SECTOR PROVER_HEX [RUNS] | c2_peer snap DIR [RUNS]"
             );
             std::process::exit(2);
         }

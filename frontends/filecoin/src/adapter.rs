@@ -27,15 +27,71 @@ pub fn record<C: Circuit<Scalar>>(circuit: C) -> Result<R1cs, Error> {
 /// # Errors
 /// [`Error::Synthesis`] when the circuit fails (a missing assignment).
 pub fn witness<C: Circuit<Scalar>>(circuit: C) -> Result<Witness, Error> {
-    let mut cs = WitnessCs {
-        inputs: vec![Scalar::ONE],
-        aux: vec![],
-    };
+    let mut cs = WitnessCs::new(None);
     circuit.synthesize(&mut cs).map_err(synthesis)?;
     Ok(Witness {
         inputs: cs.inputs.into_iter().map(fr).collect(),
         aux: cs.aux.into_iter().map(fr).collect(),
     })
+}
+
+/// The witness of a circuit cut down to one block of its repeated part (a
+/// PoRep partition with one of its challenges): the part every block shares
+/// comes first, the block from `start` on.
+#[derive(Debug)]
+pub struct Block {
+    inputs: Vec<Scalar>,
+    aux: Vec<Scalar>,
+    /// Where the block begins: (inputs, aux) allocated before it.
+    start: (usize, usize),
+}
+
+/// Runs a one-block `circuit` witness-only; its block begins at the first
+/// top-level namespace whose name starts with `block`.
+///
+/// # Errors
+/// [`Error::Synthesis`] when the circuit fails; [`Error::Failed`] when it
+/// has no such namespace.
+pub fn witness_block<C: Circuit<Scalar>>(circuit: C, block: &str) -> Result<Block, Error> {
+    let mut cs = WitnessCs::new(Some(block));
+    circuit.synthesize(&mut cs).map_err(synthesis)?;
+    let start = cs.block_start.ok_or_else(|| {
+        Error::Failed(format!("the circuit has no top-level namespace `{block}…`"))
+    })?;
+    Ok(Block {
+        inputs: cs.inputs,
+        aux: cs.aux,
+        start,
+    })
+}
+
+/// The witness of the whole circuit from its blocks, in order: bellperson
+/// allocates the shared part once, then each block's variables in turn, so
+/// this is exactly what synthesising the whole circuit on one thread gives.
+/// `None` when the blocks disagree on the shared part (pieces of different
+/// vanilla proofs).
+pub fn join(blocks: &[Block]) -> Option<Witness> {
+    let first = blocks.first()?;
+    let (si, sa) = first.start;
+    fn shared(b: &Block) -> (&[Scalar], &[Scalar]) {
+        (&b.inputs[..b.start.0], &b.aux[..b.start.1])
+    }
+    if blocks.iter().any(|b| shared(b) != shared(first)) {
+        return None;
+    }
+    let inputs = blocks.iter().map(|b| b.inputs.len() - si).sum::<usize>() + si;
+    let aux = blocks.iter().map(|b| b.aux.len() - sa).sum::<usize>() + sa;
+    let mut w = Witness {
+        inputs: Vec::with_capacity(inputs),
+        aux: Vec::with_capacity(aux),
+    };
+    w.inputs.extend(first.inputs[..si].iter().copied().map(fr));
+    w.aux.extend(first.aux[..sa].iter().copied().map(fr));
+    for b in blocks {
+        w.inputs.extend(b.inputs[si..].iter().copied().map(fr));
+        w.aux.extend(b.aux[sa..].iter().copied().map(fr));
+    }
+    Some(w)
 }
 
 fn synthesis(e: SynthesisError) -> Error {
@@ -107,12 +163,30 @@ impl ConstraintSystem<Scalar> for RecordingCs {
 
 /// Computes values only; the gadgets that synthesise faster when they know
 /// it (neptune's Poseidon) use the bulk methods.
-struct WitnessCs {
+struct WitnessCs<'a> {
     inputs: Vec<Scalar>,
     aux: Vec<Scalar>,
+    /// Namespace nesting: only top-level names are looked at (naming costs
+    /// a `format!` in most gadgets).
+    depth: usize,
+    /// The name prefix of the block to find, and where it began.
+    block: Option<&'a str>,
+    block_start: Option<(usize, usize)>,
 }
 
-impl ConstraintSystem<Scalar> for WitnessCs {
+impl<'a> WitnessCs<'a> {
+    fn new(block: Option<&'a str>) -> Self {
+        WitnessCs {
+            inputs: vec![Scalar::ONE],
+            aux: vec![],
+            depth: 0,
+            block,
+            block_start: None,
+        }
+    }
+}
+
+impl ConstraintSystem<Scalar> for WitnessCs<'_> {
     type Root = Self;
 
     fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
@@ -145,14 +219,24 @@ impl ConstraintSystem<Scalar> for WitnessCs {
     {
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
+    fn push_namespace<NR, N>(&mut self, name: N)
     where
         NR: Into<String>,
         N: FnOnce() -> NR,
     {
+        if self.depth == 0
+            && self.block_start.is_none()
+            && let Some(block) = self.block
+            && name().into().starts_with(block)
+        {
+            self.block_start = Some((self.inputs.len(), self.aux.len()));
+        }
+        self.depth += 1;
     }
 
-    fn pop_namespace(&mut self) {}
+    fn pop_namespace(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
 
     fn get_root(&mut self) -> &mut Self::Root {
         self

@@ -13,7 +13,7 @@ use zkpipe_core::r1cs::R1cs;
 use zkpipe_core::r1cs::cache::R1csCache;
 use zkpipe_core::{Error, Fr, Stage};
 
-use crate::job::{FilecoinJob, check_satisfies};
+use crate::job::FilecoinJob;
 use crate::params::ParamSet;
 
 /// Makes the prover for one key (the caller's backend, device and fallback).
@@ -67,6 +67,8 @@ pub struct Proved {
     pub times: Vec<StageTimes>,
     /// Time spent making the key resident (zero when it already was).
     pub key_load: Duration,
+    /// Constraints in one partition's circuit.
+    pub constraints: usize,
 }
 
 impl Proved {
@@ -172,9 +174,15 @@ impl Engine {
             let t = Instant::now();
             let witness = job.witness(k)?;
             let synth = t.elapsed();
-            check_satisfies(key.prover.r1cs(), &witness, k)?;
             let (r, s) = blinding.get(k)?;
-            let (proof, mut st) = key.prover.prove(&witness, r, s)?;
+            // The prover checks the witness satisfies the circuit on its
+            // own SpMV, before any device work.
+            let (proof, mut st) = key.prover.prove(&witness, r, s).map_err(|e| match e {
+                Error::InvalidInput(why) => Error::InvalidInput(format!(
+                    "partition {k}: the vanilla proof does not fit the circuit ({why})"
+                )),
+                e => e,
+            })?;
             st.stages.insert(0, (Stage::Witness, synth));
             st.wall += synth;
             if !groth16::verify(&key.pvk, &proof, witness.public_inputs())? {
@@ -189,6 +197,7 @@ impl Engine {
             proofs,
             times,
             key_load,
+            constraints: key.prover.r1cs().num_constraints(),
         };
         job.check(&proved.to_bytes())?;
         Ok(proved)

@@ -15,6 +15,8 @@ use storage_proofs_core::proof::ProofScheme;
 use zkpipe_core::r1cs::{R1cs, Witness, fr};
 use zkpipe_core::{Error, Fr};
 
+use rayon::prelude::*;
+
 use crate::adapter;
 use crate::params::ParamSet;
 
@@ -35,6 +37,13 @@ pub trait FilecoinJob: Send + Sync + std::fmt::Debug {
     /// [`Error::InvalidInput`] for a vanilla proof that does not make a
     /// circuit or whose public inputs are not the verifier's.
     fn witness(&self, k: usize) -> Result<Witness, Error>;
+    /// Partition `k`'s witness synthesised on one thread, as bellperson
+    /// does: the reference [`witness`](Self::witness) (which may split the
+    /// work across threads) must equal.
+    ///
+    /// # Errors
+    /// As [`witness`](Self::witness).
+    fn witness_serial(&self, k: usize) -> Result<Witness, Error>;
     /// Checks the concatenated proofs with filecoin-proofs' own verifier
     /// (for the ids the request named).
     ///
@@ -45,7 +54,9 @@ pub trait FilecoinJob: Send + Sync + std::fmt::Debug {
 
 /// Checks partition `k`'s witness against `r1cs` (the circuit its key was
 /// made for): a vanilla proof that does not prove what it claims is refused
-/// before any device work, naming the partition.
+/// before any device work, naming the partition. The daemon runs it on its
+/// synthesis threads, so a bad job fails before it waits for a device (the
+/// prover checks again on its own SpMV).
 ///
 /// # Errors
 /// [`Error::InvalidInput`] naming the first constraint the witness fails.
@@ -58,10 +69,23 @@ pub fn check_satisfies(r1cs: &R1cs, w: &Witness, k: usize) -> Result<(), Error> 
     }
 }
 
+/// How a partition's synthesis is spread over threads: its vanilla proof cut
+/// into pieces, each making the partition's circuit with one block of its
+/// repeated part (a PoRep challenge), the blocks then joined in order.
+pub(crate) struct Split<S: ProofScheme<'static>> {
+    /// One piece per block, in order.
+    pub pieces: fn(&S::Proof) -> Vec<S::Proof>,
+    /// The name prefix of the top-level namespace each block starts with.
+    pub block: &'static str,
+}
+
 /// A compound proof `P` of scheme `S` with circuit `C`, as filecoin-proofs'
 /// `circuit_proofs` builds it with bellperson.
 pub(crate) struct CompoundJob<S: ProofScheme<'static>, C, P> {
     pub set: ParamSet,
+    /// Synthesis spread over threads, for circuits whose blocks are
+    /// independent (PoRep's challenges); `None`: one thread.
+    pub split: Option<Split<S>>,
     pub pub_in: S::PublicInputs,
     /// The public inputs its verifier uses, when they differ (WinningPoSt's
     /// verifier lists the sector once per challenge).
@@ -99,26 +123,64 @@ where
     }
 
     fn witness(&self, k: usize) -> Result<Witness, Error> {
+        self.synthesize(k, true)
+    }
+
+    fn witness_serial(&self, k: usize) -> Result<Witness, Error> {
+        self.synthesize(k, false)
+    }
+
+    fn check(&self, proof: &[u8]) -> Result<(), Error> {
+        (self.check)(proof)
+    }
+}
+
+impl<S, C, P> CompoundJob<S, C, P>
+where
+    S: ProofScheme<'static>,
+    S::Proof: Sync + Send,
+    S::PublicParams: ParameterSetMetadata + Sync + Send,
+    S::PublicInputs: Clone + Sync + Send,
+    C: Circuit<Scalar> + CircuitComponent + Send,
+    P: CompoundProof<'static, S, C> + CacheableParameters<C, S::PublicParams>,
+{
+    fn synthesize(&self, k: usize, parallel: bool) -> Result<Witness, Error> {
         let vp = self.vanilla.get(k).ok_or_else(|| {
             Error::InvalidInput(format!("partition {k}: the job has {}", self.vanilla.len()))
         })?;
         let bad = |e: anyhow::Error| Error::InvalidInput(format!("partition {k}: {e:#}"));
-        // filecoin-proofs indexes vanilla proofs without checking their
-        // shape: a malformed one panics inside it, which is its input's fault.
-        let (witness, expected) = catch(k, || {
-            let circuit = P::circuit(
+        let circuit = |vp: &S::Proof| {
+            P::circuit(
                 &self.pub_in,
                 Default::default(),
                 vp,
                 &self.pub_params,
                 Some(k),
             )
-            .map_err(bad)?;
-            let witness = adapter::witness(circuit)?;
-            let verifier_in = self.verifier_in.as_ref().unwrap_or(&self.pub_in);
-            let expected =
-                P::generate_public_inputs(verifier_in, &self.pub_params, Some(k)).map_err(bad)?;
-            Ok((witness, expected))
+            .map_err(bad)
+        };
+        // filecoin-proofs indexes vanilla proofs without checking their
+        // shape: a malformed one panics inside it, which is its input's fault.
+        let split = self.split.as_ref().filter(|_| parallel);
+        let pieces = split.map(|s| (s.pieces)(vp)).unwrap_or_default();
+        let witness = match split {
+            Some(split) if pieces.len() > 1 => {
+                let blocks = pieces
+                    .par_iter()
+                    .map(|piece| catch(k, || adapter::witness_block(circuit(piece)?, split.block)))
+                    .collect::<Result<Vec<_>, Error>>()?;
+                adapter::join(&blocks).ok_or_else(|| {
+                    Error::InvalidInput(format!(
+                        "partition {k}: its vanilla proofs disagree on what they share (the \
+                         sector's commitments): they are not all of one sector"
+                    ))
+                })?
+            }
+            _ => catch(k, || adapter::witness(circuit(vp)?))?,
+        };
+        let verifier_in = self.verifier_in.as_ref().unwrap_or(&self.pub_in);
+        let expected = catch(k, || {
+            P::generate_public_inputs(verifier_in, &self.pub_params, Some(k)).map_err(bad)
         })?;
         let expected: Vec<Fr> = expected.into_iter().map(fr).collect();
         if witness.public_inputs() != expected.as_slice() {
@@ -128,10 +190,6 @@ where
             )));
         }
         Ok(witness)
-    }
-
-    fn check(&self, proof: &[u8]) -> Result<(), Error> {
-        (self.check)(proof)
     }
 }
 

@@ -16,7 +16,7 @@ use zkpipe_core::Error;
 use zkpipe_core::progress::Progress;
 
 use crate::engine::{Blinding, Engine, Proved};
-use crate::job::{CompoundJob, FilecoinJob, FinalCheck};
+use crate::job::{CompoundJob, FilecoinJob, FinalCheck, Split};
 use crate::params::ParamSet;
 use crate::shape::{sector_size_name, with_tree};
 use std::marker::PhantomData;
@@ -235,6 +235,12 @@ fn job_of<Tree: 'static + MerkleTreeTrait>(
         vanilla,
         pub_params,
         check,
+        // Each challenge's gadgets use only the sector's commitments and
+        // replica id, allocated before the first: they synthesise apart.
+        split: Some(Split {
+            pieces: |vp| vp.iter().map(|challenge| vec![challenge.clone()]).collect(),
+            block: "challenge_",
+        }),
         _circuit: PhantomData,
     }))
 }

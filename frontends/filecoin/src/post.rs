@@ -215,6 +215,7 @@ fn job_of<Tree: 'static + MerkleTreeTrait>(
         vanilla: partitioned,
         pub_params: pub_params.vanilla_params,
         check,
+        split: None,
         _circuit: PhantomData,
     }))
 }

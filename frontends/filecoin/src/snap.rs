@@ -155,6 +155,7 @@ fn job_of<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         vanilla,
         pub_params: PublicParams::from_sector_size(u64::from(config.sector_size)),
         check,
+        split: None,
         _circuit: PhantomData,
     }))
 }

@@ -29,7 +29,7 @@ pub const WINNING_POST: RegisteredPoStProof = RegisteredPoStProof::StackedDrgWin
 /// Its SnapDeals update.
 pub const UPDATE_PROOF: RegisteredUpdateProof = RegisteredUpdateProof::StackedDrg2KiBV1;
 
-/// A sealed 2 KiB sector and its C1 output.
+/// A sealed sector and its C1 output.
 #[derive(Debug, Clone)]
 pub struct Sealed {
     /// The miner's prover id.
@@ -52,19 +52,37 @@ pub struct Sealed {
 /// # Errors
 /// Anything filecoin-proofs reports.
 pub fn seal_2kib(dir: &Path, prover_id: [u8; 32], sector_id: u64, seed: u8) -> Result<Sealed> {
+    seal(dir, SEAL_PROOF, prover_id, sector_id, seed)
+}
+
+/// Seals a sector of `proof`'s size, one piece of bytes from `seed`, for
+/// `prover_id` in `dir` (PC1, PC2, C1 on the CPU). Sizes above 2 KiB take
+/// the time and disk filecoin-proofs needs (512 MiB: minutes, ~3 GB).
+///
+/// # Errors
+/// Anything filecoin-proofs reports.
+pub fn seal(
+    dir: &Path,
+    proof: RegisteredSealProof,
+    prover_id: [u8; 32],
+    sector_id: u64,
+    seed: u8,
+) -> Result<Sealed> {
     let ticket = [seed.wrapping_add(1) & 0x0f; 32];
     let interactive = [seed.wrapping_add(2) & 0x0f; 32];
     let cache_dir = dir.join("cache");
     std::fs::create_dir_all(&cache_dir)?;
     let (staged, replica) = (dir.join("staged"), dir.join("sealed"));
-    let piece: Vec<u8> = (0..2032u32)
+    let size = u64::from(proof.sector_size());
+    // Fr32 padding: 127 bytes of data per 128.
+    let piece: Vec<u8> = (0..size - size / 128)
         .map(|i| (i as u8).wrapping_mul(seed | 1))
         .collect();
-    let infos = [stage(&staged, &piece)?];
+    let infos = [stage(&staged, proof, &piece)?];
     std::fs::File::create(&replica)?;
     let sector = SectorId::from(sector_id);
     let pc1 = seal_pre_commit_phase1(
-        SEAL_PROOF, &cache_dir, &staged, &replica, prover_id, sector, ticket, &infos,
+        proof, &cache_dir, &staged, &replica, prover_id, sector, ticket, &infos,
     )
     .context("PC1")?;
     let pc2 = seal_pre_commit_phase2(pc1, &cache_dir, &replica).context("PC2")?;
@@ -90,8 +108,12 @@ pub fn seal_2kib(dir: &Path, prover_id: [u8; 32], sector_id: u64, seed: u8) -> R
     })
 }
 
-/// Writes `piece` (2032 bytes) as a 2 KiB sector's staged data.
-fn stage(path: &Path, piece: &[u8]) -> Result<filecoin_proofs_api::PieceInfo> {
+/// Writes `piece` (a whole sector's unpadded bytes) as `proof`'s staged data.
+fn stage(
+    path: &Path,
+    proof: RegisteredSealProof,
+    piece: &[u8],
+) -> Result<filecoin_proofs_api::PieceInfo> {
     let mut file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -99,7 +121,7 @@ fn stage(path: &Path, piece: &[u8]) -> Result<filecoin_proofs_api::PieceInfo> {
         .truncate(true)
         .open(path)?;
     let (info, _) = add_piece(
-        SEAL_PROOF,
+        proof,
         piece,
         &mut file,
         UnpaddedBytesAmount(piece.len() as u64),
@@ -136,7 +158,7 @@ pub fn snap_2kib(dir: &Path, sealed: &Sealed, seed: u8) -> Result<Snapped> {
     let piece: Vec<u8> = (0..2032u32)
         .map(|i| (i as u8).wrapping_add(seed).wrapping_mul(3))
         .collect();
-    let infos = [stage(&staged, &piece)?];
+    let infos = [stage(&staged, SEAL_PROOF, &piece)?];
     // filecoin-proofs maps the new replica: it must have its final length.
     std::fs::File::create(&new_replica)?.set_len(std::fs::metadata(&sealed.replica)?.len())?;
     let encoded = empty_sector_update_encode_into(

@@ -18,6 +18,10 @@ use zkpipe_filecoin::Blinding;
 use zkpipe_filecoin::porep::{C1, SealIds, param_set, seal_commit};
 use zkpipe_filecoin::testing::{SEAL_PROOF, seal_2kib};
 
+fn json_of(sealed: &zkpipe_filecoin::testing::Sealed) -> &[u8] {
+    &sealed.c1_json
+}
+
 #[test]
 fn seal_commit_verifies_matches_bellperson_and_refuses_bad_c1() {
     fixtures_env();
@@ -87,6 +91,60 @@ fn seal_commit_verifies_matches_bellperson_and_refuses_bad_c1() {
     let mut theirs_bytes = Vec::new();
     theirs.write(&mut theirs_bytes).unwrap();
     assert_eq!(ours, theirs_bytes, "zkpipe's C2 differs from bellperson's");
+
+    // Synthesis split over the challenges gives what one pass gives.
+    let job = zkpipe_filecoin::porep::job(&c1, ids).unwrap();
+    let t = Instant::now();
+    let serial = job.witness_serial(0).unwrap();
+    let serial_time = t.elapsed();
+    let t = Instant::now();
+    let split = job.witness(0).unwrap();
+    eprintln!(
+        "witness: one thread {serial_time:.1?}, split over challenges {:.1?}",
+        t.elapsed()
+    );
+    assert!(
+        serial.inputs == split.inputs,
+        "split synthesis: other inputs"
+    );
+    assert!(serial.aux == split.aux, "split synthesis: other aux values");
+
+    // Challenges out of order, or one from another sector: refused by the
+    // split synthesis and the one-pass one alike.
+    let other = seal_2kib(dir.path().join("other").as_path(), [9; 32], 12, 10).unwrap();
+    let challenges = |json: &[u8]| {
+        let v: serde_json::Value = serde_json::from_slice(json).unwrap();
+        let (kind, partitions) = v["vanilla_proofs"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .next()
+            .unwrap();
+        (
+            v.clone(),
+            kind.clone(),
+            partitions[0].as_array().unwrap().clone(),
+        )
+    };
+    let (mut swapped, kind, mine) = challenges(json_of(&sealed));
+    assert!(mine.len() >= 2, "2 KiB PoRep has {} challenges", mine.len());
+    let mut reordered = mine.clone();
+    reordered.swap(0, 1);
+    swapped["vanilla_proofs"][&kind][0] = reordered.into();
+    let (mut mixed, _, _) = challenges(json_of(&sealed));
+    let mut theirs_too = mine.clone();
+    theirs_too[1] = challenges(json_of(&other)).2[1].clone();
+    mixed["vanilla_proofs"][&kind][0] = theirs_too.into();
+    for (what, v) in [("reordered", swapped), ("mixed", mixed)] {
+        let c1 = C1::parse(&serde_json::to_vec(&v).unwrap()).unwrap();
+        let job = zkpipe_filecoin::porep::job(&c1, ids).unwrap();
+        for e in [
+            job.witness(0).unwrap_err(),
+            job.witness_serial(0).unwrap_err(),
+        ] {
+            assert!(matches!(e, Error::InvalidInput(_)), "{what}: {e}");
+        }
+    }
 
     // A wrong prover id or sector number: the proof does not verify.
     for bad_ids in [
