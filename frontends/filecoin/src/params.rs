@@ -156,17 +156,34 @@ impl ParamFiles {
     /// it) or made for another circuit; [`Error::InvalidEncoding`] /
     /// [`Error::Io`] for an unreadable one.
     pub fn load(&self, sector_size: u64, r1cs: &R1cs) -> Result<Parameters, Error> {
+        let params = self.read(sector_size)?;
+        self.check(&params, r1cs)?;
+        Ok(params)
+    }
+
+    /// The first half of [`ParamFiles::load`]: reads the parameters, not
+    /// yet checked against a circuit (so it can run beside reading the R1CS).
+    ///
+    /// # Errors
+    /// As [`ParamFiles::load`].
+    pub fn read(&self, sector_size: u64) -> Result<Parameters, Error> {
         if !self.params.is_file() {
             return Err(Error::InvalidInput(missing(&self.params, sector_size)));
         }
-        let params = Parameters::load(&self.params, false)?;
+        Parameters::load(&self.params, false)
+    }
+
+    /// The second half of [`ParamFiles::load`]: `params` were made for `r1cs`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when they were not.
+    pub fn check(&self, params: &Parameters, r1cs: &R1cs) -> Result<(), Error> {
         params.check_shape(r1cs).map_err(|e| {
             Error::InvalidInput(format!(
                 "{}: not the parameters of this circuit ({e})",
                 self.params.display()
             ))
-        })?;
-        Ok(params)
+        })
     }
 
     /// Whether all three files are there.
