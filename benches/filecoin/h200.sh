@@ -12,18 +12,9 @@
 # Usage: bash benches/filecoin/h200.sh [RUNS]
 set -euo pipefail
 RUNS=${1:-3}
-OUT=${OUT:-/tmp/fil-bench-out}
-mkdir -p "$OUT"
-export ZKPIPE_PLUGIN_PATH=$PWD/.gpu
-export FIL_PROOFS_PARAMETER_CACHE=/tmp/fil-params
-export FIL_PROOFS_PARENT_CACHE=/tmp/fil-parents
-export ZKPIPE_CACHE_DIR=/tmp/zkpipe-cache
+source "$(dirname "$0")/common.sh"
 work=/tmp/fil-sector
 rm -rf "$work" && mkdir -p "$work"
-for f in .gpu/*.xz; do [ -e "$f" ] && xz -d "$f" && chmod +x "${f%.xz}"; done
-nproc; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
-# Wall time and peak RSS (GNU time when the machine has it).
-timed() { if [ -x /usr/bin/time ]; then /usr/bin/time -v "$@"; else local t=$SECONDS; "$@"; echo "Elapsed (wall clock): $((SECONDS - t)) s" >&2; fi; }
 peers=(./.gpu/c2_peer)
 [ -x ./.gpu/c2_peer_supraseal ] && peers+=(./.gpu/c2_peer_supraseal)
 

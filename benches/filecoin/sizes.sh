@@ -11,18 +11,10 @@
 set -euo pipefail
 SIZE=${1:?usage: sizes.sh SIZE [RUNS], e.g. 512MiB}
 RUNS=${2:-3}
-OUT=${OUT:-/tmp/fil-bench-out}
-mkdir -p "$OUT"
-export ZKPIPE_PLUGIN_PATH=$PWD/.gpu
-export FIL_PROOFS_PARAMETER_CACHE=/tmp/fil-params
-export FIL_PROOFS_PARENT_CACHE=/tmp/fil-parents
-export ZKPIPE_CACHE_DIR=/tmp/zkpipe-cache
+source "$(dirname "$0")/common.sh"
 work=/tmp/fil-sector-$SIZE
 rm -rf "$work" && mkdir -p "$work"
-for f in .gpu/*.xz; do [ -e "$f" ] && xz -df "$f" && chmod +x "${f%.xz}"; done
-nproc; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 df -h /tmp | tail -1
-timed() { if [ -x /usr/bin/time ]; then /usr/bin/time -v "$@"; else local t=$SECONDS; "$@"; echo "Elapsed (wall clock): $((SECONDS - t)) s" >&2; fi; }
 
 timed ./.gpu/zkpipe filecoin params --sector-size "$SIZE" --proofs porep 2> "$OUT/params-$SIZE.err"
 grep -E "made|constraints|Elapsed|Maximum resident" "$OUT/params-$SIZE.err"
