@@ -12,7 +12,7 @@ use std::sync::Arc;
 use zkpipe::backend::is_unsupported;
 use zkpipe::loader::{Registry, SearchPath};
 use zkpipe::plugin::{
-    BackendConfig, Capabilities, ErrorCode, MsmConfig, NttConfig, NttDirection, NttOrder,
+    BackendConfig, Capabilities, ErrorCode, KeyValue, MsmConfig, NttConfig, NttDirection, NttOrder,
     QuotientConfig, ops,
 };
 use zkpipe::reference;
@@ -153,6 +153,16 @@ fn check_msm<G: Group>(be: &Backend, bases: &[G::Aff], scalars: &[Fr]) -> Result
     Ok(())
 }
 
+/// A Groth16 witness's shape: 70 % of scalars 0, 1, 2 or r − 1 (a few huge
+/// buckets), the rest random.
+fn skewed_scalars(n: usize) -> Vec<Fr> {
+    let random = sample::scalars(n, 9);
+    let common = [Fr::ZERO, Fr::one(), Fr::from_u64(2), r_minus_1()];
+    (0..n)
+        .map(|i| if i % 10 < 7 { common[i % 4] } else { random[i] })
+        .collect()
+}
+
 /// Inputs mixing every edge case: zero, one and r − 1 scalars; identity,
 /// duplicated and negated bases; the rest random.
 fn edge_inputs<G: Group>(n: usize, seed: u64) -> (Vec<G::Aff>, Vec<Fr>) {
@@ -243,12 +253,7 @@ fn msm_trials<G: Group>(t: &Target, out: &mut Vec<Trial>) {
     // A Groth16 witness is mostly 0, 1 and small values: a few huge buckets.
     let n = (1usize << max_log().min(12)) + 3;
     out.push(t.trial(format!("{}/skewed-scalars/{n}", G::OP), move |be| {
-        let random = sample::scalars(n, 9);
-        let common = [Fr::ZERO, Fr::one(), Fr::from_u64(2), r_minus_1()];
-        let scalars: Vec<Fr> = (0..n)
-            .map(|i| if i % 10 < 7 { common[i % 4] } else { random[i] })
-            .collect();
-        check_msm::<G>(be, &G::points(n, 10), &scalars)
+        check_msm::<G>(be, &G::points(n, 10), &skewed_scalars(n))
     }));
     out.push(t.trial(format!("{}/empty", G::OP), |be| {
         let got = fail_on(G::msm(be, &[], &[]))?;
@@ -265,27 +270,7 @@ fn msm_trials<G: Group>(t: &Target, out: &mut Vec<Trial>) {
     }));
 
     if t.caps.supports(ops::RESIDENT_BASES) {
-        let n = (1usize << max_log().min(11)) + 1;
-        out.push(t.trial(format!("{}/resident/{n}", G::OP), move |be| {
-            let bases = G::points(n + 3, 11);
-            let scalars = sample::scalars(n, 12);
-            let h = fail_on(G::upload(be, &bases))?;
-            // Two calls on one handle: residency must survive use.
-            for _ in 0..2 {
-                let got = G::to_affine(&fail_on(G::msm_resident(be, h, &scalars))?);
-                let want = G::to_affine(&G::reference(&bases[..n], &scalars));
-                if got != want {
-                    return Err(format!("resident prefix MSM: {got:?} != {want:?}").into());
-                }
-            }
-            expect_code(
-                G::msm_resident(be, h, &sample::scalars(n + 4, 1)),
-                ErrorCode::INVALID_INPUT,
-            )?;
-            fail_on(be.drop_bases(h))?;
-            expect_code(G::msm_resident(be, h, &scalars), ErrorCode::INVALID_INPUT)?;
-            expect_code(be.drop_bases(h), ErrorCode::INVALID_INPUT)
-        }));
+        resident_trials::<G>(t, out);
     } else {
         out.push(t.unsupported(ops::RESIDENT_BASES, |be| {
             G::upload(be, &G::points(1, 1)).map(|_| ())
@@ -323,6 +308,59 @@ fn msm_trials<G: Group>(t: &Target, out: &mut Vec<Trial>) {
             ErrorCode::INVALID_INPUT,
         )
     }));
+}
+
+/// MSMs on resident bases: random, edge-case and skewed inputs, a prefix
+/// of the set, and the handle's lifetime.
+fn resident_trials<G: Group>(t: &Target, out: &mut Vec<Trial>) {
+    let n = (1usize << max_log().min(11)) + 1;
+    out.push(t.trial(format!("{}/resident/{n}", G::OP), move |be| {
+        let bases = G::points(n + 3, 11);
+        let scalars = sample::scalars(n, 12);
+        let h = fail_on(G::upload(be, &bases))?;
+        // Two calls on one handle: residency must survive use.
+        for _ in 0..2 {
+            let got = G::to_affine(&fail_on(G::msm_resident(be, h, &scalars))?);
+            let want = G::to_affine(&G::reference(&bases[..n], &scalars));
+            if got != want {
+                return Err(format!("resident prefix MSM: {got:?} != {want:?}").into());
+            }
+        }
+        expect_code(
+            G::msm_resident(be, h, &sample::scalars(n + 4, 1)),
+            ErrorCode::INVALID_INPUT,
+        )?;
+        fail_on(be.drop_bases(h))?;
+        expect_code(G::msm_resident(be, h, &scalars), ErrorCode::INVALID_INPUT)?;
+        expect_code(be.drop_bases(h), ErrorCode::INVALID_INPUT)
+    }));
+    type Inputs<A> = fn(usize) -> (Vec<A>, Vec<Fr>);
+    let cases: [(&str, Inputs<G::Aff>); 3] = [
+        ("edge-cases", |n| edge_inputs::<G>(n, 77)),
+        ("skewed-scalars", |n| (G::points(n, 78), skewed_scalars(n))),
+        ("identity-bases", |n| {
+            (vec![G::identity(); n], sample::scalars(n, 79))
+        }),
+    ];
+    for (case, make) in cases {
+        for n in [1usize, 7, n] {
+            out.push(
+                t.trial(format!("{}/resident-{case}/{n}", G::OP), move |be| {
+                    let (bases, scalars) = make(n);
+                    let h = fail_on(G::upload(be, &bases))?;
+                    let got = G::to_affine(&fail_on(G::msm_resident(be, h, &scalars))?);
+                    fail_on(be.drop_bases(h))?;
+                    let want = G::to_affine(&G::reference(&bases, &scalars));
+                    if got != want {
+                        return Err(
+                            format!("n = {n}: backend {got:?} != reference {want:?}").into()
+                        );
+                    }
+                    Ok(())
+                }),
+            );
+        }
+    }
 }
 
 fn order_name(o: NttOrder) -> &'static str {
@@ -507,6 +545,12 @@ fn quotient_trials(t: &Target, out: &mut Vec<Trial>) {
     }));
 }
 
+/// Backend settings whose resident MSMs are checked again: the CUDA
+/// backend's precomputed tables at the most windows (12-bit, 22 windows)
+/// and at the widest window (22-bit: buckets far outnumber the points).
+const SETTINGS: [(&str, &str, &str); 2] =
+    [("cuda", "precompute", "12"), ("cuda", "precompute", "22")];
+
 fn main() {
     let args = Arguments::from_args();
     let registry = Registry::load(&SearchPath::standard(None));
@@ -581,6 +625,38 @@ fn main() {
         msm_trials::<G2>(&target, &mut trials);
         ntt_trials(&target, &mut trials);
         quotient_trials(&target, &mut trials);
+        // Settings that change how resident bases are kept: their MSMs again.
+        for (key, value) in SETTINGS
+            .iter()
+            .filter(|(name, ..)| *name == plugin.name.as_str())
+            .map(|(_, k, v)| (k, v))
+        {
+            let config = BackendConfig {
+                ext: vec![KeyValue {
+                    key: (*key).into(),
+                    value: (*value).into(),
+                }]
+                .into(),
+                ..Default::default()
+            };
+            let target = match plugin.create(&config) {
+                Ok(b) => Target {
+                    name: format!("{} {key}={value}", plugin.name),
+                    caps: b.capabilities(),
+                    backend: Arc::new(b),
+                },
+                Err(e) => {
+                    let msg = e.to_string();
+                    trials.push(Trial::test(
+                        format!("[{} {key}={value}] create", plugin.name),
+                        move || Err(msg.into()),
+                    ));
+                    continue;
+                }
+            };
+            resident_trials::<G1>(&target, &mut trials);
+            resident_trials::<G2>(&target, &mut trials);
+        }
     }
     libtest_mimic::run(&args, trials).exit();
 }

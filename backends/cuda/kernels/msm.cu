@@ -8,6 +8,10 @@
 // input: many equal scalars) first go through tree passes (fan-in G, in
 // place), so they cost about K + G·log_G(size/(K·T)) + T serial additions. Then each window's sum Σ b·B_b by running sums
 // over bucket segments and a tree reduction; the host combines the windows.
+//
+// Folded (bases resident with precomputed multiples: table[w·stride + i] =
+// 2^(c·w)·P_i): every window's digits go into one set of buckets, as the
+// point w·stride + i, so the bucket sums and window reductions run once.
 #include "fp.cuh"
 
 template <class F> struct affine { F x, y; };
@@ -88,15 +92,16 @@ __device__ __forceinline__ int next_digit(const fr& s, u32 w, u32 c, u32& carry)
     return carry ? d - (1 << c) : d;
 }
 
-// counts[w * nb + |d|] for nb = 2^(c-1) + 1 buckets per window (0 = skipped).
-extern "C" __global__ void msm_count(const fr* s, u32 n, u32 c, u32 nwin, u32* counts) {
+// counts[w * nb + |d|] for nb = 2^(c-1) + 1 buckets per window (0 = skipped);
+// folded, counts[|d|].
+extern "C" __global__ void msm_count(const fr* s, u32 n, u32 c, u32 nwin, u32 fold, u32* counts) {
     u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     fr k = s[i];
     u32 nb = (1u << (c - 1)) + 1, carry = 0;
     for (u32 w = 0; w < nwin; w++) {
         int d = next_digit(k, w, c, carry);
-        if (d) atomicAdd(&counts[w * nb + (d < 0 ? -d : d)], 1);
+        if (d) atomicAdd(&counts[(fold ? 0 : w * nb) + (d < 0 ? -d : d)], 1);
     }
 }
 
@@ -133,8 +138,10 @@ extern "C" __global__ void msm_scan(const u32* counts, u32 nb, u32 k, u32* offse
     if (t == blockDim.x - 1) totals[w] = sc[t];
 }
 
-// sorted[w * n + position] = point index | sign << 31, in bucket order.
-extern "C" __global__ void msm_scatter(const fr* s, u32 n, u32 c, u32 nwin, u32* cursor, u32* sorted) {
+// sorted[w * n + position] = point index | sign << 31, in bucket order;
+// folded, sorted[position] = (w * stride + i) | sign << 31.
+extern "C" __global__ void msm_scatter(const fr* s, u32 n, u32 c, u32 nwin, u32 fold, u32 stride,
+                                       u32* cursor, u32* sorted) {
     u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     fr k = s[i];
@@ -142,8 +149,9 @@ extern "C" __global__ void msm_scatter(const fr* s, u32 n, u32 c, u32 nwin, u32*
     for (u32 w = 0; w < nwin; w++) {
         int d = next_digit(k, w, c, carry);
         if (d) {
-            u32 pos = atomicAdd(&cursor[w * nb + (d < 0 ? -d : d)], 1);
-            sorted[(size_t)w * n + pos] = i | (d < 0 ? 0x80000000u : 0);
+            u32 pos = atomicAdd(&cursor[(fold ? 0 : w * nb) + (d < 0 ? -d : d)], 1);
+            u32 point = fold ? w * stride + i : i;
+            sorted[(fold ? 0 : (size_t)w * n) + pos] = point | (d < 0 ? 0x80000000u : 0);
         }
     }
 }
@@ -257,6 +265,55 @@ template <class F> __device__ void reduce(const xyzz<F>* in, u32 m, u32 g, xyzz<
     out[(size_t)w * outs + o] = acc;
 }
 
+// ------------------------------------------------------------------ fixed bases
+
+// a^(p-2) = 1/a for a != 0 (Fermat; once per point at upload).
+__device__ fp inv(const fp& a) {
+    fp r; set_one(r);
+    for (int bit = 380; bit >= 0; bit--) {
+        r = sqr(r);
+        u64 e = FP_P[bit / 64] - (bit < 64 ? 2 : 0);  // p - 2: no borrow (p's low limb is odd, > 2)
+        if ((e >> (bit % 64)) & 1) r = mul(r, a);
+    }
+    return r;
+}
+__device__ fp2 inv(const fp2& a) {
+    fp t = inv(add(sqr(a.c0), sqr(a.c1)));
+    return {mul(a.c0, t), neg(mul(a.c1, t))};
+}
+
+// table[w * stride + i] = 2^(c·w)·table[i] for 0 < w < nwin (affine; blst's
+// (0, 0) infinity stays infinity): c doublings per window in XYZZ, then one
+// inversion per point shared by its windows (Montgomery's trick on ZZZ;
+// 1/ZZ = (ZZ/ZZZ)^2).
+#define FIXED_MAX_WINDOWS 22
+template <class F> __device__ void precompute(affine<F>* table, u32 n, u32 stride, u32 c, u32 nwin) {
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n || nwin > FIXED_MAX_WINDOWS) return;
+    affine<F> p = table[i];
+    if (is_zero(p.x) && is_zero(p.y)) {
+        for (u32 w = 1; w < nwin; w++) table[(size_t)w * stride + i] = p;
+        return;
+    }
+    xyzz<F> q[FIXED_MAX_WINDOWS];
+    F prefix[FIXED_MAX_WINDOWS];
+    xyzz<F> acc{p.x, p.y, F{}, F{}};
+    set_one(acc.zz); set_one(acc.zzz);
+    for (u32 w = 1; w < nwin; w++) {
+        for (u32 j = 0; j < c; j++) dbl(acc);
+        q[w] = acc;
+        prefix[w] = w == 1 ? acc.zzz : mul(prefix[w - 1], acc.zzz);
+    }
+    if (nwin < 2) return;
+    F t = inv(prefix[nwin - 1]);  // 1 / (ZZZ_1 ··· ZZZ_w) while walking down
+    for (u32 w = nwin - 1; w >= 1; w--) {
+        F izzz = w == 1 ? t : mul(t, prefix[w - 1]);
+        t = mul(t, q[w].zzz);
+        F iz = mul(q[w].zz, izzz), izz = sqr(iz);
+        table[(size_t)w * stride + i] = affine<F>{mul(q[w].x, izz), mul(q[w].y, izzz)};
+    }
+}
+
 #define MSM_KERNELS(G, F, BOUNDS)                                                                  \
     extern "C" __global__ void BOUNDS msm_accumulate_##G(const affine<F>* bases, const u32* sorted,       \
         const u32* counts, const u32* offsets, const u32* chunk_first, const u32* chunk_bucket,    \
@@ -280,6 +337,10 @@ template <class F> __device__ void reduce(const xyzz<F>* in, u32 m, u32 g, xyzz<
     }                                                                                              \
     extern "C" __global__ void msm_reduce_##G(const xyzz<F>* in, u32 m, u32 g, xyzz<F>* out) {     \
         reduce(in, m, g, out);                                                                     \
+    }                                                                                              \
+    extern "C" __global__ void msm_precompute_##G(affine<F>* table, u32 n, u32 stride, u32 c,      \
+                                                  u32 nwin) {                                      \
+        precompute(table, n, stride, c, nwin);                                                     \
     }
 
 // G1: 3 blocks of 128 per SM (≤ 170 registers, a few bytes of spill) beat 2.

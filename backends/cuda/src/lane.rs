@@ -146,22 +146,34 @@ impl Lane<'_> {
         buf.clone()
     }
 
-    pub(crate) fn check_free(&self, bytes: usize) -> Result<(), AccelError> {
+    /// Free device memory, counting what the stream-ordered pool keeps as
+    /// free (it is handed back first when the driver's count looks short).
+    pub(crate) fn free_bytes(&self) -> Result<usize, AccelError> {
+        self.free_beyond(usize::MAX - (64 << 20))
+    }
+
+    /// Free memory, with the pool trimmed if less than `bytes` + 64 MiB is.
+    fn free_beyond(&self, bytes: usize) -> Result<usize, AccelError> {
         let query = || {
             self.ctx
                 .mem_get_info()
                 .map(|(free, _)| free)
                 .map_err(driver_err("querying memory"))
         };
-        let mut free = query()?;
-        if free < bytes + (64 << 20) {
-            // Memory the pool keeps counts as used: hand it back, then look again.
-            self.stream
-                .synchronize()
-                .map_err(driver_err("synchronising"))?;
-            pool_keep(&self.ctx, None);
-            free = query()?;
+        let free = query()?;
+        if free >= bytes + (64 << 20) {
+            return Ok(free);
         }
+        // Memory the pool keeps counts as used: hand it back, then look again.
+        self.stream
+            .synchronize()
+            .map_err(driver_err("synchronising"))?;
+        pool_keep(&self.ctx, None);
+        query()
+    }
+
+    pub(crate) fn check_free(&self, bytes: usize) -> Result<(), AccelError> {
+        let free = self.free_beyond(bytes)?;
         if free < bytes + (64 << 20) {
             return Err(AccelError::new(
                 ErrorCode::OUT_OF_MEMORY,

@@ -56,7 +56,52 @@ struct Resident {
     device: u32,
     g2: bool,
     len: usize,
-    words: Arc<CudaSlice<u64>>,
+    words: Arc<ResidentWords>,
+}
+
+/// A resident set's device words.
+enum ResidentWords {
+    Plain(CudaSlice<u64>),
+    /// With multiples for every window (`--backend-opt precompute`).
+    Fixed(msm::FixedBases),
+}
+
+impl ResidentWords {
+    fn bytes(&self) -> usize {
+        match self {
+            ResidentWords::Plain(w) => w.len() * 8,
+            ResidentWords::Fixed(f) => f.words.len() * 8,
+        }
+    }
+}
+
+/// When resident bases get precomputed multiples (fixed-base MSMs: fewer
+/// windows' work per MSM for several times the set's device memory).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Precompute {
+    Off,
+    /// Sets of 2^12 points and more, with [`msm::fixed_base_window`], when
+    /// the table takes at most half the device's free memory.
+    Auto,
+    /// Every set, with this window.
+    Window(u32),
+}
+
+impl Precompute {
+    fn parse(v: Option<&str>) -> Result<Precompute, AccelError> {
+        Ok(match v {
+            None | Some("off") => Precompute::Off,
+            Some("auto") => Precompute::Auto,
+            Some(c) => match c.parse::<u32>() {
+                Ok(c) if (12..=22).contains(&c) => Precompute::Window(c),
+                _ => {
+                    return Err(AccelError::invalid_input(format!(
+                        "precompute must be off, auto or a window of 12..=22 bits, got `{c}`"
+                    )));
+                }
+            },
+        })
+    }
 }
 
 /// The CUDA backend.
@@ -65,6 +110,8 @@ pub struct CudaBackend {
     notes: String,
     /// Pippenger window from `--backend-opt window_bits=C`; 0 = per size.
     window_bits: u32,
+    /// `--backend-opt precompute=off|auto|C`.
+    precompute: Precompute,
     resident: Mutex<HashMap<u64, Resident>>,
     next_handle: AtomicU64,
 }
@@ -88,13 +135,14 @@ impl BackendPlugin for CudaBackend {
         if let Some(kv) = config
             .ext
             .iter()
-            .find(|kv| kv.key.as_str() != "window_bits")
+            .find(|kv| !["window_bits", "precompute"].contains(&kv.key.as_str()))
         {
             return Err(AccelError::invalid_input(format!(
-                "unknown cuda backend setting `{}` (known: window_bits)",
+                "unknown cuda backend setting `{}` (known: window_bits, precompute)",
                 kv.key
             )));
         }
+        let precompute = Precompute::parse(ext_get(&config.ext, "precompute"))?;
         let window_bits = match ext_get(&config.ext, "window_bits") {
             None => 0,
             Some(v) => v.parse().map_err(|_| {
@@ -107,6 +155,7 @@ impl BackendPlugin for CudaBackend {
             gpus,
             notes,
             window_bits,
+            precompute,
             resident: Mutex::new(HashMap::new()),
             next_handle: AtomicU64::new(1),
         })
@@ -141,13 +190,35 @@ impl CudaBackend {
 }
 
 impl CudaBackend {
-    fn upload<T>(&self, bases: &[T], device: u32, g2: bool) -> Result<BasesHandle, AccelError> {
+    fn upload<C: msm::Curve>(
+        &self,
+        bases: &[C::Affine],
+        device: u32,
+        g2: bool,
+    ) -> Result<BasesHandle, AccelError> {
         let lane = self.gpu(device)?.lane()?;
-        lane.check_free(std::mem::size_of_val(bases))?;
-        let words = lane.upload(point_words(bases))?;
-        lane.stream
-            .synchronize()
-            .map_err(driver_err("synchronising"))?;
+        let size = std::mem::size_of_val(bases);
+        let c = match self.precompute {
+            Precompute::Off => None,
+            Precompute::Window(c) => Some(c),
+            Precompute::Auto if bases.len() < 1 << 12 => None,
+            Precompute::Auto => {
+                let c = msm::fixed_base_window(bases.len());
+                let free = lane.free_bytes()?;
+                (msm::windows(c) as usize * size <= free / 2).then_some(c)
+            }
+        };
+        let words = match c {
+            Some(c) => ResidentWords::Fixed(lane.precompute::<C>(point_words(bases), c)?),
+            None => {
+                lane.check_free(size)?;
+                let words = lane.upload(point_words(bases))?;
+                lane.stream
+                    .synchronize()
+                    .map_err(driver_err("synchronising"))?;
+                ResidentWords::Plain(words)
+            }
+        };
         let id = self.next_handle.fetch_add(1, Ordering::Relaxed);
         self.resident.lock().unwrap().insert(
             id,
@@ -205,13 +276,51 @@ impl CudaBackend {
             }
         };
         let lane = gpu.lane()?;
-        match (&resident, bases) {
-            (Some(w), _) => lane.msm::<C>(msm::MsmBases::Device(w), scalars, c),
+        match (resident.as_deref(), bases) {
+            (Some(ResidentWords::Plain(w)), _) => {
+                lane.msm::<C>(msm::MsmBases::Device(w), scalars, c)
+            }
+            // A window asked for in this call, other than the table's, uses
+            // the table's first points: the bases themselves.
+            (Some(ResidentWords::Fixed(f)), _) if ![0, f.c].contains(&config.window_bits) => {
+                lane.msm::<C>(msm::MsmBases::Device(&f.words), scalars, c)
+            }
+            (Some(ResidentWords::Fixed(f)), _) => {
+                lane.msm::<C>(msm::MsmBases::Fixed(f), scalars, c)
+            }
             (None, BasesRef::Host(b)) => {
                 lane.msm::<C>(msm::MsmBases::Host(point_words(b.as_slice())), scalars, c)
             }
             (None, BasesRef::Resident(_)) => unreachable!("resolved above"),
         }
+    }
+}
+
+impl CudaBackend {
+    /// The discovery notes, the precompute setting and what resident sets
+    /// hold now (precomputed tables are several times their bases).
+    fn notes_now(&self) -> String {
+        let map = self.resident.lock().unwrap();
+        let fixed = map
+            .values()
+            .filter(|r| matches!(*r.words, ResidentWords::Fixed(_)))
+            .count();
+        let bytes: usize = map.values().map(|r| r.words.bytes()).sum();
+        let mut notes = self.notes.clone();
+        if !notes.is_empty() {
+            notes.push_str("; ");
+        }
+        notes.push_str(&format!(
+            "precompute {}; resident bases: {} sets ({fixed} precomputed), {} MiB",
+            match self.precompute {
+                Precompute::Off => "off".to_string(),
+                Precompute::Auto => "auto".to_string(),
+                Precompute::Window(c) => format!("{c}-bit"),
+            },
+            map.len(),
+            bytes >> 20
+        ));
+        notes
     }
 }
 
@@ -233,7 +342,7 @@ impl AcceleratorImpl for CudaBackend {
                 })
                 .collect::<Vec<_>>()
                 .into(),
-            notes: self.notes.clone().into(),
+            notes: self.notes_now().into(),
         }
     }
 
@@ -250,7 +359,7 @@ impl AcceleratorImpl for CudaBackend {
         let msm = |words: usize| {
             move |n: u64| {
                 let n = n as usize;
-                msm::Plan::new(n, auto_window(n)).device_bytes(words) as u64
+                msm::Plan::new(n, auto_window(n), false).device_bytes(words) as u64
             }
         };
         let (ntt, quotient) = (|n: u64| (3 + 1) * 32 * n, |n: u64| (5 + 2) * 32 * n);
@@ -287,11 +396,11 @@ impl AcceleratorImpl for CudaBackend {
     }
 
     fn upload_bases_g1(&self, bases: &[G1Affine], device: u32) -> Result<BasesHandle, AccelError> {
-        self.upload(bases, device, false)
+        self.upload::<msm::G1>(bases, device, false)
     }
 
     fn upload_bases_g2(&self, bases: &[G2Affine], device: u32) -> Result<BasesHandle, AccelError> {
-        self.upload(bases, device, true)
+        self.upload::<msm::G2>(bases, device, true)
     }
 
     fn drop_bases(&self, handle: BasesHandle) -> Result<(), AccelError> {

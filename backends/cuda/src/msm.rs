@@ -131,12 +131,35 @@ impl Curve for G2 {
 pub fn auto_window(n: usize) -> u32 {
     match n {
         0..32768 => (2..=16u32)
-            .min_by_key(|&c| (255 / c + 1) as u64 * (n as u64 + 3 * (1u64 << (c - 1))))
+            .min_by_key(|&c| windows(c) as u64 * (n as u64 + 3 * (1u64 << (c - 1))))
             .unwrap(),
         32768..=262144 => 13,
         _ => 16,
     }
 }
+
+/// Window size for bases with precomputed multiples (one set of buckets
+/// for every window): the fewest additions, n per window plus about four
+/// per bucket for the bucket and window sums, among windows of at most 20
+/// bits whose buckets hold at least 100 points on average. Measured on the
+/// H200 (G1 2^22 and 2^24, G2 2^20 and 2^22, c = 16…22): emptier buckets
+/// leave the one-thread-per-chunk sums partly idle, and past 2^19 buckets
+/// the one-block scan and the window sums cost more than a window saves.
+pub fn fixed_base_window(n: usize) -> u32 {
+    let n = n as u64;
+    (12..=20u32)
+        .filter(|&c| c == 12 || windows(c) as u64 * n >= 100 << (c - 1))
+        .min_by_key(|&c| windows(c) as u64 * n + (4u64 << (c - 1)))
+        .expect("c = 12 always qualifies")
+}
+
+/// Signed c-bit windows covering a 255-bit scalar and its final carry.
+pub(crate) fn windows(c: u32) -> u32 {
+    255 / c + 1
+}
+
+/// Most windows a precomputed table may have (the kernel's local arrays).
+pub(crate) const FIXED_MAX_WINDOWS: u32 = 22;
 
 /// Buffer sizes of one MSM (element counts).
 #[derive(Debug, Clone, Copy)]
@@ -144,30 +167,41 @@ pub(crate) struct Plan {
     pub n: u32,
     /// Window bits.
     pub c: u32,
+    /// Digit windows of each scalar.
     pub windows: u32,
-    /// Buckets per window including the unused bucket 0.
+    /// Bucket sets: one per window, or one for all (precomputed bases).
+    pub sets: u32,
+    /// Sorted entries per set: n, or windows·n when folded.
+    pub per_set: u32,
+    /// Buckets per set including the unused bucket 0.
     pub nb: u32,
-    /// Chunk slots per window: an upper bound on Σ chunks.
+    /// Chunk slots per set: an upper bound on Σ chunks.
     pub cap: u32,
-    /// Buckets per window-sum segment, and segments per window.
+    /// Buckets per window-sum segment, and segments per set.
     pub seg_len: u32,
     pub segs: u32,
 }
 
 impl Plan {
-    pub(crate) fn new(n: usize, c: u32) -> Plan {
-        let windows = 255 / c + 1;
+    /// A plan for `n` scalars with c-bit windows; `folded` when the bases
+    /// have precomputed multiples for each window.
+    pub(crate) fn new(n: usize, c: u32, folded: bool) -> Plan {
+        let windows = windows(c);
+        let sets = if folded { 1 } else { windows };
+        let per_set = n as u32 * (windows / sets);
         let buckets = 1u32 << (c - 1);
         // Enough segments to fill the device (~32k threads), at most 64 buckets each.
-        let per = ((buckets as u64 * windows as u64) >> 15).clamp(1, 64) as u32;
+        let per = ((buckets as u64 * sets as u64) >> 15).clamp(1, 64) as u32;
         let seg_len = 1 << (31 - per.leading_zeros());
         let seg_len = seg_len.min(buckets);
         Plan {
             n: n as u32,
             c,
             windows,
+            sets,
+            per_set,
             nb: buckets + 1,
-            cap: (n as u32).div_ceil(CHUNK) + buckets + 1,
+            cap: per_set.div_ceil(CHUNK) + buckets + 1,
             seg_len,
             segs: buckets / seg_len,
         }
@@ -175,12 +209,12 @@ impl Plan {
 
     /// Device bytes the MSM allocates besides the bases.
     pub(crate) fn device_bytes(&self, point_words: usize) -> usize {
-        let (w, xyzz) = (self.windows as usize, point_words * 8 * 4);
-        let tables = 4 * w * self.nb as usize * 4;
-        let sorted = w * self.n as usize * 4;
-        let chunks = w * self.cap as usize * (4 + xyzz);
-        let buckets = w * (self.nb as usize - 1) * xyzz;
-        let segments = 2 * w * self.segs as usize * xyzz;
+        let (sets, xyzz) = (self.sets as usize, point_words * 8 * 4);
+        let tables = 4 * sets * self.nb as usize * 4;
+        let sorted = self.windows as usize * self.n as usize * 4;
+        let chunks = sets * self.cap as usize * (4 + xyzz);
+        let buckets = sets * (self.nb as usize - 1) * xyzz;
+        let segments = 2 * sets * self.segs as usize * xyzz;
         self.n as usize * 32 + tables + sorted + chunks + buckets + segments
     }
 }
@@ -198,6 +232,16 @@ fn grid_2d(count: u32, rows: u32) -> LaunchConfig {
 pub(crate) enum MsmBases<'a> {
     Device(&'a CudaSlice<u64>),
     Host(&'a [u64]),
+    /// On this device with precomputed multiples (see [`Lane::precompute`]).
+    Fixed(&'a FixedBases),
+}
+
+/// Bases on a device with their multiples for every window of a c-bit
+/// MSM: point `w·len + i` is 2^(c·w)·P_i, so points `0..len` are the bases.
+pub(crate) struct FixedBases {
+    pub words: CudaSlice<u64>,
+    pub len: usize,
+    pub c: u32,
 }
 
 impl Lane<'_> {
@@ -205,22 +249,29 @@ impl Lane<'_> {
     ///
     /// # Errors
     /// `OUT_OF_MEMORY` when the buffers do not fit; driver errors.
+    /// With [`MsmBases::Fixed`], `c` is the table's.
     pub(crate) fn msm<C: Curve>(
         &self,
         bases: MsmBases<'_>,
         scalars: &[Fr],
         c: u32,
     ) -> Result<C::Proj, AccelError> {
-        let plan = Plan::new(scalars.len(), c);
+        let (c, fold, stride) = match bases {
+            MsmBases::Fixed(f) => (f.c, 1u32, f.len as u32),
+            _ => (c, 0, 0),
+        };
+        let plan = Plan::new(scalars.len(), c, fold == 1);
         let host_bytes = match bases {
             MsmBases::Host(w) => std::mem::size_of_val(w),
-            MsmBases::Device(_) => 0,
+            MsmBases::Device(_) | MsmBases::Fixed(_) => 0,
         };
         self.check_free(plan.device_bytes(C::WORDS) + host_bytes)?;
         let Plan {
             n,
             c,
             windows,
+            sets,
+            per_set,
             nb,
             cap,
             seg_len,
@@ -231,7 +282,7 @@ impl Lane<'_> {
         let k = &self.msm.scalar;
         let e = |what| driver_err(what);
         let chunk = CHUNK;
-        let tables = (windows * nb) as usize;
+        let tables = (sets * nb) as usize;
 
         let mut sc = self.upload(limbs(scalars))?;
         prof.mark("copy in");
@@ -243,8 +294,13 @@ impl Lane<'_> {
 
         let mut counts = s.alloc_zeros::<u32>(tables).map_err(e("allocating"))?;
         let mut l = s.launch_builder(&k.count);
-        l.arg(&sc).arg(&n).arg(&c).arg(&windows).arg(&mut counts);
-        // SAFETY: indices w·nb + |d| < windows·nb since |d| ≤ 2^(c−1).
+        l.arg(&sc)
+            .arg(&n)
+            .arg(&c)
+            .arg(&windows)
+            .arg(&fold)
+            .arg(&mut counts);
+        // SAFETY: indices (w·nb, or 0 folded) + |d| < sets·nb since |d| ≤ 2^(c−1).
         unsafe { l.launch(grid(n as usize)) }.map_err(e("msm_count"))?;
         prof.mark("msm_count");
 
@@ -252,10 +308,10 @@ impl Lane<'_> {
         let mut cursor = s.alloc_zeros::<u32>(tables).map_err(e("allocating"))?;
         let mut chunk_first = s.alloc_zeros::<u32>(tables).map_err(e("allocating"))?;
         let mut totals = s
-            .alloc_zeros::<u32>(windows as usize)
+            .alloc_zeros::<u32>(sets as usize)
             .map_err(e("allocating"))?;
         let mut most = s
-            .alloc_zeros::<u32>(windows as usize)
+            .alloc_zeros::<u32>(sets as usize)
             .map_err(e("allocating"))?;
         let mut l = s.launch_builder(&k.scan);
         l.arg(&counts)
@@ -267,11 +323,11 @@ impl Lane<'_> {
             .arg(&mut totals)
             .arg(&mut most);
         let scan_cfg = LaunchConfig {
-            grid_dim: (windows, 1, 1),
+            grid_dim: (sets, 1, 1),
             block_dim: (1024, 1, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: one block per window over its nb entries.
+        // SAFETY: one block per set over its nb entries.
         unsafe { l.launch(scan_cfg) }.map_err(e("msm_scan"))?;
         prof.mark("msm_scan");
 
@@ -283,14 +339,16 @@ impl Lane<'_> {
             .arg(&n)
             .arg(&c)
             .arg(&windows)
+            .arg(&fold)
+            .arg(&stride)
             .arg(&mut cursor)
             .arg(&mut sorted);
-        // SAFETY: positions stay below each window's n entries (the counts sum to ≤ n).
+        // SAFETY: positions stay below each set's per_set entries (its counts sum to ≤ per_set).
         unsafe { l.launch(grid(n as usize)) }.map_err(e("msm_scatter"))?;
         prof.mark("msm_scatter");
 
         let mut chunk_bucket = s
-            .alloc_zeros::<u32>(windows as usize * cap as usize)
+            .alloc_zeros::<u32>(sets as usize * cap as usize)
             .map_err(e("allocating"))?;
         let mut l = s.launch_builder(&k.chunk_map);
         l.arg(&counts)
@@ -298,7 +356,7 @@ impl Lane<'_> {
             .arg(&nb)
             .arg(&chunk)
             .arg(&cap)
-            .arg(&windows)
+            .arg(&sets)
             .arg(&mut chunk_bucket);
         // SAFETY: chunk indices are below `cap` (Σ chunks ≤ n/CHUNK + buckets).
         unsafe { l.launch(grid(tables)) }.map_err(e("msm_chunk_map"))?;
@@ -309,6 +367,7 @@ impl Lane<'_> {
         let copied;
         let bases = match bases {
             MsmBases::Device(b) => b,
+            MsmBases::Fixed(f) => &f.words,
             MsmBases::Host(w) => {
                 copied = self.upload(w)?;
                 prof.mark("copy bases");
@@ -318,7 +377,7 @@ impl Lane<'_> {
         let pk = C::kernels(&self.msm);
         let xw = 4 * C::WORDS;
         let mut partial = s
-            .alloc_zeros::<u64>(windows as usize * cap as usize * xw)
+            .alloc_zeros::<u64>(sets as usize * cap as usize * xw)
             .map_err(e("allocating"))?;
         let mut l = s.launch_builder(&pk.accumulate);
         l.arg(bases)
@@ -328,18 +387,19 @@ impl Lane<'_> {
             .arg(&chunk_first)
             .arg(&chunk_bucket)
             .arg(&totals)
-            .arg(&n)
+            .arg(&per_set)
             .arg(&nb)
             .arg(&chunk)
             .arg(&cap)
             .arg(&mut partial);
-        // SAFETY: reads point indices < n (bases hold ≥ n points), writes chunk slots < cap.
-        unsafe { l.launch(grid_2d(cap, windows)) }.map_err(e("msm_accumulate"))?;
+        // SAFETY: reads point indices < n (folded: < windows·stride, the
+        // table's size), writes chunk slots < cap.
+        unsafe { l.launch(grid_2d(cap, sets)) }.map_err(e("msm_accumulate"))?;
         prof.mark("msm_accumulate");
 
         // Tree passes while some bucket has more than stride·BUCKET_SERIAL
         // chunks (the largest count is read back: a few bytes).
-        let mut most_host = vec![0u32; windows as usize];
+        let mut most_host = vec![0u32; sets as usize];
         s.memcpy_dtoh(&most, most_host.as_mut_slice())
             .map_err(e("reading chunk counts"))?;
         s.synchronize().map_err(e("synchronising"))?;
@@ -359,14 +419,14 @@ impl Lane<'_> {
                 .arg(&TREE_FAN_IN)
                 .arg(&BUCKET_SERIAL);
             // SAFETY: each thread reads and writes chunk slots of its own bucket (< cap).
-            unsafe { l.launch(grid_2d(cap, windows)) }.map_err(e("msm_tree_pass"))?;
+            unsafe { l.launch(grid_2d(cap, sets)) }.map_err(e("msm_tree_pass"))?;
             prof.mark("msm_tree_pass");
             stride = stride.saturating_mul(TREE_FAN_IN);
         }
 
         let nbk = nb - 1;
         let mut buckets = s
-            .alloc_zeros::<u64>(windows as usize * nbk as usize * xw)
+            .alloc_zeros::<u64>(sets as usize * nbk as usize * xw)
             .map_err(e("allocating"))?;
         let mut l = s.launch_builder(&pk.bucket_sum);
         l.arg(&partial)
@@ -375,46 +435,49 @@ impl Lane<'_> {
             .arg(&nb)
             .arg(&chunk)
             .arg(&cap)
-            .arg(&windows)
+            .arg(&sets)
             .arg(&TREE_FAN_IN)
             .arg(&BUCKET_SERIAL)
             .arg(&mut buckets);
-        // SAFETY: one thread per (window, bucket ≥ 1), reading its own chunk slots.
-        unsafe { l.launch(grid_2d(windows * nbk, 1)) }.map_err(e("msm_bucket_sum"))?;
+        // SAFETY: one thread per (set, bucket ≥ 1), reading its own chunk slots.
+        unsafe { l.launch(grid_2d(sets * nbk, 1)) }.map_err(e("msm_bucket_sum"))?;
         prof.mark("msm_bucket_sum");
         drop(partial);
 
         let mut cur = s
-            .alloc_zeros::<u64>(windows as usize * segs as usize * xw)
+            .alloc_zeros::<u64>(sets as usize * segs as usize * xw)
             .map_err(e("allocating"))?;
         let mut l = s.launch_builder(&pk.window_segments);
         l.arg(&buckets).arg(&nbk).arg(&seg_len).arg(&mut cur);
-        // SAFETY: segs·seg_len = nbk buckets per window.
-        unsafe { l.launch(grid_2d(segs, windows)) }.map_err(e("msm_window_segments"))?;
+        // SAFETY: segs·seg_len = nbk buckets per set.
+        unsafe { l.launch(grid_2d(segs, sets)) }.map_err(e("msm_window_segments"))?;
         prof.mark("msm_window_segments");
 
         let mut m = segs;
         while m > 1 {
             let outs = m.div_ceil(REDUCE_FAN_IN);
             let mut out = s
-                .alloc_zeros::<u64>(windows as usize * outs as usize * xw)
+                .alloc_zeros::<u64>(sets as usize * outs as usize * xw)
                 .map_err(e("allocating"))?;
             let mut l = s.launch_builder(&pk.reduce);
             l.arg(&cur).arg(&m).arg(&REDUCE_FAN_IN).arg(&mut out);
-            // SAFETY: reads m points per window, writes ceil(m / fan-in).
-            unsafe { l.launch(grid_2d(outs, windows)) }.map_err(e("msm_reduce"))?;
+            // SAFETY: reads m points per set, writes ceil(m / fan-in).
+            unsafe { l.launch(grid_2d(outs, sets)) }.map_err(e("msm_reduce"))?;
             prof.mark("msm_reduce");
             cur = out;
             m = outs;
         }
-        let mut host = vec![0u64; windows as usize * xw];
+        let mut host = vec![0u64; sets as usize * xw];
         s.memcpy_dtoh(&cur, host.as_mut_slice())
             .map_err(e("copying window sums"))?;
         s.synchronize().map_err(e("synchronising"))?;
         prof.mark("copy out");
-        prof.report(&format!("msm n={n} c={c} windows={windows}"));
+        prof.report(&format!(
+            "msm n={n} c={c} windows={windows}{}",
+            if fold == 1 { " folded" } else { "" }
+        ));
 
-        // Σ_w 2^(c·w)·W_w, top window first.
+        // Σ_w 2^(c·w)·W_w, top window first (folded: the one sum is the result).
         let mut acc = C::identity();
         for w in host.chunks_exact(xw).rev() {
             for _ in 0..c {
@@ -423,6 +486,52 @@ impl Lane<'_> {
             acc = C::add(&acc, &C::from_xyzz(w));
         }
         Ok(acc)
+    }
+
+    /// `bases` (affine words) on this device with their multiples for
+    /// c-bit windows, built here: ~c·windows doublings and one inversion
+    /// per point.
+    ///
+    /// # Errors
+    /// `OUT_OF_MEMORY` when the table does not fit; driver errors.
+    pub(crate) fn precompute<C: Curve>(
+        &self,
+        bases: &[u64],
+        c: u32,
+    ) -> Result<FixedBases, AccelError> {
+        let words_per_point = 2 * C::WORDS;
+        let len = bases.len() / words_per_point;
+        let nwin = windows(c);
+        if nwin > FIXED_MAX_WINDOWS || len as u64 * nwin as u64 >= 1 << 31 {
+            return Err(AccelError::invalid_input(format!(
+                "precomputed bases: {len} points × {nwin} windows is past the table's limit"
+            )));
+        }
+        self.check_free((nwin as usize + 1) * std::mem::size_of_val(bases))?;
+        let s = &self.stream;
+        let e = |what| driver_err(what);
+        let mut prof = Profile::new(s);
+        let plain = self.upload(bases)?;
+        // SAFETY: points 0..len are copied below, the rest written by the kernel.
+        let mut words = unsafe { s.alloc::<u64>(nwin as usize * bases.len()) }
+            .map_err(e("allocating device memory"))?;
+        s.memcpy_dtod(&plain, &mut words.slice_mut(..bases.len()))
+            .map_err(e("copying on the device"))?;
+        drop(plain);
+        prof.mark("copy in");
+        let (len32, stride) = (len as u32, len as u32);
+        let mut l = s.launch_builder(&C::kernels(&self.msm).precompute);
+        l.arg(&mut words)
+            .arg(&len32)
+            .arg(&stride)
+            .arg(&c)
+            .arg(&nwin);
+        // SAFETY: one thread per point i < len writes entries w·len + i < nwin·len.
+        unsafe { l.launch(grid_2d(len32, 1)) }.map_err(e("msm_precompute"))?;
+        s.synchronize().map_err(e("synchronising"))?;
+        prof.mark("msm_precompute");
+        prof.report(&format!("precompute n={len} c={c} windows={nwin}"));
+        Ok(FixedBases { words, len, c })
     }
 }
 
@@ -435,10 +544,20 @@ mod tests {
         for log_n in 0..=28 {
             let n = 1usize << log_n;
             let c = auto_window(n);
-            let p = Plan::new(n, c);
-            assert!(p.windows * c >= 256, "signed digits need 256 bits");
-            assert_eq!(p.segs * p.seg_len, p.nb - 1);
+            for folded in [false, true] {
+                let p = Plan::new(n, c, folded);
+                assert!(p.windows * c >= 256, "signed digits need 256 bits");
+                assert_eq!(p.segs * p.seg_len, p.nb - 1);
+                assert_eq!(p.sets * p.per_set, p.windows * p.n);
+            }
+            let f = fixed_base_window(n);
+            assert!((12..=20).contains(&f) && windows(f) <= FIXED_MAX_WINDOWS);
         }
+        // The fewest additions whose buckets keep ≥ 100 points on average.
+        assert_eq!(
+            [16, 20, 22, 24].map(|log| fixed_base_window(1 << log)),
+            [14, 18, 20, 20]
+        );
         assert_eq!((auto_window(1 << 10), auto_window(1 << 16)), (7, 13));
     }
 }

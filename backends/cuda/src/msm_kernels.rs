@@ -22,6 +22,7 @@ pub(crate) struct PointKernels {
     pub(crate) bucket_sum: CudaFunction,
     pub(crate) window_segments: CudaFunction,
     pub(crate) reduce: CudaFunction,
+    pub(crate) precompute: CudaFunction,
 }
 
 /// Every MSM kernel of a device.
@@ -32,7 +33,7 @@ pub(crate) struct MsmKernels {
 }
 
 /// Kernel entry points of `msm.cu`, for loading and for the compile test.
-pub const KERNELS: [&str; 15] = [
+pub const KERNELS: [&str; 17] = [
     "msm_from_mont",
     "msm_count",
     "msm_scan",
@@ -43,11 +44,13 @@ pub const KERNELS: [&str; 15] = [
     "msm_bucket_sum_g1",
     "msm_window_segments_g1",
     "msm_reduce_g1",
+    "msm_precompute_g1",
     "msm_accumulate_g2",
     "msm_tree_pass_g2",
     "msm_bucket_sum_g2",
     "msm_window_segments_g2",
     "msm_reduce_g2",
+    "msm_precompute_g2",
 ];
 
 impl MsmKernels {
@@ -64,6 +67,7 @@ impl MsmKernels {
                 bucket_sum: f(&format!("msm_bucket_sum_{g}"))?,
                 window_segments: f(&format!("msm_window_segments_{g}"))?,
                 reduce: f(&format!("msm_reduce_{g}"))?,
+                precompute: f(&format!("msm_precompute_{g}"))?,
             })
         };
         Ok(MsmKernels {

@@ -28,7 +28,7 @@ pub enum BenchOp {
         /// Curve group.
         #[arg(long, value_enum, default_value = "g1")]
         group: Group,
-        /// Upload the bases once and time MSMs on the resident set.
+        /// Upload each size's bases once and time MSMs on the resident set.
         #[arg(long)]
         resident: bool,
         /// Also time the same MSM through blst's own multi-threaded Pippenger

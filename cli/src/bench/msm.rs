@@ -85,14 +85,22 @@ pub(super) fn bench_msm<G: MsmOps>(
         device: c.device,
         ..Default::default()
     };
-    let handle = if resident {
-        Some(G::upload(be, &bases, c.device)?)
-    } else {
-        None
-    };
     for log in c.log_size.clone() {
         let n = 1usize << log;
         let (b, s) = (&bases[..n], &scalars[..n]);
+        // A set of each size, as a key's query is: a backend may shape
+        // what it keeps (precomputed multiples) by the set's size.
+        let handle = if resident {
+            let t = std::time::Instant::now();
+            let h = G::upload(be, b, c.device)?;
+            eprintln!(
+                "2^{log} bases resident in {:.1} ms",
+                t.elapsed().as_secs_f64() * 1e3
+            );
+            Some(h)
+        } else {
+            None
+        };
         let mut run_backend = || match handle {
             Some(h) => G::msm(be, h.into(), s, &cfg),
             None => G::msm(be, b.into(), s, &cfg),
@@ -109,12 +117,12 @@ pub(super) fn bench_msm<G: MsmOps>(
         };
         let base_times = (times.len() > 1).then(|| times.remove(1));
         let times = times.remove(0);
+        if let Some(h) = handle {
+            be.drop_bases(h)?;
+        }
         let r = row(log, &times, base_times.as_deref());
         p.row(&r);
         report.rows.push(r);
-    }
-    if let Some(h) = handle {
-        be.drop_bases(h)?;
     }
     Ok(())
 }
