@@ -108,3 +108,77 @@ fn a_batch_runs_on_every_device_and_every_proof_verifies() {
     assert_eq!(summary.device_busy_s.len(), 2);
     assert!(summary.device_busy_s.iter().all(|&b| b > 0.0));
 }
+
+/// One MSM cut over several devices equals the one-device MSM, for host and
+/// resident bases, G1 and G2, sizes that do not divide evenly (and fewer
+/// points than devices); bad requests are refused.
+#[test]
+fn a_split_msm_equals_the_one_device_msm() {
+    use zkpipe::msm_split::{self, G1, G2, SplitBases, SplitSource};
+    use zkpipe::{G1Projective, G2Projective};
+    let reg = Registry::load(&SearchPath::only([common::build_dir()]));
+    let be = cpu_with_devices(&reg, 3);
+    let one = MsmConfig::default();
+    let devices = [2, 0, 1];
+    for n in [0usize, 1, 2, 5, 301] {
+        let (b1, b2) = (sample::g1_points(n, 3), sample::g2_points(n, 4));
+        let s = sample::scalars(n, 5);
+        let want1 = be.msm_g1(&b1[..], &s, &one).unwrap();
+        let want2 = be.msm_g2(&b2[..], &s, &one).unwrap();
+        let host1 = msm_split::msm::<G1>(&be, SplitSource::Host(&b1, &devices), &s).unwrap();
+        let host2 = msm_split::msm::<G2>(&be, SplitSource::Host(&b2, &devices), &s).unwrap();
+        let same = |a: (G1Projective, G2Projective), b: (G1Projective, G2Projective)| {
+            (a.0.to_affine(), a.1.to_affine()) == (b.0.to_affine(), b.1.to_affine())
+        };
+        assert!(same((host1, host2), (want1, want2)), "host bases, n = {n}");
+        let r1 = SplitBases::upload::<G1>(&be, &b1, &devices).unwrap();
+        let r2 = SplitBases::upload::<G2>(&be, &b2, &devices).unwrap();
+        assert_eq!(r1.len(), n);
+        let res1 = msm_split::msm::<G1>(&be, SplitSource::Resident(&r1), &s).unwrap();
+        let res2 = msm_split::msm::<G2>(&be, SplitSource::Resident(&r2), &s).unwrap();
+        assert!(
+            same((res1, res2), (want1, want2)),
+            "resident bases, n = {n}"
+        );
+        // A prefix of the resident points, as one device's handle allows.
+        let m = n * 2 / 3;
+        let prefix = msm_split::msm::<G1>(&be, SplitSource::Resident(&r1), &s[..m]).unwrap();
+        let want = be.msm_g1(&b1[..m], &s[..m], &one).unwrap();
+        assert_eq!(prefix.to_affine(), want.to_affine(), "prefix {m}");
+        let e = msm_split::msm::<G1>(&be, SplitSource::Resident(&r1), &sample::scalars(n + 1, 1))
+            .unwrap_err();
+        assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+        r1.drop_from(&be).unwrap();
+        r2.drop_from(&be).unwrap();
+    }
+    let (b, s) = (sample::g1_points(8, 1), sample::scalars(8, 2));
+    let refused = |devices: &[u32], scalars: &[zkpipe::Fr]| {
+        msm_split::msm::<G1>(&be, SplitSource::Host(&b, devices), scalars).unwrap_err()
+    };
+    assert!(matches!(refused(&[], &s), Error::InvalidInput(_)));
+    assert!(refused(&[1, 1], &s).to_string().contains("named twice"));
+    assert!(
+        refused(&[0, 1], &s[..7])
+            .to_string()
+            .contains("8 bases for 7 scalars")
+    );
+    assert!(refused(&[0, 7], &s).to_string().contains("no device 7"));
+    // A failed upload leaves nothing behind on the devices that took a piece.
+    let e = SplitBases::upload::<G1>(&be, &b, &[0, 9]).unwrap_err();
+    assert!(e.to_string().contains("no device 9"), "{e}");
+}
+
+#[test]
+fn split_pieces_are_contiguous_and_even() {
+    for (n, k) in [(0, 3), (1, 3), (10, 3), (9, 3), (1 << 20, 2), (5, 1)] {
+        let p = zkpipe::msm_split::pieces(n, k);
+        assert_eq!(p.len(), k);
+        assert_eq!((p[0].start, p[k - 1].end), (0, n));
+        assert!(p.windows(2).all(|w| w[0].end == w[1].start));
+        let lens: Vec<usize> = p.iter().map(|r| r.len()).collect();
+        assert!(
+            lens.iter().max().unwrap() - lens.iter().min().unwrap() <= 1,
+            "{lens:?}"
+        );
+    }
+}

@@ -14,6 +14,7 @@ pub mod fsutil;
 pub mod groth16;
 pub mod loader;
 pub mod machine;
+pub mod msm_split;
 pub mod plugin;
 pub mod progress;
 pub mod r1cs;
