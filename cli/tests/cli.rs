@@ -121,6 +121,42 @@ fn bench_msm_prints_a_row_per_size_with_the_blst_baseline() {
     );
 }
 
+/// One MSM cut over the CPU backend's logical devices, host and resident
+/// bases; a device named twice is bad input (exit 2), one the backend lacks
+/// a runtime error (exit 1).
+#[test]
+fn bench_msm_splits_over_devices() {
+    let split = |extra: &[&str]| {
+        let mut args = vec![
+            "bench",
+            "msm",
+            "--backend-opt",
+            "devices=2",
+            "--log-size",
+            "4..5",
+            "--runs",
+            "1",
+        ];
+        args.extend_from_slice(extra);
+        zkpipe(&args, &[])
+    };
+    for resident in [&[][..], &["--resident"]] {
+        let o = split(&[&["--split-devices", "1,0"], resident].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            stdout(&o).contains("split over devices [1, 0]"),
+            "{}",
+            stdout(&o)
+        );
+    }
+    let o = split(&["--split-devices", "0,0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("named twice"), "{}", stderr(&o));
+    let o = split(&["--split-devices", "0,3", "--resident"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no device 3"), "{}", stderr(&o));
+}
+
 #[test]
 fn bench_ntt_prints_a_table() {
     let o = zkpipe(

@@ -31,6 +31,11 @@ pub enum BenchOp {
         /// Upload each size's bases once and time MSMs on the resident set.
         #[arg(long)]
         resident: bool,
+        /// Cut each MSM over these devices of the backend (e.g. `0,1`): one
+        /// contiguous piece of the points per device, the sums added on the
+        /// host. Replaces `--device`.
+        #[arg(long, value_name = "LIST", value_delimiter = ',', num_args = 1..)]
+        split_devices: Vec<u32>,
         /// Also time the same MSM through blst's own multi-threaded Pippenger
         /// (no plugin in between) and report the plugin's overhead.
         #[arg(long, value_enum)]
@@ -189,6 +194,7 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
             common,
             group,
             resident,
+            split_devices,
             baseline,
         } => {
             // Bases (and a resident copy), scalars, Pippenger's buckets.
@@ -200,9 +206,14 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
             check_size(common, "msm", per_point)?;
             let be = args.backend(&common.backend)?;
             let name = format!(
-                "msm_{}{}",
+                "msm_{}{}{}",
                 if *group == Group::G1 { "g1" } else { "g2" },
-                if *resident { " (resident bases)" } else { "" }
+                if *resident { " (resident bases)" } else { "" },
+                if split_devices.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (split over devices {split_devices:?})")
+                }
             );
             let mut report = report_for(
                 &be,
@@ -216,12 +227,24 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
             };
             p.header(&report);
             match group {
-                Group::G1 => {
-                    bench_msm::<G1Ops>(&be, common, *resident, baseline.is_some(), &mut report, &p)?
-                }
-                Group::G2 => {
-                    bench_msm::<G2Ops>(&be, common, *resident, baseline.is_some(), &mut report, &p)?
-                }
+                Group::G1 => bench_msm::<G1Ops>(
+                    &be,
+                    common,
+                    *resident,
+                    split_devices,
+                    baseline.is_some(),
+                    &mut report,
+                    &p,
+                )?,
+                Group::G2 => bench_msm::<G2Ops>(
+                    &be,
+                    common,
+                    *resident,
+                    split_devices,
+                    baseline.is_some(),
+                    &mut report,
+                    &p,
+                )?,
             }
             (common, report)
         }

@@ -2,10 +2,13 @@
 //! directly.
 
 use super::*;
+use zkpipe_core::msm_split::{self, SplitBases, SplitSource};
 
 /// The group-specific calls of the MSM bench.
 pub(super) trait MsmOps {
     type Aff: Copy + Sync;
+    /// The same group for [`msm_split`].
+    type Split: msm_split::Group<Affine = Self::Aff>;
     fn points(n: usize, seed: u64) -> Vec<Self::Aff>;
     fn msm(
         be: &Backend,
@@ -25,9 +28,10 @@ pub(super) struct G1Ops;
 pub(super) struct G2Ops;
 
 macro_rules! msm_ops {
-    ($t:ident, $aff:ty, $points:path, $msm:ident, $upload:ident) => {
+    ($t:ident, $aff:ty, $split:ty, $points:path, $msm:ident, $upload:ident) => {
         impl MsmOps for $t {
             type Aff = $aff;
+            type Split = $split;
             fn points(n: usize, seed: u64) -> Vec<$aff> {
                 $points(n, seed)
             }
@@ -53,8 +57,28 @@ macro_rules! msm_ops {
         }
     };
 }
-msm_ops!(G1Ops, G1Affine, sample::g1_points, msm_g1, upload_bases_g1);
-msm_ops!(G2Ops, G2Affine, sample::g2_points, msm_g2, upload_bases_g2);
+msm_ops!(
+    G1Ops,
+    G1Affine,
+    msm_split::G1,
+    sample::g1_points,
+    msm_g1,
+    upload_bases_g1
+);
+msm_ops!(
+    G2Ops,
+    G2Affine,
+    msm_split::G2,
+    sample::g2_points,
+    msm_g2,
+    upload_bases_g2
+);
+
+/// Bases kept for one size: on one device, or cut over several.
+enum Held {
+    One(zkpipe_core::plugin::BasesHandle),
+    Split(SplitBases),
+}
 
 /// Canonical little-endian scalar bytes, as blst's Pippenger reads them.
 fn scalar_bytes(scalars: &[Fr]) -> Vec<u8> {
@@ -66,10 +90,12 @@ fn scalar_bytes(scalars: &[Fr]) -> Vec<u8> {
     out
 }
 
+#[allow(clippy::too_many_arguments)] // the bench's flags, passed through
 pub(super) fn bench_msm<G: MsmOps>(
     be: &Backend,
     c: &Common,
     resident: bool,
+    split: &[u32],
     baseline: bool,
     report: &mut Report,
     p: &Printer,
@@ -90,9 +116,13 @@ pub(super) fn bench_msm<G: MsmOps>(
         let (b, s) = (&bases[..n], &scalars[..n]);
         // A set of each size, as a key's query is: a backend may shape
         // what it keeps (precomputed multiples) by the set's size.
-        let handle = if resident {
+        let held = if resident {
             let t = std::time::Instant::now();
-            let h = G::upload(be, b, c.device)?;
+            let h = if split.is_empty() {
+                Held::One(G::upload(be, b, c.device)?)
+            } else {
+                Held::Split(SplitBases::upload::<G::Split>(be, b, split)?)
+            };
             eprintln!(
                 "2^{log} bases resident in {:.1} ms",
                 t.elapsed().as_secs_f64() * 1e3
@@ -101,9 +131,15 @@ pub(super) fn bench_msm<G: MsmOps>(
         } else {
             None
         };
-        let mut run_backend = || match handle {
-            Some(h) => G::msm(be, h.into(), s, &cfg),
-            None => G::msm(be, b.into(), s, &cfg),
+        let mut run_backend = || match (&held, split.is_empty()) {
+            (Some(Held::One(h)), _) => G::msm(be, (*h).into(), s, &cfg),
+            (Some(Held::Split(sb)), _) => {
+                msm_split::msm::<G::Split>(be, SplitSource::Resident(sb), s).map(|_| ())
+            }
+            (None, true) => G::msm(be, b.into(), s, &cfg),
+            (None, false) => {
+                msm_split::msm::<G::Split>(be, SplitSource::Host(b, split), s).map(|_| ())
+            }
         };
         // The direct call pays the Fr → bytes conversion too, as any caller holding Fr would.
         let mut run_blst = || {
@@ -115,11 +151,13 @@ pub(super) fn bench_msm<G: MsmOps>(
         } else {
             measure(c.runs, &mut [&mut run_backend])?
         };
+        match held {
+            Some(Held::One(h)) => be.drop_bases(h)?,
+            Some(Held::Split(sb)) => sb.drop_from(be)?,
+            None => {}
+        }
         let base_times = (times.len() > 1).then(|| times.remove(1));
         let times = times.remove(0);
-        if let Some(h) = handle {
-            be.drop_bases(h)?;
-        }
         let r = row(log, &times, base_times.as_deref());
         p.row(&r);
         report.rows.push(r);
