@@ -297,6 +297,24 @@ impl CudaBackend {
 }
 
 impl CudaBackend {
+    /// Device memory that precomputed tables on `device` hold beyond their
+    /// bases: not available to ops. Reported as memory the device lacks, so
+    /// a host budgeting "memory less the bases it made resident" (the
+    /// prover, the scheduler) still counts right.
+    fn precomputed_extra(&self, device: u32) -> u64 {
+        let map = self.resident.lock().unwrap();
+        map.values()
+            .filter(|r| r.device == device)
+            .map(|r| match &*r.words {
+                ResidentWords::Fixed(f) => {
+                    let table = (f.words.len() * 8) as u64;
+                    table - table / msm::windows(f.c) as u64
+                }
+                ResidentWords::Plain(_) => 0,
+            })
+            .sum()
+    }
+
     /// The discovery notes, the precompute setting and what resident sets
     /// hold now (precomputed tables are several times their bases).
     fn notes_now(&self) -> String {
@@ -337,7 +355,7 @@ impl AcceleratorImpl for CudaBackend {
                     id: i as u32,
                     name: g.name.clone().into(),
                     kind: DeviceKind::Gpu,
-                    memory_bytes: g.memory,
+                    memory_bytes: g.memory.saturating_sub(self.precomputed_extra(i as u32)),
                     compute_units: g.sms,
                 })
                 .collect::<Vec<_>>()
