@@ -24,16 +24,17 @@ pub(crate) struct Staging {
     done: [Option<cudarc::driver::CudaEvent>; STAGING_PIECES],
 }
 
-/// `dst.copy_from_slice(src)` on several threads: one thread cannot keep up
-/// with a pinned transfer (~55 GB/s on the H200 machine).
+/// `dst.copy_from_slice(src)` on the plugin's thread pool: one thread
+/// cannot keep up with a pinned transfer (~55 GB/s on the H200 machine).
 fn parallel_copy(dst: &mut [u64], src: &[u64]) {
-    let threads = std::thread::available_parallelism().map_or(4, |n| n.get().min(16));
-    let chunk = src.len().div_ceil(threads).max(1 << 16);
-    std::thread::scope(|sc| {
-        for (d, s) in dst.chunks_mut(chunk).zip(src.chunks(chunk)) {
-            sc.spawn(move || d.copy_from_slice(s));
-        }
-    });
+    use rayon::prelude::*;
+    let chunk = src
+        .len()
+        .div_ceil(rayon::current_num_threads())
+        .max(1 << 16);
+    dst.par_chunks_mut(chunk)
+        .zip(src.par_chunks(chunk))
+        .for_each(|(d, s)| d.copy_from_slice(s));
 }
 
 impl Staging {
