@@ -464,3 +464,56 @@ impl AcceleratorImpl for CudaBackend {
 }
 
 zkpipe_core::export_backend!(CudaBackend);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zkpipe_core::plugin::KeyValue;
+
+    fn create(settings: &[(&str, &str)]) -> Result<CudaBackend, AccelError> {
+        CudaBackend::create(&BackendConfig {
+            ext: settings
+                .iter()
+                .map(|(k, v)| KeyValue {
+                    key: (*k).into(),
+                    value: (*v).into(),
+                })
+                .collect(),
+            ..Default::default()
+        })
+    }
+
+    /// Settings are refused when the backend is made (no GPU needed), with
+    /// the values allowed; good ones are taken.
+    #[test]
+    fn settings_are_checked_when_the_backend_is_made() {
+        for (v, want) in [
+            ("off", Precompute::Off),
+            ("auto", Precompute::Auto),
+            ("12", Precompute::Window(12)),
+            ("22", Precompute::Window(22)),
+        ] {
+            let be = create(&[("precompute", v)]).unwrap();
+            assert_eq!(be.precompute, want, "precompute={v}");
+            assert!(be.notes_now().contains("precompute"), "{}", be.notes_now());
+        }
+        assert_eq!(create(&[]).unwrap().precompute, Precompute::Off);
+        for bad in ["11", "23", "on", "", "-1", "99999999999"] {
+            let e = create(&[("precompute", bad)]).err().expect(bad);
+            assert_eq!(e.code, ErrorCode::INVALID_INPUT);
+            assert!(
+                e.message.contains("precompute must be off, auto or"),
+                "{}",
+                e.message
+            );
+        }
+        let e = create(&[("precompute_bits", "16")]).err().unwrap();
+        assert!(
+            e.message.contains("known: window_bits, precompute"),
+            "{}",
+            e.message
+        );
+        let e = create(&[("window_bits", "30")]).err().unwrap();
+        assert_eq!(e.code, ErrorCode::INVALID_INPUT);
+    }
+}
