@@ -499,7 +499,7 @@ mod tests {
         }
         assert_eq!(create(&[]).unwrap().precompute, Precompute::Off);
         for bad in ["11", "23", "on", "", "-1", "99999999999"] {
-            let e = create(&[("precompute", bad)]).err().expect(bad);
+            let e = create(&[("precompute", bad)]).expect_err(bad);
             assert_eq!(e.code, ErrorCode::INVALID_INPUT);
             assert!(
                 e.message.contains("precompute must be off, auto or"),
