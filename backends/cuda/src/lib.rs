@@ -200,12 +200,21 @@ impl CudaBackend {
         let size = std::mem::size_of_val(bases);
         let c = match self.precompute {
             Precompute::Off => None,
+            Precompute::Window(c) if !msm::folded_fits(bases.len(), c) => {
+                return Err(AccelError::invalid_input(format!(
+                    "precompute={c}: {} windows of {} bases exceed 2^32 table entries; \
+                     use a wider window or precompute=auto",
+                    msm::windows(c),
+                    bases.len()
+                )));
+            }
             Precompute::Window(c) => Some(c),
             Precompute::Auto if bases.len() < 1 << 12 => None,
             Precompute::Auto => {
                 let c = msm::fixed_base_window(bases.len());
                 let free = lane.free_bytes()?;
-                (msm::windows(c) as usize * size <= free / 2).then_some(c)
+                let fits = msm::folded_fits(bases.len(), c);
+                (fits && msm::windows(c) as usize * size <= free / 2).then_some(c)
             }
         };
         let words = match c {

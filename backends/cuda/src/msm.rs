@@ -161,6 +161,12 @@ pub(crate) fn windows(c: u32) -> u32 {
 /// Most windows a precomputed table may have (the kernel's local arrays).
 pub(crate) const FIXED_MAX_WINDOWS: u32 = 22;
 
+/// Whether `n` bases with c-bit precomputed multiples fit one folded set:
+/// its windows·n sorted entries are indexed with 32 bits.
+pub(crate) fn folded_fits(n: usize, c: u32) -> bool {
+    windows(c) as u64 * n as u64 <= u32::MAX as u64
+}
+
 /// Buffer sizes of one MSM (element counts).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Plan {
@@ -183,8 +189,9 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    /// A plan for `n` scalars with c-bit windows; `folded` when the bases
-    /// have precomputed multiples for each window.
+    /// A plan for `n` ≤ 2^28 scalars with c-bit windows; `folded` when the
+    /// bases have precomputed multiples for each window (then
+    /// [`folded_fits`] holds: tables are only made when it does).
     pub(crate) fn new(n: usize, c: u32, folded: bool) -> Plan {
         let windows = windows(c);
         let sets = if folded { 1 } else { windows };
@@ -544,14 +551,18 @@ mod tests {
         for log_n in 0..=28 {
             let n = 1usize << log_n;
             let c = auto_window(n);
-            for folded in [false, true] {
+            let f = fixed_base_window(n);
+            assert!((12..=20).contains(&f) && windows(f) <= FIXED_MAX_WINDOWS);
+            for (c, folded) in [(c, false), (f, true), (12, true), (22, true)] {
+                if folded && !folded_fits(n, c) {
+                    continue;
+                }
                 let p = Plan::new(n, c, folded);
                 assert!(p.windows * c >= 256, "signed digits need 256 bits");
                 assert_eq!(p.segs * p.seg_len, p.nb - 1);
-                assert_eq!(p.sets * p.per_set, p.windows * p.n);
+                let entries = p.sets as u64 * p.per_set as u64;
+                assert_eq!(entries, p.windows as u64 * p.n as u64);
             }
-            let f = fixed_base_window(n);
-            assert!((12..=20).contains(&f) && windows(f) <= FIXED_MAX_WINDOWS);
         }
         // The fewest additions whose buckets keep ≥ 100 points on average.
         assert_eq!(
@@ -559,5 +570,8 @@ mod tests {
             [14, 18, 20, 20]
         );
         assert_eq!((auto_window(1 << 10), auto_window(1 << 16)), (7, 13));
+        // 2^28 points fold only with windows of 18 bits and more (15 windows).
+        assert!(folded_fits(1 << 28, 18) && !folded_fits(1 << 28, 17));
+        assert!(folded_fits(1 << 28, fixed_base_window(1 << 28)));
     }
 }
