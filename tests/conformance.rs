@@ -310,6 +310,27 @@ fn msm_trials<G: Group>(t: &Target, out: &mut Vec<Trial>) {
     }));
 }
 
+/// A handle of `A` points given to an MSM over `B` is refused, and the
+/// handle still works for `A` afterwards.
+fn other_group_trials<A: Group, B: Group>(t: &Target, out: &mut Vec<Trial>) {
+    if ![ops::RESIDENT_BASES, A::OP, B::OP]
+        .iter()
+        .all(|op| t.caps.supports(op))
+    {
+        return;
+    }
+    out.push(t.trial(format!("{}/resident-of-{}", B::OP, A::OP), |be| {
+        let (bases, scalars) = (A::points(9, 31), sample::scalars(9, 32));
+        let h = fail_on(A::upload(be, &bases))?;
+        expect_code(B::msm_resident(be, h, &scalars), ErrorCode::INVALID_INPUT)?;
+        let got = A::to_affine(&fail_on(A::msm_resident(be, h, &scalars))?);
+        if got != A::to_affine(&A::reference(&bases, &scalars)) {
+            return Err("the handle broke after a refused call".into());
+        }
+        fail_on(be.drop_bases(h))
+    }));
+}
+
 /// MSMs on resident bases: random, edge-case and skewed inputs, a prefix
 /// of the set, and the handle's lifetime.
 fn resident_trials<G: Group>(t: &Target, out: &mut Vec<Trial>) {
@@ -623,6 +644,8 @@ fn main() {
         };
         msm_trials::<G1>(&target, &mut trials);
         msm_trials::<G2>(&target, &mut trials);
+        other_group_trials::<G1, G2>(&target, &mut trials);
+        other_group_trials::<G2, G1>(&target, &mut trials);
         ntt_trials(&target, &mut trials);
         quotient_trials(&target, &mut trials);
         // Settings that change how resident bases are kept: their MSMs again.

@@ -1,9 +1,11 @@
-// G1 Pippenger MSM (needs the Fr code and the narrow-limb Fp code of
-// field.rs, FP_ONE, Montgomery 1 in Fp, and XYZZ_W = 4·Fp_NL). Signed c-bit
+// Pippenger MSM over G1 or G2 (needs the Fr code, and the coordinate field
+// Fq — Fp for G1, Fp2 for G2 — from shader.rs: Fq_t, Fq_add, Fq_sub,
+// Fq_neg, Fq_mul, Fq_sqr, Fq_is_zero, FQ_ONE, Fq_W words per element,
+// XYZZ_W = 4·Fq_W, and the loads and stores of Fq elements). Signed c-bit
 // windows: a digit d ∈ [−2^(c−1), 2^(c−1)] adds ±P to bucket |d| − 1 of its
 // window. Buckets are XYZZ points (x = X/ZZ, y = Y/ZZZ; ZZ ≡ 0 is the
 // identity). Bases are affine points in the device's Fp form (bases.wgsl),
-// 2·Fp_NL words, all-zero for the identity.
+// 2·Fq_W words, all-zero for the identity.
 //
 // Passes: digits (scalars out of Montgomery form, bucket sizes) → scan
 // (bucket offsets, chunk offsets) → scatter (point indices sorted by bucket)
@@ -21,7 +23,7 @@
 // `buckets`; chunks r ≥ 1 into `overflow`, ocap slots per window, at
 // ofirst(id) + r − 1.
 struct Params { n: u32, c: u32, nwin: u32, nb: u32, nt: u32, span: u32, ocap: u32, stride: u32 }
-struct Xyzz { x: Fp_t, y: Fp_t, zz: Fp_t, zzz: Fp_t }
+struct Xyzz { x: Fq_t, y: Fq_t, zz: Fq_t, zzz: Fq_t }
 
 @group(0) @binding(0) var<uniform> prm: Params;
 @group(0) @binding(1) var<storage, read_write> scalars: array<u32>;
@@ -45,81 +47,63 @@ fn chunks_of(count: u32) -> u32 { return (count + CHUNK - 1u) / CHUNK; }
 
 fn tid(g: vec3<u32>, nw: vec3<u32>) -> u32 { return g.x + g.y * nw.x * 256u; }
 
-fn identity() -> Xyzz { return Xyzz(Fp_t(), Fp_t(), Fp_t(), Fp_t()); }
+fn identity() -> Xyzz { return Xyzz(Fq_t(), Fq_t(), Fq_t(), Fq_t()); }
 
 // P + (x, y) for an affine, non-identity (x, y) (madd-2008-s, with the
 // doubling and P = −Q cases).
-fn add_affine(p: Xyzz, x: Fp_t, y: Fp_t) -> Xyzz {
-  if (Fp_is_zero(p.zz)) { return Xyzz(x, y, FP_ONE, FP_ONE); }
-  let u2 = Fp_mul(x, p.zz); let s2 = Fp_mul(y, p.zzz);
-  let pp_ = Fp_sub(u2, p.x); let r = Fp_sub(s2, p.y);
-  if (Fp_is_zero(pp_)) {
-    if (!Fp_is_zero(r)) { return identity(); }
+fn add_affine(p: Xyzz, x: Fq_t, y: Fq_t) -> Xyzz {
+  if (Fq_is_zero(p.zz)) { return Xyzz(x, y, FQ_ONE, FQ_ONE); }
+  let u2 = Fq_mul(x, p.zz); let s2 = Fq_mul(y, p.zzz);
+  let pp_ = Fq_sub(u2, p.x); let r = Fq_sub(s2, p.y);
+  if (Fq_is_zero(pp_)) {
+    if (!Fq_is_zero(r)) { return identity(); }
     // 2·(x, y) (mdbl-2008-s-1).
-    let u = Fp_add(y, y); let v = Fp_sqr(u); let w = Fp_mul(u, v); let s = Fp_mul(x, v);
-    let x2 = Fp_sqr(x); let m = Fp_add(Fp_add(x2, x2), x2);
-    let x3 = Fp_sub(Fp_sub(Fp_sqr(m), s), s);
-    let y3 = Fp_sub(Fp_mul(m, Fp_sub(s, x3)), Fp_mul(w, y));
+    let u = Fq_add(y, y); let v = Fq_sqr(u); let w = Fq_mul(u, v); let s = Fq_mul(x, v);
+    let x2 = Fq_sqr(x); let m = Fq_add(Fq_add(x2, x2), x2);
+    let x3 = Fq_sub(Fq_sub(Fq_sqr(m), s), s);
+    let y3 = Fq_sub(Fq_mul(m, Fq_sub(s, x3)), Fq_mul(w, y));
     return Xyzz(x3, y3, v, w);
   }
-  let pp = Fp_sqr(pp_); let ppp = Fp_mul(pp_, pp); let q = Fp_mul(p.x, pp);
-  let x3 = Fp_sub(Fp_sub(Fp_sqr(r), ppp), Fp_add(q, q));
-  let y3 = Fp_sub(Fp_mul(r, Fp_sub(q, x3)), Fp_mul(p.y, ppp));
-  return Xyzz(x3, y3, Fp_mul(p.zz, pp), Fp_mul(p.zzz, ppp));
+  let pp = Fq_sqr(pp_); let ppp = Fq_mul(pp_, pp); let q = Fq_mul(p.x, pp);
+  let x3 = Fq_sub(Fq_sub(Fq_sqr(r), ppp), Fq_add(q, q));
+  let y3 = Fq_sub(Fq_mul(r, Fq_sub(q, x3)), Fq_mul(p.y, ppp));
+  return Xyzz(x3, y3, Fq_mul(p.zz, pp), Fq_mul(p.zzz, ppp));
 }
 
 // 2·P (dbl-2008-s-1, a = 0).
 fn dbl(p: Xyzz) -> Xyzz {
-  if (Fp_is_zero(p.zz)) { return p; }
-  let u = Fp_add(p.y, p.y); let v = Fp_sqr(u); let w = Fp_mul(u, v); let s = Fp_mul(p.x, v);
-  let x2 = Fp_sqr(p.x); let m = Fp_add(Fp_add(x2, x2), x2);
-  let x3 = Fp_sub(Fp_sub(Fp_sqr(m), s), s);
-  let y3 = Fp_sub(Fp_mul(m, Fp_sub(s, x3)), Fp_mul(w, p.y));
-  return Xyzz(x3, y3, Fp_mul(v, p.zz), Fp_mul(w, p.zzz));
+  if (Fq_is_zero(p.zz)) { return p; }
+  let u = Fq_add(p.y, p.y); let v = Fq_sqr(u); let w = Fq_mul(u, v); let s = Fq_mul(p.x, v);
+  let x2 = Fq_sqr(p.x); let m = Fq_add(Fq_add(x2, x2), x2);
+  let x3 = Fq_sub(Fq_sub(Fq_sqr(m), s), s);
+  let y3 = Fq_sub(Fq_mul(m, Fq_sub(s, x3)), Fq_mul(w, p.y));
+  return Xyzz(x3, y3, Fq_mul(v, p.zz), Fq_mul(w, p.zzz));
 }
 
 // P + Q (add-2008-s, complete over the identity and doubling cases).
 fn add(p: Xyzz, q: Xyzz) -> Xyzz {
-  if (Fp_is_zero(p.zz)) { return q; }
-  if (Fp_is_zero(q.zz)) { return p; }
-  let u1 = Fp_mul(p.x, q.zz); let u2 = Fp_mul(q.x, p.zz);
-  let s1 = Fp_mul(p.y, q.zzz); let s2 = Fp_mul(q.y, p.zzz);
-  let pp_ = Fp_sub(u2, u1); let r = Fp_sub(s2, s1);
-  if (Fp_is_zero(pp_)) {
-    if (Fp_is_zero(r)) { return dbl(p); }
+  if (Fq_is_zero(p.zz)) { return q; }
+  if (Fq_is_zero(q.zz)) { return p; }
+  let u1 = Fq_mul(p.x, q.zz); let u2 = Fq_mul(q.x, p.zz);
+  let s1 = Fq_mul(p.y, q.zzz); let s2 = Fq_mul(q.y, p.zzz);
+  let pp_ = Fq_sub(u2, u1); let r = Fq_sub(s2, s1);
+  if (Fq_is_zero(pp_)) {
+    if (Fq_is_zero(r)) { return dbl(p); }
     return identity();
   }
-  let pp = Fp_sqr(pp_); let ppp = Fp_mul(pp_, pp); let qq = Fp_mul(u1, pp);
-  let x3 = Fp_sub(Fp_sub(Fp_sqr(r), ppp), Fp_add(qq, qq));
-  let y3 = Fp_sub(Fp_mul(r, Fp_sub(qq, x3)), Fp_mul(s1, ppp));
-  return Xyzz(x3, y3, Fp_mul(Fp_mul(p.zz, q.zz), pp), Fp_mul(Fp_mul(p.zzz, q.zzz), ppp));
+  let pp = Fq_sqr(pp_); let ppp = Fq_mul(pp_, pp); let qq = Fq_mul(u1, pp);
+  let x3 = Fq_sub(Fq_sub(Fq_sqr(r), ppp), Fq_add(qq, qq));
+  let y3 = Fq_sub(Fq_mul(r, Fq_sub(qq, x3)), Fq_mul(s1, ppp));
+  return Xyzz(x3, y3, Fq_mul(Fq_mul(p.zz, q.zz), pp), Fq_mul(Fq_mul(p.zzz, q.zzz), ppp));
 }
 
-// ld_fp, ld_ov_fp, ld_pa_fp, ld_base (Fp loads from buckets, overflow,
-// partials, bases) are written out by shader.rs: see field.rs on lavapipe's
-// loop limit.
-fn ld_bucket(i: u32) -> Xyzz { let o = XYZZ_W * i; return Xyzz(ld_fp(o), ld_fp(o + Fp_NL), ld_fp(o + 2u * Fp_NL), ld_fp(o + 3u * Fp_NL)); }
-fn st_bucket(i: u32, p: Xyzz) {
-  let o = XYZZ_W * i;
-  for (var k = 0u; k < Fp_NL; k++) {
-    buckets[o + k] = p.x[k]; buckets[o + Fp_NL + k] = p.y[k];
-    buckets[o + 2u * Fp_NL + k] = p.zz[k]; buckets[o + 3u * Fp_NL + k] = p.zzz[k];
-  }
-}
-fn st_overflow(i: u32, p: Xyzz) {
-  let o = XYZZ_W * i;
-  for (var k = 0u; k < Fp_NL; k++) {
-    overflow[o + k] = p.x[k]; overflow[o + Fp_NL + k] = p.y[k];
-    overflow[o + 2u * Fp_NL + k] = p.zz[k]; overflow[o + 3u * Fp_NL + k] = p.zzz[k];
-  }
-}
-fn st_partial(i: u32, p: Xyzz) {
-  let o = XYZZ_W * i;
-  for (var k = 0u; k < Fp_NL; k++) {
-    partials[o + k] = p.x[k]; partials[o + Fp_NL + k] = p.y[k];
-    partials[o + 2u * Fp_NL + k] = p.zz[k]; partials[o + 3u * Fp_NL + k] = p.zzz[k];
-  }
-}
+// ld_bk, ld_ov, ld_pa, ld_base and st_bk, st_ov, st_pa (Fq elements of
+// buckets, overflow, partials, bases) are written out by shader.rs: see
+// field.rs on lavapipe's loop limit.
+fn ld_bucket(i: u32) -> Xyzz { let o = XYZZ_W * i; return Xyzz(ld_bk(o), ld_bk(o + Fq_W), ld_bk(o + 2u * Fq_W), ld_bk(o + 3u * Fq_W)); }
+fn st_bucket(i: u32, p: Xyzz) { let o = XYZZ_W * i; st_bk(o, p.x); st_bk(o + Fq_W, p.y); st_bk(o + 2u * Fq_W, p.zz); st_bk(o + 3u * Fq_W, p.zzz); }
+fn st_overflow(i: u32, p: Xyzz) { let o = XYZZ_W * i; st_ov(o, p.x); st_ov(o + Fq_W, p.y); st_ov(o + 2u * Fq_W, p.zz); st_ov(o + 3u * Fq_W, p.zzz); }
+fn st_partial(i: u32, p: Xyzz) { let o = XYZZ_W * i; st_pa(o, p.x); st_pa(o + Fq_W, p.y); st_pa(o + 2u * Fq_W, p.zz); st_pa(o + 3u * Fq_W, p.zzz); }
 
 fn ld_scalar(i: u32) -> Fr_t { let o = 8u * i; return Fr_t(scalars[o], scalars[o + 1u], scalars[o + 2u], scalars[o + 3u], scalars[o + 4u], scalars[o + 5u], scalars[o + 6u], scalars[o + 7u]); }
 
@@ -233,7 +217,7 @@ fn chunk_at(u: u32) -> vec2<u32> {
 fn ld_chunk(id: u32, r: u32) -> Xyzz {
   if (r == 0u) { return ld_bucket(id); }
   let o = XYZZ_W * ((id / prm.nb) * prm.ocap + ofirst(id) + r - 1u);
-  return Xyzz(ld_ov_fp(o), ld_ov_fp(o + Fp_NL), ld_ov_fp(o + 2u * Fp_NL), ld_ov_fp(o + 3u * Fp_NL));
+  return Xyzz(ld_ov(o), ld_ov(o + Fq_W), ld_ov(o + 2u * Fq_W), ld_ov(o + 3u * Fq_W));
 }
 
 fn st_chunk(id: u32, r: u32, p: Xyzz) {
@@ -254,10 +238,10 @@ fn chunk(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) n
   let start = end - size + r * CHUNK;
   var acc = identity();
   for (var k = start; k < min(start + CHUNK, end); k++) {
-    let e = sorted[k]; let o = 2u * Fp_NL * (e & 0x7fffffffu);
-    let x = ld_base(o); var y = ld_base(o + Fp_NL);
-    if (Fp_is_zero(x) && Fp_is_zero(y)) { continue; }
-    if ((e & 0x80000000u) != 0u) { y = Fp_neg(y); }
+    let e = sorted[k]; let o = 2u * Fq_W * (e & 0x7fffffffu);
+    let x = ld_base(o); var y = ld_base(o + Fq_W);
+    if (Fq_is_zero(x) && Fq_is_zero(y)) { continue; }
+    if ((e & 0x80000000u) != 0u) { y = Fq_neg(y); }
     acc = add_affine(acc, x, y);
   }
   st_chunk(id, r, acc);
@@ -309,8 +293,8 @@ fn reduce(@builtin(global_invocation_id) g: vec3<u32>) {
 
 fn ld_pair(from_overflow: bool, p: u32) -> Xyzz {
   let o = XYZZ_W * p;
-  if (from_overflow) { return Xyzz(ld_ov_fp(o), ld_ov_fp(o + Fp_NL), ld_ov_fp(o + 2u * Fp_NL), ld_ov_fp(o + 3u * Fp_NL)); }
-  return Xyzz(ld_pa_fp(o), ld_pa_fp(o + Fp_NL), ld_pa_fp(o + 2u * Fp_NL), ld_pa_fp(o + 3u * Fp_NL));
+  if (from_overflow) { return Xyzz(ld_ov(o), ld_ov(o + Fq_W), ld_ov(o + 2u * Fq_W), ld_ov(o + 3u * Fq_W)); }
+  return Xyzz(ld_pa(o), ld_pa(o + Fq_W), ld_pa(o + 2u * Fq_W), ld_pa(o + 3u * Fq_W));
 }
 
 // Merge pass: prm.stride = m | log2(W) << 24 | dir << 31, m groups of width

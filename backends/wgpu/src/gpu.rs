@@ -42,8 +42,9 @@ pub(crate) struct Gpu {
     pub max_binding: u64,
     /// NTT pipelines for data in 1, 2 and 4 buffers.
     ntt: [OnceLock<Result<Arc<Kernels>, String>>; 3],
-    msm: OnceLock<Result<Arc<Kernels>, String>>,
-    bases: OnceLock<Result<Arc<Kernels>, String>>,
+    /// MSM and base-conversion pipelines for G1 ([0]) and G2 ([1]).
+    msm: [OnceLock<Result<Arc<Kernels>, String>>; 2],
+    bases: [OnceLock<Result<Arc<Kernels>, String>>; 2],
     /// Device tables (twiddles, scaling factors) per key and piece length,
     /// in buffers of at most that many elements, kept across calls.
     pub tables: Mutex<HashMap<(TableKey, usize), TablePieces>>,
@@ -151,8 +152,8 @@ impl Gpu {
             max_binding: binding_limit(&limits, binding_cap),
             limits,
             ntt: Default::default(),
-            msm: OnceLock::new(),
-            bases: OnceLock::new(),
+            msm: Default::default(),
+            bases: Default::default(),
             tables: Mutex::new(HashMap::new()),
             busy: Mutex::new(()),
             upload_staging: Mutex::new(None),
@@ -253,18 +254,18 @@ impl Gpu {
             .map_err(internal)
     }
 
-    /// MSM pipelines, compiled at first use.
+    /// MSM pipelines over G1 or G2 (`g2`), compiled at first use.
     ///
     /// # Errors
     /// The shader compiler's message.
-    pub fn msm_kernels(&self) -> Result<Arc<Kernels>, AccelError> {
-        self.msm
+    pub fn msm_kernels(&self, g2: bool) -> Result<Arc<Kernels>, AccelError> {
+        self.msm[usize::from(g2)]
             .get_or_init(|| {
                 let mut layout = vec![uniform(0), storage(1, false), storage(2, true)];
                 layout.extend((3..8).map(|b| storage(b, false)));
                 self.build(
-                    "msm",
-                    shader::msm(self.int64, &self.fp),
+                    if g2 { "msm g2" } else { "msm g1" },
+                    shader::msm(self.int64, &self.fp, g2),
                     &layout,
                     &[
                         "digits", "scan", "scatter", "chunk", "tree", "reduce", "merge",
@@ -275,16 +276,17 @@ impl Gpu {
             .map_err(internal)
     }
 
-    /// The pipeline converting bases to the MSM's Fp form, compiled at first use.
+    /// The pipeline converting G1 or G2 (`g2`) bases to the MSM's Fp form,
+    /// compiled at first use.
     ///
     /// # Errors
     /// The shader compiler's message.
-    pub fn bases_kernels(&self) -> Result<Arc<Kernels>, AccelError> {
-        self.bases
+    pub fn bases_kernels(&self, g2: bool) -> Result<Arc<Kernels>, AccelError> {
+        self.bases[usize::from(g2)]
             .get_or_init(|| {
                 self.build(
-                    "msm bases",
-                    shader::bases(&self.fp),
+                    if g2 { "msm bases g2" } else { "msm bases g1" },
+                    shader::bases(&self.fp, g2),
                     &[uniform(0), storage(1, true), storage(2, false)],
                     &["convert"],
                 )

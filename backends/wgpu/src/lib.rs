@@ -1,4 +1,4 @@
-//! zkpipe's wgpu backend: NTT over Fr and G1 MSM in WGSL (`shaders/`), on
+//! zkpipe's wgpu backend: NTT over Fr and G1 and G2 MSMs in WGSL (`shaders/`), on
 //! any adapter wgpu finds (Vulkan on Linux — lavapipe in CI, the NVIDIA
 //! driver on the H200 —, Metal, DX12).
 //!
@@ -21,8 +21,11 @@
 //! up to four buffers). `ZKPIPE_WGPU_TRACE=1` prints
 //! pipeline compile times, each kernel's time (submitted and waited for
 //! alone) and read-back times to stderr.
-//! G2 MSM is not implemented: it is
-//! declared unsupported, so the prover runs it on its CPU fallback.
+//! The G2 MSM runs the G1 shaders over Fp2 (Karatsuba products of the same
+//! Fp code) where every adapter multiplies through 64-bit integers; the
+//! u32-only G2 shaders took over 8 minutes to compile on lavapipe, so
+//! without `SHADER_INT64` (or with `int64=off`) G2 is declared unsupported
+//! and runs on the prover's CPU fallback.
 
 // Module dependencies point one way: lib → adapter, msm, ntt; msm, ntt →
 // gpu → shader → field; every module may use shape, a leaf.
@@ -43,7 +46,7 @@ use zkpipe_core::plugin::{
     AccelError, AcceleratorImpl, BackendConfig, BackendInfo, BackendPlugin, BasesHandle, BasesRef,
     Capabilities, DeviceInfo, DeviceKind, ErrorCode, MsmConfig, NttConfig, OpSupport, ext_get, ops,
 };
-use zkpipe_core::{Fr, G1Affine, G1Projective};
+use zkpipe_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 use gpu::Gpu;
 
@@ -125,8 +128,8 @@ impl BackendPlugin for WgpuBackend {
             })
             .collect();
         notes.push(
-            "ops: ntt, msm_g1 (batch, resident bases) on the adapter; msm_g2 unsupported \
-             (runs on the CPU fallback)"
+            "ops: ntt, msm_g1, msm_g2 (batch, resident bases) on the adapter; msm_g2 needs \
+             SHADER_INT64 (else it runs on the CPU fallback)"
                 .into(),
         );
         Ok(WgpuBackend {
@@ -190,6 +193,68 @@ impl WgpuBackend {
         }
     }
 
+    /// Whether every adapter runs the G2 MSM: 64-bit integers wanted and offered.
+    fn g2_everywhere(&self) -> bool {
+        self.want_int64
+            && self
+                .slots
+                .iter()
+                .all(|s| s.adapter.features().contains(wgpu::Features::SHADER_INT64))
+    }
+
+    /// One MSM over host or resident bases of `G`.
+    ///
+    /// # Errors
+    /// `UNSUPPORTED` for G2 without 64-bit integers; as [`Gpu::msm`].
+    fn msm<G: msm::Group>(
+        &self,
+        bases: BasesRef<'_, G::Affine>,
+        scalars: &[Fr],
+        config: &MsmConfig,
+    ) -> Result<G::Proj, AccelError> {
+        if G::G2 && !self.g2_everywhere() {
+            return Err(AccelError::unsupported(ops::MSM_G2));
+        }
+        match bases {
+            BasesRef::Host(b) => {
+                let gpu = self.gpu(config.device)?;
+                if scalars.is_empty() {
+                    return Ok(G::identity());
+                }
+                let buf = gpu.upload_bases::<G>(b.as_slice())?;
+                gpu.msm::<G>(&buf, scalars, config.window_bits)
+            }
+            BasesRef::Resident(h) => {
+                let (device, buf) = self.resident(h, scalars.len())?;
+                if device != config.device {
+                    return Err(AccelError::invalid_input(format!(
+                        "bases handle {} lives on device {device}, not {}",
+                        h.0, config.device
+                    )));
+                }
+                self.gpu(device)?
+                    .msm::<G>(&buf, scalars, config.window_bits)
+            }
+        }
+    }
+
+    fn upload_bases<G: msm::Group>(
+        &self,
+        bases: &[G::Affine],
+        device: u32,
+    ) -> Result<BasesHandle, AccelError> {
+        if G::G2 && !self.g2_everywhere() {
+            return Err(AccelError::unsupported(ops::MSM_G2));
+        }
+        let bases = Arc::new(self.gpu(device)?.upload_bases::<G>(bases)?);
+        let id = self.next_handle.fetch_add(1, Ordering::Relaxed);
+        self.resident
+            .lock()
+            .unwrap()
+            .insert(id, Resident { device, bases });
+        Ok(BasesHandle(id))
+    }
+
     /// Largest log2 NTT size every adapter runs: Fr elements in up to
     /// `ntt::max_pieces` buffers of one binding each.
     fn max_ntt_log(&self) -> u32 {
@@ -238,15 +303,16 @@ impl AcceleratorImpl for WgpuBackend {
         let op = OpSupport::new;
         // Larger MSMs run in pieces (bases in several buffers): memory is the limit.
         let msm = 30;
-        Capabilities {
-            ops: vec![
-                op(ops::MSM_G1, msm),
-                op(ops::MSM_G1_BATCH, msm),
-                op(ops::RESIDENT_BASES, msm),
-                op(ops::NTT, self.max_ntt_log().min(32)),
-            ]
-            .into(),
+        let mut ops = vec![
+            op(ops::MSM_G1, msm),
+            op(ops::MSM_G1_BATCH, msm),
+            op(ops::RESIDENT_BASES, msm),
+            op(ops::NTT, self.max_ntt_log().min(32)),
+        ];
+        if self.g2_everywhere() {
+            ops.extend([op(ops::MSM_G2, msm), op(ops::MSM_G2_BATCH, msm)]);
         }
+        Capabilities { ops: ops.into() }
     }
 
     fn msm_g1(
@@ -255,36 +321,24 @@ impl AcceleratorImpl for WgpuBackend {
         scalars: &[Fr],
         config: &MsmConfig,
     ) -> Result<G1Projective, AccelError> {
-        match bases {
-            BasesRef::Host(b) => {
-                let gpu = self.gpu(config.device)?;
-                if scalars.is_empty() {
-                    return Ok(G1Projective::identity());
-                }
-                let buf = gpu.upload_bases(b.as_slice())?;
-                gpu.msm_g1(&buf, scalars, config.window_bits)
-            }
-            BasesRef::Resident(h) => {
-                let (device, buf) = self.resident(h, scalars.len())?;
-                if device != config.device {
-                    return Err(AccelError::invalid_input(format!(
-                        "bases handle {} lives on device {device}, not {}",
-                        h.0, config.device
-                    )));
-                }
-                self.gpu(device)?.msm_g1(&buf, scalars, config.window_bits)
-            }
-        }
+        self.msm::<msm::G1>(bases, scalars, config)
+    }
+
+    fn msm_g2(
+        &self,
+        bases: BasesRef<'_, G2Affine>,
+        scalars: &[Fr],
+        config: &MsmConfig,
+    ) -> Result<G2Projective, AccelError> {
+        self.msm::<msm::G2>(bases, scalars, config)
     }
 
     fn upload_bases_g1(&self, bases: &[G1Affine], device: u32) -> Result<BasesHandle, AccelError> {
-        let bases = Arc::new(self.gpu(device)?.upload_bases(bases)?);
-        let id = self.next_handle.fetch_add(1, Ordering::Relaxed);
-        self.resident
-            .lock()
-            .unwrap()
-            .insert(id, Resident { device, bases });
-        Ok(BasesHandle(id))
+        self.upload_bases::<msm::G1>(bases, device)
+    }
+
+    fn upload_bases_g2(&self, bases: &[G2Affine], device: u32) -> Result<BasesHandle, AccelError> {
+        self.upload_bases::<msm::G2>(bases, device)
     }
 
     fn drop_bases(&self, handle: BasesHandle) -> Result<(), AccelError> {

@@ -1,13 +1,13 @@
-//! G1 MSM on the device (shaders/msm.wgsl): the device sorts points into
+//! G1 and G2 MSMs on the device (shaders/msm.wgsl): the device sorts points into
 //! signed-digit buckets, sums the buckets in chunks and the chunk sums in a
 //! tree, weighs the buckets in short ranges and merges neighbouring ranges
 //! until a few per window are left; the host finishes those with blst and
 //! combines the windows. MSMs larger than the adapter's binding limit run in
 //! pieces.
 
-use blst::{blst_fp, blst_fp_mul, blst_fp_sqr};
+use blst::{blst_fp, blst_fp_mul, blst_fp_sqr, blst_fp2, blst_fp2_mul, blst_fp2_sqr};
 use zkpipe_core::plugin::AccelError;
-use zkpipe_core::{Fp, G1Affine, G1Projective};
+use zkpipe_core::{Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective};
 
 use crate::gpu::{Gpu, as_bytes};
 use crate::shader::FpLayout;
@@ -61,33 +61,116 @@ impl Plan {
     }
 }
 
-/// XYZZ (device form) → blst Jacobian: Z' = ZZZ, X' = X·ZZ², Y' = Y·ZZZ².
-/// As read ([`FpLayout::scaled`]) every coordinate carries a factor s =
-/// 2^(log2 R − 384); (X·ZZ²·s³, Y·ZZZ²·s³, ZZZ·s) is the right point scaled
-/// by λ = s but for one s too many in X': one multiplication by 1/s fixes it.
-fn xyzz_to_jacobian(b: &[u8], fp: &FpLayout) -> G1Projective {
-    let words: Vec<u32> = b
-        .chunks_exact(4)
+/// A curve the MSM shaders run over: G1 (coordinates in Fp) or G2 (in Fp2).
+pub(crate) trait Group {
+    type Affine: Copy;
+    type Proj: Copy + Send;
+    /// Coordinates in Fp2 (the shaders' `g2` variant).
+    const G2: bool;
+    fn identity() -> Self::Proj;
+    fn add(a: &Self::Proj, b: &Self::Proj) -> Self::Proj;
+    fn double(a: &Self::Proj) -> Self::Proj;
+    /// A device XYZZ point (4 coordinates of Fp elements as [`FpLayout`]
+    /// holds them) in blst's Jacobian coordinates.
+    fn from_xyzz(words: &[u32], fp: &FpLayout) -> Self::Proj;
+}
+
+pub(crate) struct G1;
+pub(crate) struct G2;
+
+/// The little-endian u32 words of a device buffer.
+fn words(b: &[u8]) -> Vec<u32> {
+    b.chunks_exact(4)
         .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
-        .collect();
-    let c = |i: usize| fp.scaled(&words[i * fp.limbs..(i + 1) * fp.limbs]);
-    let (x, y, zz, zzz) = (c(0), c(1), c(2), c(3));
-    if zz.l == [0; 6] {
-        return G1Projective::identity();
+        .collect()
+}
+
+// XYZZ (device form) → blst Jacobian: Z' = ZZZ, X' = X·ZZ², Y' = Y·ZZZ².
+// As read ([`FpLayout::scaled`]) every Fp element carries a factor s =
+// 2^(log2 R − 384) (in Fp2 both halves do: the element times s ∈ Fp);
+// (X·ZZ²·s³, Y·ZZZ²·s³, ZZZ·s) is the right point scaled by λ = s but for
+// one s too many in X': one multiplication by 1/s fixes it.
+
+impl Group for G1 {
+    type Affine = G1Affine;
+    type Proj = G1Projective;
+    const G2: bool = false;
+    fn identity() -> G1Projective {
+        G1Projective::identity()
     }
-    let [mut t, mut xs, mut xo, mut yo] = [blst_fp::default(); 4];
-    // SAFETY: valid pointers to initialised field elements below p.
-    unsafe {
-        blst_fp_sqr(&mut t, &zz);
-        blst_fp_mul(&mut xs, &x, &t);
-        blst_fp_mul(&mut xo, &xs, &fp.unscale);
-        blst_fp_sqr(&mut t, &zzz);
-        blst_fp_mul(&mut yo, &y, &t);
+    fn add(a: &G1Projective, b: &G1Projective) -> G1Projective {
+        a.add(b)
     }
-    G1Projective {
-        x: Fp { limbs: xo.l },
-        y: Fp { limbs: yo.l },
-        z: Fp { limbs: zzz.l },
+    fn double(a: &G1Projective) -> G1Projective {
+        a.double()
+    }
+    fn from_xyzz(words: &[u32], fp: &FpLayout) -> G1Projective {
+        let c = |i: usize| fp.scaled(&words[i * fp.limbs..(i + 1) * fp.limbs]);
+        let (x, y, zz, zzz) = (c(0), c(1), c(2), c(3));
+        if zz.l == [0; 6] {
+            return G1Projective::identity();
+        }
+        let [mut t, mut xs, mut xo, mut yo] = [blst_fp::default(); 4];
+        // SAFETY: valid pointers to initialised field elements below p.
+        unsafe {
+            blst_fp_sqr(&mut t, &zz);
+            blst_fp_mul(&mut xs, &x, &t);
+            blst_fp_mul(&mut xo, &xs, &fp.unscale);
+            blst_fp_sqr(&mut t, &zzz);
+            blst_fp_mul(&mut yo, &y, &t);
+        }
+        G1Projective {
+            x: Fp { limbs: xo.l },
+            y: Fp { limbs: yo.l },
+            z: Fp { limbs: zzz.l },
+        }
+    }
+}
+
+impl Group for G2 {
+    type Affine = G2Affine;
+    type Proj = G2Projective;
+    const G2: bool = true;
+    fn identity() -> G2Projective {
+        G2Projective::identity()
+    }
+    fn add(a: &G2Projective, b: &G2Projective) -> G2Projective {
+        a.add(b)
+    }
+    fn double(a: &G2Projective) -> G2Projective {
+        a.double()
+    }
+    fn from_xyzz(words: &[u32], fp: &FpLayout) -> G2Projective {
+        let l = fp.limbs;
+        let c = |i: usize| blst_fp2 {
+            fp: [
+                fp.scaled(&words[2 * i * l..(2 * i + 1) * l]),
+                fp.scaled(&words[(2 * i + 1) * l..(2 * i + 2) * l]),
+            ],
+        };
+        let (x, y, zz, zzz) = (c(0), c(1), c(2), c(3));
+        if zz.fp.iter().all(|e| e.l == [0; 6]) {
+            return G2Projective::identity();
+        }
+        let [mut t, mut xs, mut xo, mut yo] = [blst_fp2::default(); 4];
+        // SAFETY: valid pointers to initialised field elements below p.
+        unsafe {
+            blst_fp2_sqr(&mut t, &zz);
+            blst_fp2_mul(&mut xs, &x, &t);
+            for k in 0..2 {
+                blst_fp_mul(&mut xo.fp[k], &xs.fp[k], &fp.unscale);
+            }
+            blst_fp2_sqr(&mut t, &zzz);
+            blst_fp2_mul(&mut yo, &y, &t);
+        }
+        let fp2 = |e: blst_fp2| Fp2 {
+            c: e.fp.map(|f| Fp { limbs: f.l }),
+        };
+        G2Projective {
+            x: fp2(xo),
+            y: fp2(yo),
+            z: fp2(zzz),
+        }
     }
 }
 
@@ -96,6 +179,8 @@ fn xyzz_to_jacobian(b: &[u8], fp: &FpLayout) -> G1Projective {
 pub(crate) struct DeviceBases {
     pub pieces: Vec<(wgpu::Buffer, usize)>,
     pub len: usize,
+    /// G2 points (else G1).
+    pub g2: bool,
 }
 
 /// Overflow chunk slots per window for `n` points: Σ_b (⌈count_b/CHUNK⌉ − 1)
@@ -105,22 +190,27 @@ fn overflow_slots(n: u64, plan: &Plan) -> u64 {
     ocap.max(2 * (plan.threads as u64).div_ceil(FAN as u64))
 }
 
+/// Fp elements in one coordinate: 1 in G1, 2 in G2.
+fn coord_fps(g2: bool) -> u64 {
+    if g2 { 2 } else { 1 }
+}
+
 impl Gpu {
     /// Bytes of one XYZZ point on the device.
-    fn xyzz_bytes(&self) -> u64 {
-        4 * self.fp.bytes()
+    fn xyzz_bytes(&self, g2: bool) -> u64 {
+        4 * coord_fps(g2) * self.fp.bytes()
     }
 
     /// Bytes of one affine base on the device.
-    fn base_bytes(&self) -> u64 {
-        2 * self.fp.bytes()
+    fn base_bytes(&self, g2: bool) -> u64 {
+        2 * coord_fps(g2) * self.fp.bytes()
     }
 
     /// Points a bases binding may start at: offsets are multiples of the
     /// adapter's storage offset alignment.
-    fn point_align(&self) -> usize {
+    fn point_align(&self, g2: bool) -> usize {
         let a = self.limits.min_storage_buffer_offset_alignment.max(1) as usize;
-        let b = self.base_bytes() as usize;
+        let b = self.base_bytes(g2) as usize;
         let (mut x, mut y) = (a, b);
         while y != 0 {
             (x, y) = (y, x % y);
@@ -132,15 +222,15 @@ impl Gpu {
     ///
     /// # Errors
     /// `INVALID_INPUT` naming the first buffer that does not.
-    fn check_msm_bindings(&self, n: u64, window_bits: u32) -> Result<(), AccelError> {
+    fn check_msm_bindings(&self, n: u64, window_bits: u32, g2: bool) -> Result<(), AccelError> {
         let plan = Plan::new(n as usize, window_bits);
         let (w, nb, nt) = (
             plan.windows as u64,
             plan.buckets as u64,
             plan.threads as u64,
         );
-        let xyzz_bytes = self.xyzz_bytes();
-        self.check_binding("the MSM's bases", n * self.base_bytes())?;
+        let xyzz_bytes = self.xyzz_bytes(g2);
+        self.check_binding("the MSM's bases", n * self.base_bytes(g2))?;
         self.check_binding("the MSM's sorted indices", w * n * 4)?;
         self.check_binding("the MSM's bucket tables", (3 * w * nb + w) * 4)?;
         self.check_binding("the MSM's buckets", w * nb * xyzz_bytes)?;
@@ -151,6 +241,38 @@ impl Gpu {
         )
     }
 
+    /// Points per piece and window bits for an MSM of `n` points whose
+    /// buffers each fit one binding: the whole MSM if it fits, else pieces
+    /// halved (bindable offsets apart) until one does; when even the
+    /// smallest piece does not (the bucket tables alone are too large, as
+    /// for G2 under a 1 MiB cap) and the window is automatic, narrower
+    /// windows, then pieces as large as that window allows.
+    ///
+    /// # Errors
+    /// `INVALID_INPUT` naming the buffer that does not fit.
+    fn msm_shape(&self, n: usize, window_bits: u32, g2: bool) -> Result<(usize, u32), AccelError> {
+        let fits = |piece: usize, bits: u32| self.check_msm_bindings(piece as u64, bits, g2);
+        let align = self.point_align(g2);
+        let mut piece = n;
+        let mut bits = window_bits;
+        while let Err(e) = fits(piece, bits) {
+            if piece > align {
+                piece = (piece / 2 / align).max(1) * align;
+                continue;
+            }
+            let c = Plan::new(piece, bits).c;
+            if window_bits != 0 || c <= 2 {
+                return Err(e);
+            }
+            bits = c - 1;
+            while fits(piece, bits).is_ok() && piece < n && fits((2 * piece).min(n), bits).is_ok() {
+                piece = (2 * piece).min(n);
+            }
+        }
+        // Every piece, a shorter last one too, runs this window.
+        Ok((piece, Plan::new(piece, bits).c))
+    }
+
     /// `Σ scalars[i]·bases[i]` over the first `scalars.len()` points of
     /// `bases`. Runs in pieces of as many points as fit the binding limit
     /// (halved until they do), added on the host.
@@ -158,27 +280,26 @@ impl Gpu {
     /// # Errors
     /// `INVALID_INPUT` when even a piece of a few points does not fit (a
     /// window too wide for the limit); device errors.
-    pub(crate) fn msm_g1(
+    pub(crate) fn msm<G: Group>(
         &self,
         bases: &DeviceBases,
         scalars: &[zkpipe_core::Fr],
         window_bits: u32,
-    ) -> Result<G1Projective, AccelError> {
+    ) -> Result<G::Proj, AccelError> {
         let n = scalars.len();
         if n >= 1 << 31 {
             return Err(AccelError::invalid_input("MSM of 2^31 points or more"));
         }
-        let align = self.point_align();
-        let mut piece = n;
-        while let Err(e) = self.check_msm_bindings(piece as u64, window_bits) {
-            if piece <= align {
-                return Err(e);
-            }
-            piece = (piece / 2 / align).max(1) * align;
+        if bases.g2 != G::G2 {
+            return Err(AccelError::invalid_input(format!(
+                "the resident bases are {} points, the MSM is over {}",
+                if bases.g2 { "G2" } else { "G1" },
+                if G::G2 { "G2" } else { "G1" }
+            )));
         }
-        // Every piece, a shorter last one too, runs the window checked above.
-        let window_bits = Plan::new(piece, window_bits).c;
-        let mut sum = G1Projective::identity();
+        let (piece, window_bits) = self.msm_shape(n, window_bits, G::G2)?;
+        let mut sum = G::identity();
+        let base_bytes = self.base_bytes(G::G2);
         let mut first = 0; // of the current buffer
         for (buffer, len) in &bases.pieces {
             let end = (first + len).min(n);
@@ -186,10 +307,11 @@ impl Gpu {
                 let hi = (lo + piece).min(end);
                 let binding = wgpu::BufferBinding {
                     buffer,
-                    offset: (lo - first) as u64 * self.base_bytes(),
-                    size: wgpu::BufferSize::new((hi - lo) as u64 * self.base_bytes()),
+                    offset: (lo - first) as u64 * base_bytes,
+                    size: wgpu::BufferSize::new((hi - lo) as u64 * base_bytes),
                 };
-                sum = sum.add(&self.msm_piece(binding, &scalars[lo..hi], window_bits)?);
+                let piece = self.msm_piece::<G>(binding, &scalars[lo..hi], window_bits)?;
+                sum = G::add(&sum, &piece);
             }
             first += len;
             if first >= n {
@@ -199,14 +321,14 @@ impl Gpu {
         Ok(sum)
     }
 
-    /// One piece of [`Gpu::msm_g1`]: `bases` binds exactly `scalars.len()`
+    /// One piece of [`Gpu::msm`]: `bases` binds exactly `scalars.len()`
     /// points, and every buffer fits a binding.
-    fn msm_piece(
+    fn msm_piece<G: Group>(
         &self,
         bases: wgpu::BufferBinding<'_>,
         scalars: &[zkpipe_core::Fr],
         window_bits: u32,
-    ) -> Result<G1Projective, AccelError> {
+    ) -> Result<G::Proj, AccelError> {
         let n = scalars.len();
         let plan = Plan::new(n, window_bits);
         let (w, nb, nt) = (
@@ -225,9 +347,9 @@ impl Gpu {
             wlog += FAN.ilog2();
         }
         let host_groups = m as u64;
-        let xyzz_bytes = self.xyzz_bytes();
+        let xyzz_bytes = self.xyzz_bytes(G::G2);
         let oslots = overflow_slots(n as u64, &plan);
-        let k = self.msm_kernels()?;
+        let k = self.msm_kernels(G::G2)?;
         let busy = self.busy.lock().unwrap();
         let partial_bytes = 2 * w * host_groups * xyzz_bytes;
         // After an odd number of merges the groups are in `overflow`.
@@ -312,25 +434,28 @@ impl Gpu {
         // Horner from the top: acc·2^c + S_w.
         let t = std::time::Instant::now();
         let window_sum = |win: &[u8]| {
-            let pairs: Vec<(G1Projective, G1Projective)> = win
+            let pairs: Vec<(G::Proj, G::Proj)> = win
                 .chunks_exact(2 * xyzz_bytes as usize)
                 .map(|p| {
                     let (a, r) = p.split_at(xyzz_bytes as usize);
-                    (xyzz_to_jacobian(a, &self.fp), xyzz_to_jacobian(r, &self.fp))
+                    (
+                        G::from_xyzz(&words(a), &self.fp),
+                        G::from_xyzz(&words(r), &self.fp),
+                    )
                 })
                 .collect();
-            let (mut run, mut weighted) = (G1Projective::identity(), G1Projective::identity());
+            let (mut run, mut weighted) = (G::identity(), G::identity());
             for (_, r) in pairs.iter().skip(1).rev() {
-                run = run.add(r);
-                weighted = weighted.add(&run);
+                run = G::add(&run, r);
+                weighted = G::add(&weighted, &run);
             }
             for _ in 0..wlog {
-                weighted = weighted.double();
+                weighted = G::double(&weighted);
             }
-            pairs.iter().fold(weighted, |acc, (a, _)| acc.add(a))
+            pairs.iter().fold(weighted, |acc, (a, _)| G::add(&acc, a))
         };
         let windows = out.chunks_exact((2 * host_groups * xyzz_bytes) as usize);
-        let sums: Vec<G1Projective> = if host_groups < 16 {
+        let sums: Vec<G::Proj> = if host_groups < 16 {
             windows.map(window_sum).collect() // a thread would cost more
         } else {
             std::thread::scope(|sc| {
@@ -343,12 +468,12 @@ impl Gpu {
                     .collect()
             })
         };
-        let mut acc = G1Projective::identity();
+        let mut acc = G::identity();
         for sum in sums.iter().rev() {
             for _ in 0..plan.c {
-                acc = acc.double();
+                acc = G::double(&acc);
             }
-            acc = acc.add(sum);
+            acc = G::add(&acc, sum);
         }
         if std::env::var_os("ZKPIPE_WGPU_TRACE").is_some() {
             let ms = t.elapsed().as_secs_f64() * 1e3;
@@ -365,13 +490,17 @@ impl Gpu {
     ///
     /// # Errors
     /// `OUT_OF_MEMORY`; device errors.
-    pub(crate) fn upload_bases(&self, bases: &[G1Affine]) -> Result<DeviceBases, AccelError> {
+    pub(crate) fn upload_bases<G: Group>(
+        &self,
+        bases: &[G::Affine],
+    ) -> Result<DeviceBases, AccelError> {
         // Whole multiples of the offset alignment, so that MSM pieces start
-        // on bindable offsets. The blst form (96 bytes) is the smaller one.
-        let align = self.point_align();
-        let per_buffer =
-            ((self.max_binding / self.base_bytes()) as usize / align * align).max(align);
-        let k = self.bases_kernels()?;
+        // on bindable offsets. The blst form (96 bytes a G1 point, 192 a G2
+        // one) is the smaller one.
+        let align = self.point_align(G::G2);
+        let base_bytes = self.base_bytes(G::G2);
+        let per_buffer = ((self.max_binding / base_bytes) as usize / align * align).max(align);
+        let k = self.bases_kernels(G::G2)?;
         let pieces = bases
             .chunks(per_buffer)
             .map(|c| {
@@ -383,7 +512,7 @@ impl Gpu {
                     )?;
                     let out = self.buffer(
                         "bases",
-                        c.len() as u64 * self.base_bytes(),
+                        c.len() as u64 * base_bytes,
                         wgpu::BufferUsages::empty(),
                     );
                     let prm = self.params([c.len() as u32, 0, 0, 0, 0, 0, 0, 0]);
@@ -405,6 +534,7 @@ impl Gpu {
         Ok(DeviceBases {
             pieces,
             len: bases.len(),
+            g2: G::G2,
         })
     }
 }

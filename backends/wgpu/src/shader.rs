@@ -235,40 +235,97 @@ fn fp_narrow(layout: &FpLayout) -> String {
     )
 }
 
-/// Written-out loads of one Fp element from each of the MSM's buffers.
-fn fp_loads(nl: usize) -> String {
+/// The coordinate field Fq of the MSM's curve: Fp for G1, Fp2 = Fp[u]/(u² + 1)
+/// for G2 (products by Karatsuba: three Fp products, a square two).
+fn fq(g2: bool) -> &'static str {
+    if g2 {
+        "struct Fq_t { c0: Fp_t, c1: Fp_t }
+const Fq_W: u32 = 2u * Fp_NL;
+const FQ_ONE = Fq_t(FP_ONE, Fp_t());
+fn Fq_is_zero(a: Fq_t) -> bool { return Fp_is_zero(a.c0) && Fp_is_zero(a.c1); }
+fn Fq_add(a: Fq_t, b: Fq_t) -> Fq_t { return Fq_t(Fp_add(a.c0, b.c0), Fp_add(a.c1, b.c1)); }
+fn Fq_sub(a: Fq_t, b: Fq_t) -> Fq_t { return Fq_t(Fp_sub(a.c0, b.c0), Fp_sub(a.c1, b.c1)); }
+fn Fq_neg(a: Fq_t) -> Fq_t { return Fq_t(Fp_neg(a.c0), Fp_neg(a.c1)); }
+fn Fq_mul(a: Fq_t, b: Fq_t) -> Fq_t {
+  let t0 = Fp_mul(a.c0, b.c0); let t1 = Fp_mul(a.c1, b.c1);
+  let t2 = Fp_mul(Fp_add(a.c0, a.c1), Fp_add(b.c0, b.c1));
+  return Fq_t(Fp_sub(t0, t1), Fp_sub(Fp_sub(t2, t0), t1));
+}
+fn Fq_sqr(a: Fq_t) -> Fq_t {
+  let t = Fp_mul(a.c0, a.c1);
+  return Fq_t(Fp_mul(Fp_add(a.c0, a.c1), Fp_sub(a.c0, a.c1)), Fp_add(t, t));
+}
+"
+    } else {
+        "alias Fq_t = Fp_t;
+const Fq_W: u32 = Fp_NL;
+const FQ_ONE = FP_ONE;
+fn Fq_is_zero(a: Fq_t) -> bool { return Fp_is_zero(a); }
+fn Fq_add(a: Fq_t, b: Fq_t) -> Fq_t { return Fp_add(a, b); }
+fn Fq_sub(a: Fq_t, b: Fq_t) -> Fq_t { return Fp_sub(a, b); }
+fn Fq_neg(a: Fq_t) -> Fq_t { return Fp_neg(a); }
+fn Fq_mul(a: Fq_t, b: Fq_t) -> Fq_t { return Fp_mul(a, b); }
+fn Fq_sqr(a: Fq_t) -> Fq_t { return Fp_sqr(a); }
+"
+    }
+}
+
+/// Written-out loads (and stores) of one Fq element from (into) each of the
+/// MSM's buffers: no loops (see field.rs on lavapipe's loop limit).
+fn fq_access(nl: usize, g2: bool) -> String {
+    let fp = |buf: &str, at: usize| {
+        let words: Vec<String> = (at..at + nl).map(|k| format!("{buf}[o + {k}u]")).collect();
+        format!("Fp_t({})", words.join(", "))
+    };
+    let put = |buf: &str, at: usize, v: &str| -> String {
+        (0..nl)
+            .map(|k| format!("{buf}[o + {}u] = {v}[{k}]; ", at + k))
+            .collect()
+    };
     let mut s = String::new();
-    for (f, buf) in [
-        ("ld_fp", "buckets"),
-        ("ld_ov_fp", "overflow"),
-        ("ld_pa_fp", "partials"),
-        ("ld_base", "bases"),
+    for (suffix, buf, store) in [
+        ("bk", "buckets", true),
+        ("ov", "overflow", true),
+        ("pa", "partials", true),
+        ("base", "bases", false),
     ] {
-        let words = (0..nl)
-            .map(|k| format!("{buf}[o + {k}u]"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        s += &format!("fn {f}(o: u32) -> Fp_t {{ return Fp_t({words}); }}\n");
+        let (load, put) = if g2 {
+            (
+                format!("Fq_t({}, {})", fp(buf, 0), fp(buf, nl)),
+                put(buf, 0, "v.c0") + &put(buf, nl, "v.c1"),
+            )
+        } else {
+            (fp(buf, 0), put(buf, 0, "v"))
+        };
+        s += &format!("fn ld_{suffix}(o: u32) -> Fq_t {{ return {load}; }}\n");
+        if store {
+            s += &format!("fn st_{suffix}(o: u32, v: Fq_t) {{ {put}}}\n");
+        }
     }
     s
 }
 
-/// The MSM module for the Fp form `layout`; `int64` as for [`ntt`].
-pub(crate) fn msm(int64: bool, layout: &FpLayout) -> String {
+/// The MSM module over G1 or G2 (`g2`) for the Fp form `layout`; `int64`
+/// as for [`ntt`].
+pub(crate) fn msm(int64: bool, layout: &FpLayout, g2: bool) -> String {
     format!(
-        "{}\n{}const XYZZ_W: u32 = {}u;\nconst CHUNK: u32 = {}u;\nconst FAN: u32 = {}u;\n{}{MSM}",
+        "{}\n{}{}const XYZZ_W: u32 = 4u * Fq_W;\nconst CHUNK: u32 = {}u;\nconst FAN: u32 = {}u;\n{}{MSM}",
         prelude(int64),
         fp_narrow(layout),
-        4 * layout.limbs,
+        fq(g2),
         shape::CHUNK,
         shape::FAN,
-        fp_loads(layout.limbs),
+        fq_access(layout.limbs, g2),
     )
 }
 
-/// The module converting bases to the MSM's Fp form `layout`.
-pub(crate) fn bases(layout: &FpLayout) -> String {
-    format!("{}{BASES}", fp_narrow(layout))
+/// The module converting G1 or G2 (`g2`) bases to the MSM's Fp form `layout`.
+pub(crate) fn bases(layout: &FpLayout, g2: bool) -> String {
+    let coords = if g2 { 4 } else { 2 };
+    format!(
+        "{}const COORDS: u32 = {coords}u;\n{BASES}",
+        fp_narrow(layout)
+    )
 }
 
 /// Helpers for the device test of the MSM's Fp code (gpu.rs), which needs a
@@ -369,8 +426,11 @@ pub(crate) mod tests {
     #[test]
     fn substituted() {
         for int64 in [false, true] {
-            let s = msm(int64, &FpLayout::new(int64));
-            assert!(s.contains("fn Fp_mul") && s.contains("fn Fr_mul"));
+            for g2 in [false, true] {
+                let s = msm(int64, &FpLayout::new(int64), g2);
+                assert!(s.contains("fn Fp_mul") && s.contains("fn Fr_mul"));
+                assert_eq!(s.contains("struct Fq_t"), g2);
+            }
         }
     }
 }

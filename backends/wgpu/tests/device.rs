@@ -6,11 +6,11 @@
 
 use zkpipe_backend_wgpu::WgpuBackend;
 use zkpipe_core::plugin::{
-    AcceleratorImpl, BackendConfig, BasesRef, KeyValue, MsmConfig, NttConfig, NttDirection,
-    NttOrder,
+    AcceleratorImpl, BackendConfig, BasesRef, ErrorCode, KeyValue, MsmConfig, NttConfig,
+    NttDirection, NttOrder, ops,
 };
 use zkpipe_core::reference;
-use zkpipe_core::{Fr, G1Affine, G1Projective, plugin::BackendPlugin, sample};
+use zkpipe_core::{Fr, G1Affine, G1Projective, G2Affine, plugin::BackendPlugin, sample};
 
 fn backend(int64: &str) -> Option<WgpuBackend> {
     backend_with(&[("int64", int64)])
@@ -88,6 +88,41 @@ fn check(int64: &str) {
         let want = reference::msm_g1(&bases, &scalars);
         assert_eq!(got.to_affine(), want.to_affine(), "int64={int64} n={n}");
     }
+    // G2 through the same shaders over Fp2: only with 64-bit integers (the
+    // u32-only variant is declared unsupported, see lib.rs).
+    let g2 = be.capabilities().supports(ops::MSM_G2);
+    if int64 == "off" {
+        assert!(!g2, "int64=off lists msm_g2");
+        let r = be.msm_g2(
+            BasesRef::Host((&sample::g2_points(1, 1)[..]).into()),
+            &[Fr::one()],
+            &MsmConfig::default(),
+        );
+        assert_eq!(r.unwrap_err().code, ErrorCode::UNSUPPORTED);
+        return;
+    }
+    if !g2 {
+        return; // an adapter without SHADER_INT64
+    }
+    for n in [1usize, 7, 33] {
+        let mut bases = sample::g2_points(n, 40 + n as u64);
+        let mut scalars = sample::scalars(n, 50 + n as u64);
+        if n > 2 {
+            bases[1] = G2Affine::identity();
+            bases[2] = bases[n - 1];
+            scalars[0] = Fr::ZERO;
+            scalars[n - 1] = Fr::one().neg();
+        }
+        let got = be
+            .msm_g2(
+                BasesRef::Host((&bases[..]).into()),
+                &scalars,
+                &MsmConfig::default(),
+            )
+            .unwrap();
+        let want = reference::msm_g2(&bases, &scalars);
+        assert_eq!(got.to_affine(), want.to_affine(), "int64={int64} G2 n={n}");
+    }
 }
 
 #[test]
@@ -149,7 +184,7 @@ fn merge_passes() {
 /// Bindings capped at 1 MiB (lavapipe allows 128): 12 000 bases go to two
 /// buffers and the MSM runs in pieces of at most 1 500 points, from host
 /// bases and from resident ones (fewer scalars than bases), on seeded random
-/// data with an identity base and a zero scalar.
+/// data with an identity base and a zero scalar; then G2 the same way.
 #[test]
 fn split_bindings() {
     let Some(be) = backend_with(&[("max_binding_mib", "1")]) else {
@@ -174,6 +209,23 @@ fn split_bindings() {
         .msm_g1(BasesRef::Resident(h), &scalars[..m], &cfg)
         .unwrap();
     let want = reference::msm_g1(&bases[..m], &scalars[..m]);
+    assert_eq!(got.to_affine(), want.to_affine());
+    be.drop_bases(h).unwrap();
+
+    // G2 at 2 MiB (one piece's G2 buckets need more than 1 MiB): 10 000
+    // points fill two buffers, the MSM runs in pieces of 2 048.
+    let Some(be) = backend_with(&[("max_binding_mib", "2")]) else {
+        return;
+    };
+    let n = 10_000;
+    let mut bases = sample::g2_points(n, 23);
+    bases[9_500] = G2Affine::identity();
+    let h = be.upload_bases_g2(&bases, 0).unwrap();
+    let m = 9_803;
+    let got = be
+        .msm_g2(BasesRef::Resident(h), &scalars[..m], &cfg)
+        .unwrap();
+    let want = reference::msm_g2(&bases[..m], &scalars[..m]);
     assert_eq!(got.to_affine(), want.to_affine());
     be.drop_bases(h).unwrap();
 }
