@@ -88,6 +88,36 @@ enum Precompute {
 }
 
 impl Precompute {
+    /// The table window for a set of `n` bases, if it gets one;
+    /// `memory_allows(c)` says whether `auto` may spend the device memory
+    /// of c-bit tables.
+    ///
+    /// # Errors
+    /// `INVALID_INPUT` for an explicit window whose windows·n table entries
+    /// exceed 32-bit indices; `memory_allows`'s errors.
+    fn window(
+        self,
+        n: usize,
+        memory_allows: impl FnOnce(u32) -> Result<bool, AccelError>,
+    ) -> Result<Option<u32>, AccelError> {
+        Ok(match self {
+            Precompute::Off => None,
+            Precompute::Window(c) if !msm::folded_fits(n, c) => {
+                return Err(AccelError::invalid_input(format!(
+                    "precompute={c}: {} windows of {n} bases exceed 2^32 table entries; \
+                     use a wider window or precompute=auto",
+                    msm::windows(c),
+                )));
+            }
+            Precompute::Window(c) => Some(c),
+            Precompute::Auto if n < 1 << 12 => None,
+            Precompute::Auto => {
+                let c = msm::fixed_base_window(n);
+                (msm::folded_fits(n, c) && memory_allows(c)?).then_some(c)
+            }
+        })
+    }
+
     fn parse(v: Option<&str>) -> Result<Precompute, AccelError> {
         Ok(match v {
             None | Some("off") => Precompute::Off,
@@ -198,25 +228,9 @@ impl CudaBackend {
     ) -> Result<BasesHandle, AccelError> {
         let lane = self.gpu(device)?.lane()?;
         let size = std::mem::size_of_val(bases);
-        let c = match self.precompute {
-            Precompute::Off => None,
-            Precompute::Window(c) if !msm::folded_fits(bases.len(), c) => {
-                return Err(AccelError::invalid_input(format!(
-                    "precompute={c}: {} windows of {} bases exceed 2^32 table entries; \
-                     use a wider window or precompute=auto",
-                    msm::windows(c),
-                    bases.len()
-                )));
-            }
-            Precompute::Window(c) => Some(c),
-            Precompute::Auto if bases.len() < 1 << 12 => None,
-            Precompute::Auto => {
-                let c = msm::fixed_base_window(bases.len());
-                let free = lane.free_bytes()?;
-                let fits = msm::folded_fits(bases.len(), c);
-                (fits && msm::windows(c) as usize * size <= free / 2).then_some(c)
-            }
-        };
+        let c = self.precompute.window(bases.len(), |c| {
+            Ok(msm::windows(c) as usize * size <= lane.free_bytes()? / 2)
+        })?;
         let words = match c {
             Some(c) => ResidentWords::Fixed(lane.precompute::<C>(point_words(bases), c)?),
             None => {
@@ -490,6 +504,33 @@ mod tests {
                 .collect(),
             ..Default::default()
         })
+    }
+
+    /// Which sets get tables: an explicit window that cannot index 2^28
+    /// points' table is refused, auto asks about memory only for sets of
+    /// 2^12 points and more (no GPU needed).
+    #[test]
+    fn table_windows_by_set_size() {
+        let never = |_| -> Result<bool, AccelError> { panic!("memory asked") };
+        let yes = |_| Ok(true);
+        let err = Precompute::Window(12).window(1 << 28, never).unwrap_err();
+        assert_eq!(err.code, zkpipe_core::plugin::ErrorCode::INVALID_INPUT);
+        assert!(err.message.contains("precompute=12"), "{}", err.message);
+        assert_eq!(
+            Precompute::Window(20).window(1 << 28, never).unwrap(),
+            Some(20)
+        );
+        assert_eq!(
+            Precompute::Window(12).window(1 << 24, never).unwrap(),
+            Some(12)
+        );
+        assert_eq!(Precompute::Off.window(1 << 24, never).unwrap(), None);
+        assert_eq!(Precompute::Auto.window(4095, never).unwrap(), None);
+        assert_eq!(Precompute::Auto.window(1 << 22, yes).unwrap(), Some(20));
+        assert_eq!(
+            Precompute::Auto.window(1 << 22, |_| Ok(false)).unwrap(),
+            None
+        );
     }
 
     /// Settings are refused when the backend is made (no GPU needed), with
