@@ -2,13 +2,14 @@
 //! the plumbing every op shares (buffers, dispatch grids, read-back, errors).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock, mpsc};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use wgpu::util::DeviceExt;
 use zkpipe_core::plugin::{AccelError, ErrorCode};
 
 use crate::shader::{self, FpLayout};
 use crate::shape;
+use crate::transfer::Ring;
 
 /// A device table of the NTT: twiddles `(log n, inverse)` or factors
 /// `c·x^i` `(x, c, log n)`.
@@ -50,12 +51,9 @@ pub(crate) struct Gpu {
     pub tables: Mutex<HashMap<(TableKey, usize), TablePieces>>,
     /// One op at a time on this device.
     pub busy: Mutex<()>,
-    /// Host-visible buffers for large uploads and read-backs, kept and grown:
-    /// one made per call above the allocator's block size (128 MiB with
-    /// `MemoryHints::Performance`) is a dedicated allocation, made and freed
-    /// every time.
-    upload_staging: Mutex<Option<wgpu::Buffer>>,
-    readback: Mutex<Option<wgpu::Buffer>>,
+    /// Host-visible pieces for large uploads and read-backs (`transfer`).
+    pub(crate) upload_ring: Mutex<Ring>,
+    pub(crate) readback_ring: Mutex<Ring>,
     /// Device buffers an op needs only while it runs, per label, kept and
     /// grown for the same reason (an MSM's sorted indices and bucket sums
     /// are 100 MiB and more from 2^20 points); dropped after any error.
@@ -156,8 +154,8 @@ impl Gpu {
             bases: Default::default(),
             tables: Mutex::new(HashMap::new()),
             busy: Mutex::new(()),
-            upload_staging: Mutex::new(None),
-            readback: Mutex::new(None),
+            upload_ring: Default::default(),
+            readback_ring: Default::default(),
             scratch: Mutex::new(HashMap::new()),
             uncaptured,
         })
@@ -342,104 +340,6 @@ impl Gpu {
         b
     }
 
-    /// A storage buffer holding `data`.
-    pub fn upload(
-        &self,
-        label: &str,
-        data: &[u8],
-        extra: wgpu::BufferUsages,
-    ) -> Result<wgpu::Buffer, AccelError> {
-        let usage = wgpu::BufferUsages::STORAGE | extra;
-        if data.len() < PARALLEL_COPY_MIN_BYTES {
-            let contents = data;
-            let desc = wgpu::util::BufferInitDescriptor {
-                label: Some(label),
-                contents,
-                usage,
-            };
-            return Ok(self.device.create_buffer_init(&desc));
-        }
-        let size = (data.len() as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
-        let buf = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(label),
-            size,
-            usage: usage | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        self.write(&buf, data)?;
-        Ok(buf)
-    }
-
-    /// Queues a copy of `data` (a multiple of 4 bytes) to the start of `dst`
-    /// (`COPY_DST`), ahead of the work submitted after it.
-    ///
-    /// # Errors
-    /// A failed map or device loss.
-    pub fn write(&self, dst: &wgpu::Buffer, data: &[u8]) -> Result<(), AccelError> {
-        if data.len() < PARALLEL_COPY_MIN_BYTES {
-            self.queue.write_buffer(dst, 0, data);
-            return Ok(());
-        }
-        // Large inputs: written by several threads into the kept staging
-        // buffer's mapping (one thread writing a 32 MiB mapping took ~10 ms on
-        // the H200 machine), then copied on the device.
-        let size = (data.len() as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
-        let mut slot = self.upload_staging.lock().unwrap();
-        let usage = wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC;
-        let staging = self.host_buffer(&mut slot, "upload staging", size, usage);
-        let slice = staging.slice(..size);
-        // Waits for the previous upload's copy out of this buffer, if any.
-        self.map(&slice, wgpu::MapMode::Write)?;
-        {
-            let mut view = slice
-                .get_mapped_range_mut()
-                .map_err(|e| internal(format!("mapping an upload: {e}")))?;
-            parallel_copy(view.slice(..data.len()), data);
-        }
-        staging.unmap();
-        let mut enc = self.device.create_command_encoder(&Default::default());
-        enc.copy_buffer_to_buffer(staging, 0, dst, 0, size);
-        self.queue.submit([enc.finish()]);
-        Ok(())
-    }
-
-    /// The buffer in `slot`, replaced by a larger one when it holds fewer
-    /// than `size` bytes.
-    fn host_buffer<'a>(
-        &self,
-        slot: &'a mut Option<wgpu::Buffer>,
-        label: &str,
-        size: u64,
-        usage: wgpu::BufferUsages,
-    ) -> &'a wgpu::Buffer {
-        if slot.as_ref().is_none_or(|b| b.size() < size) {
-            *slot = None; // free the old one first
-            *slot = Some(self.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size,
-                usage,
-                mapped_at_creation: false,
-            }));
-        }
-        slot.as_ref().expect("set above")
-    }
-
-    /// Maps `slice` and waits until it is mapped (after the work submitted
-    /// so far that uses its buffer).
-    ///
-    /// # Errors
-    /// A failed map or device loss.
-    fn map(&self, slice: &wgpu::BufferSlice<'_>, mode: wgpu::MapMode) -> Result<(), AccelError> {
-        let (tx, rx) = mpsc::channel();
-        slice.map_async(mode, move |r| {
-            let _ = tx.send(r);
-        });
-        self.wait()?;
-        rx.recv()
-            .map_err(|_| internal("map callback never ran"))?
-            .map_err(|e| internal(format!("mapping a host buffer: {e}")))
-    }
-
     /// A uniform buffer of eight u32 parameters.
     pub fn params(&self, p: [u32; 8]) -> wgpu::Buffer {
         let bytes: Vec<u8> = p.iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -528,70 +428,20 @@ impl Gpu {
     }
 
     /// Blocks until the queue is idle.
-    fn wait(&self) -> Result<(), AccelError> {
+    pub(crate) fn wait(&self) -> Result<(), AccelError> {
+        self.wait_for(None)
+    }
+
+    /// Blocks until submission `index` has run (all so far when `None`).
+    pub(crate) fn wait_for(&self, index: Option<wgpu::SubmissionIndex>) -> Result<(), AccelError> {
+        let poll = wgpu::PollType::Wait {
+            submission_index: index,
+            timeout: None,
+        };
         self.device
-            .poll(wgpu::PollType::wait_indefinitely())
+            .poll(poll)
             .map(|_| ())
             .map_err(|e| AccelError::new(ErrorCode::DEVICE_UNAVAILABLE, format!("poll: {e}")))
-    }
-
-    /// Submits `enc` after copying `src` into a mapped buffer, waits, returns the bytes.
-    ///
-    /// # Errors
-    /// A failed map or device loss.
-    pub fn finish_and_read(
-        &self,
-        enc: wgpu::CommandEncoder,
-        src: &wgpu::Buffer,
-        bytes: u64,
-    ) -> Result<Vec<u8>, AccelError> {
-        let mut out = vec![0u8; bytes as usize];
-        self.finish_and_read_into(enc, src, &mut out)?;
-        Ok(out)
-    }
-
-    /// As [`Gpu::finish_and_read`], into `out` (`out.len()` bytes).
-    ///
-    /// # Errors
-    /// A failed map or device loss.
-    pub fn finish_and_read_into(
-        &self,
-        mut enc: wgpu::CommandEncoder,
-        src: &wgpu::Buffer,
-        out: &mut [u8],
-    ) -> Result<(), AccelError> {
-        let bytes = out.len() as u64;
-        if bytes == 0 {
-            return Ok(());
-        }
-        let mut slot = self.readback.lock().unwrap();
-        let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
-        let staging = self.host_buffer(&mut slot, "read-back", bytes, usage);
-        // With ZKPIPE_WGPU_TRACE the kernels have run already (`dispatch`).
-        let trace = std::env::var_os("ZKPIPE_WGPU_TRACE").is_some();
-        let t1 = std::time::Instant::now();
-        enc.copy_buffer_to_buffer(src, 0, staging, 0, bytes);
-        self.queue.submit([enc.finish()]);
-        let slice = staging.slice(..bytes);
-        self.map(&slice, wgpu::MapMode::Read)?;
-        let t2 = std::time::Instant::now();
-        parallel_copy(
-            wgpu::WriteOnly::from(out),
-            &slice
-                .get_mapped_range()
-                .map_err(|e| internal(format!("mapped range: {e}")))?,
-        );
-        staging.unmap();
-        if trace {
-            let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-            eprintln!(
-                "wgpu: read-back of {} KiB: copy and map {:.3} ms, host copy {:.3} ms",
-                bytes >> 10,
-                ms(t2 - t1),
-                ms(t2.elapsed())
-            );
-        }
-        Ok(())
     }
 
     /// Runs `f` inside out-of-memory and validation error scopes; a captured
@@ -639,44 +489,6 @@ pub(crate) fn as_bytes_mut<T: Copy>(v: &mut [T]) -> &mut [u8] {
 
 #[cfg(not(target_endian = "little"))]
 compile_error!("the wgpu backend uploads blst's limbs as bytes: little-endian hosts only");
-
-/// Copies smaller than this stay on the calling thread.
-const PARALLEL_COPY_MIN_BYTES: usize = 1 << 20;
-
-/// `dst.copy_from_slice(src)` on several threads: mapped memory may be
-/// uncached or write-combined, which one core reads or fills far below the
-/// bus's speed (a 32 MiB read-back took ~22 ms on one thread on the H200
-/// machine, ~3 ms on 16).
-fn parallel_copy(mut dst: wgpu::WriteOnly<'_, [u8]>, src: &[u8]) {
-    let threads = copy_threads(src.len());
-    if threads == 1 {
-        return dst.copy_from_slice(src);
-    }
-    std::thread::scope(|sc| {
-        for s in src.chunks(src.len().div_ceil(threads)) {
-            let (head, tail) = dst.split_at(s.len());
-            dst = tail;
-            let piece = SendWriteOnly(head);
-            sc.spawn(move || {
-                let mut piece = piece; // the whole wrapper moves, not its field
-                piece.0.copy_from_slice(s)
-            });
-        }
-    });
-}
-
-/// A disjoint piece of the destination, handed to one copying thread.
-struct SendWriteOnly<'a>(wgpu::WriteOnly<'a, [u8]>);
-// SAFETY: `WriteOnly<T>` is `Send` for every `T: Send`; `[u8]` misses it only
-// for not being `Sized`. Each piece covers its own bytes (split_at), and the
-// scope joins every thread before the destination is released.
-unsafe impl Send for SendWriteOnly<'_> {}
-
-/// Threads for a copy of `bytes`: up to 16, at least 1 MiB each.
-fn copy_threads(bytes: usize) -> usize {
-    let cores = std::thread::available_parallelism().map_or(4, |n| n.get().min(16));
-    cores.min(bytes / PARALLEL_COPY_MIN_BYTES).max(1)
-}
 
 #[cfg(test)]
 mod tests {

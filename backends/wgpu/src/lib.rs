@@ -36,6 +36,7 @@ mod msm;
 mod ntt;
 mod shader;
 mod shape;
+mod transfer;
 
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};

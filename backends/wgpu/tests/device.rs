@@ -291,3 +291,32 @@ fn require_adapter_switch() {
         "{text}"
     );
 }
+
+/// Uploads and read-backs of 32 MiB and more move in pieces through two
+/// host-visible buffers used in turn: forward NTTs of 2^21 and 2^22
+/// elements (two and four pieces each way) must hold the DFT's value at an
+/// index inside every piece, and the inverse must give the input back.
+#[test]
+fn large_copies_in_pieces() {
+    let Some(b) = backend("auto") else {
+        return;
+    };
+    for log in [21u32, 22] {
+        let n = 1usize << log;
+        let x = sample::scalars(n, 70 + log as u64);
+        let mut y = x.clone();
+        b.ntt(&mut y, &NttConfig::default()).unwrap();
+        let omega = Fr::root_of_unity(log);
+        for k in (0..4).map(|p| p * (n / 4) + 12_345) {
+            let w = omega.pow(&[k as u64]);
+            let want = x.iter().rev().fold(Fr::ZERO, |acc, xi| acc.mul(&w).add(xi));
+            assert!(y[k] == want, "2^{log}: element {k} differs from the DFT");
+        }
+        let inverse = NttConfig {
+            direction: NttDirection::Inverse,
+            ..Default::default()
+        };
+        b.ntt(&mut y, &inverse).unwrap();
+        assert!(y == x, "2^{log}: the round trip differs");
+    }
+}
