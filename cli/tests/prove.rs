@@ -598,3 +598,48 @@ fn a_closed_stdout_pipe_ends_quietly() {
         out.status
     );
 }
+
+/// `bench prove` reports each stage and, on Linux, the memory resident
+/// before the timed proofs and the peak during them (the peak restarted
+/// at their start, so it is at least the resident size).
+#[test]
+fn bench_prove_reports_stages_and_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "bench",
+        "prove",
+        "--circuit",
+        "squaring-chain",
+        "--size",
+        "300",
+        "--runs",
+        "1",
+    ];
+    let text = ok(&zkpipe(tmp.path(), &args));
+    assert!(
+        text.contains("  quotient ") && text.contains("  total "),
+        "{text}"
+    );
+    let json = ok(&zkpipe(tmp.path(), &[&args[..], &["--json"]].concat()));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let stages: Vec<&str> = v["stages_ms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s[0].as_str().unwrap())
+        .collect();
+    assert!(
+        stages.contains(&"msm") && stages.contains(&"spmv"),
+        "{json}"
+    );
+    if cfg!(target_os = "linux") {
+        assert!(
+            text.contains("memory: ") && text.contains("for a proof in flight"),
+            "{text}"
+        );
+        let before = v["resident_before_proofs_bytes"].as_u64().unwrap();
+        let peak = v["peak_during_proofs_bytes"].as_u64().unwrap();
+        assert!(v["peak_reset"].as_bool().unwrap(), "{json}");
+        assert!(before > 0 && peak >= before, "{json}");
+    }
+}

@@ -21,6 +21,14 @@ struct ProveReport {
     synthesis_with_constraints_ms: f64,
     /// Witness-only synthesis + SpMV over the recorded matrices.
     witness_plus_spmv_ms: f64,
+    /// Resident memory before the timed proofs: keys, matrices and what
+    /// the prover keeps (0 where unknown).
+    resident_before_proofs_bytes: u64,
+    /// Peak resident memory during the timed proofs (since the start where
+    /// the peak cannot be reset; 0 where unknown).
+    peak_during_proofs_bytes: u64,
+    /// Whether that peak counts from the proofs' start.
+    peak_reset: bool,
 }
 
 pub(super) fn bench_prove(
@@ -34,6 +42,7 @@ pub(super) fn bench_prove(
     use std::sync::Arc;
     use zkpipe_core::groth16::{ProverBuilder, Stage};
     use zkpipe_core::r1cs::{R1cs, Witness};
+    use zkpipe_core::sched::metrics;
 
     let circuit = c.source()?;
     crate::prove::check_fits(c)?;
@@ -68,6 +77,9 @@ pub(super) fn bench_prove(
         .collect();
     let mut per_stage: Vec<Vec<Duration>> = vec![Vec::new(); stages.len()];
     let mut totals = Vec::new();
+    // One proof's own memory: the peak from here on, less what is resident now.
+    let peak_reset = metrics::reset_peak_rss();
+    let resident = metrics::process_rss_bytes();
     for i in 0..runs {
         let (_, _, times) = prover.prove_circuit(circuit.build(2 + i as u64), r, s)?;
         for (k, st) in stages.iter().enumerate() {
@@ -101,6 +113,9 @@ pub(super) fn bench_prove(
         total_ms: median(&mut totals),
         synthesis_with_constraints_ms: ms(with_constraints),
         witness_plus_spmv_ms: ms(witness_spmv),
+        resident_before_proofs_bytes: resident,
+        peak_during_proofs_bytes: metrics::process_peak_rss_bytes(),
+        peak_reset,
     };
     if json {
         println!(
@@ -132,6 +147,28 @@ pub(super) fn bench_prove(
         println!("  {name:<9} {t:>10.1} ms");
     }
     println!("  {:<9} {:>10.1} ms", "total", report.total_ms);
+    let gib = |b: u64| {
+        if b >= 1 << 30 {
+            format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+        } else {
+            format!("{:.0} MiB", b as f64 / (1u64 << 20) as f64)
+        }
+    };
+    let (before, peak) = (
+        report.resident_before_proofs_bytes,
+        report.peak_during_proofs_bytes,
+    );
+    if before > 0 && peak > 0 && peak_reset {
+        println!(
+            "memory: {} resident before the proofs (keys, matrices); peak during the proofs {}, \
+             {} of it for a proof in flight",
+            gib(before),
+            gib(peak),
+            gib(peak.saturating_sub(before))
+        );
+    } else if peak > 0 {
+        println!("memory: peak resident {} since the start", gib(peak));
+    }
     println!(
         "recorded R1CS: witness-only + SpMV {:.1} ms vs synthesis with constraints {:.1} ms ({:.1}× faster)",
         report.witness_plus_spmv_ms,

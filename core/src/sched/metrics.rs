@@ -110,11 +110,28 @@ pub fn device_busy_s(spans: &[Span]) -> BTreeMap<usize, f64> {
 /// The process's peak resident memory so far (`VmHWM` in
 /// `/proc/self/status`), 0 where unknown.
 pub fn process_peak_rss_bytes() -> u64 {
+    status_bytes("VmHWM:")
+}
+
+/// The process's resident memory now (`VmRSS`), 0 where unknown.
+pub fn process_rss_bytes() -> u64 {
+    status_bytes("VmRSS:")
+}
+
+/// Restarts the peak that [`process_peak_rss_bytes`] reports from the
+/// present resident size (Linux: `5` into `/proc/self/clear_refs`), so a
+/// phase's own peak can be read; false where that is not possible.
+pub fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// A `kB` field of `/proc/self/status` in bytes, 0 where unknown.
+fn status_bytes(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
+                .find(|l| l.starts_with(field))
                 .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
         })
         .map_or(0, |kib| kib * 1024)
