@@ -114,6 +114,7 @@ fn keys_round_trip_and_reject_bad_bytes() {
     let params = groth16::setup(&r1cs, 3);
     let mut bytes = Vec::new();
     params.write(&mut bytes).unwrap();
+    assert_eq!(bytes.len() as u64, params.file_bytes());
     assert_eq!(Parameters::from_bytes(&bytes, true).unwrap(), params);
     let mut vk_bytes = Vec::new();
     params.vk.write(&mut vk_bytes).unwrap();
@@ -173,6 +174,10 @@ fn r1cs_cache_round_trips_and_rejects_stale_or_corrupt_files() {
     let path = dir.path().join("r1cs.bin");
     let (r1cs, _) = R1cs::record(BenchCircuit::new("poseidon-merkle", "1x1", 1).unwrap()).unwrap();
     r1cs.save(&path, "poseidon-merkle 1x1 v1").unwrap();
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().len(),
+        r1cs.file_bytes("poseidon-merkle 1x1 v1")
+    );
     assert_eq!(R1cs::load(&path, "poseidon-merkle 1x1 v1").unwrap(), r1cs);
 
     let e = R1cs::load(&path, "poseidon-merkle 1x1 v2").unwrap_err();
@@ -190,13 +195,19 @@ fn r1cs_cache_round_trips_and_rejects_stale_or_corrupt_files() {
     );
     std::fs::write(&path, &bytes[..bytes.len() - 40]).unwrap();
     assert!(R1cs::load(&path, "poseidon-merkle 1x1 v1").is_err());
-    std::fs::write(&path, b"hello").unwrap();
-    assert!(
-        R1cs::load(&path, "poseidon-merkle 1x1 v1")
-            .unwrap_err()
-            .to_string()
-            .contains("not a zkpipe R1CS")
-    );
+    for short in [&b"hello"[..], b""] {
+        std::fs::write(&path, short).unwrap();
+        assert!(
+            R1cs::load(&path, "poseidon-merkle 1x1 v1")
+                .unwrap_err()
+                .to_string()
+                .contains("not a zkpipe R1CS")
+        );
+    }
+    // A folder where the file should be: an I/O error, not a crash.
+    std::fs::remove_file(&path).unwrap();
+    std::fs::create_dir(&path).unwrap();
+    assert!(R1cs::load(&path, "poseidon-merkle 1x1 v1").is_err());
 }
 
 #[test]

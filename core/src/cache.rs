@@ -142,6 +142,54 @@ fn remove_leftovers(entry: &Path) {
     }
 }
 
+/// Space an entry leaves free on its file system at the least: a cache
+/// must not take the disk the user's own work needs.
+pub const KEEP_FREE_BYTES: u64 = 1 << 30;
+
+/// Whether an entry of `bytes` may be written under `dir`: `Err` says why
+/// not (too little space), for a note; the caller then keeps what it made
+/// in memory for this run only. Where the free space cannot be read the
+/// write is tried (and its own error reported).
+pub fn room_for(dir: &Path, bytes: u64) -> Result<(), String> {
+    room_given(free_bytes(dir), bytes)
+}
+
+fn room_given(free: Option<u64>, bytes: u64) -> Result<(), String> {
+    match free {
+        Some(free) if free < bytes.saturating_add(KEEP_FREE_BYTES) => Err(format!(
+            "it needs {:.1} GB and {:.1} GB are free (1 GB is kept free)",
+            bytes as f64 / 1e9,
+            free as f64 / 1e9
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Bytes an unprivileged writer may still use on the file system holding
+/// `dir` (its nearest existing ancestor), `None` where unknown.
+#[cfg(unix)]
+pub fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let existing = dir.ancestors().find(|d| d.exists())?;
+    let c = std::ffi::CString::new(existing.as_os_str().as_bytes()).ok()?;
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `c` is a NUL-terminated path; statvfs fills `st` when it returns 0.
+    if unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: initialised by the successful call above.
+    let st = unsafe { st.assume_init() };
+    // The fields' widths differ across platforms (u32 on some).
+    #[allow(clippy::unnecessary_cast)]
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+/// Bytes free on the file system holding `dir`: unknown off Unix.
+#[cfg(not(unix))]
+pub fn free_bytes(_dir: &Path) -> Option<u64> {
+    None
+}
+
 /// A file-name-safe form of a cache key part (`2^20` → `2_20`).
 pub fn file_name_part(s: &str) -> String {
     s.chars()
@@ -172,6 +220,19 @@ mod tests {
         std::fs::write(staging.join("x"), b"1").unwrap();
         publish_dir(&staging, &entry).unwrap();
         assert!(entry.join("x").exists() && !staging.exists());
+    }
+
+    #[test]
+    fn an_entry_is_written_only_with_room_to_spare() {
+        assert!(room_given(Some(10 << 30), 8 << 30).is_ok());
+        let why = room_given(Some((9 << 30) - 1), 8 << 30).unwrap_err();
+        assert!(why.contains("needs 8.6 GB and 9.7 GB are free"), "{why}");
+        assert!(room_given(None, u64::MAX).is_ok());
+        let dir = tempfile::tempdir().unwrap();
+        let free = free_bytes(&dir.path().join("not/made/yet")).expect("statvfs");
+        assert!(free > 0);
+        assert!(room_for(dir.path(), free).is_err());
+        assert!(room_for(dir.path(), 0).is_ok() || free < KEEP_FREE_BYTES);
     }
 
     #[test]

@@ -47,25 +47,29 @@ pub(super) fn bench_prove(
     let circuit = c.source()?;
     crate::prove::check_fits(c)?;
     let be = Arc::new(args.backend(backend)?);
-    let r1cs = c.r1cs(&circuit)?;
+    let r1cs = Arc::new(c.r1cs(&circuit)?);
+
+    // What recording saves: building constraints on every proof vs
+    // witness-only + SpMV. Timed before the keys exist, so that the second
+    // recording's matrices never sit beside them (at 2^27 both are tens of GB).
+    let t = Instant::now();
+    drop(R1cs::record(circuit.build(1))?);
+    let with_constraints = t.elapsed();
+    let t = Instant::now();
+    let w = Witness::generate(circuit.build(1))?;
+    drop(r1cs.spmv(&w)?);
+    let witness_spmv = t.elapsed();
+    drop(w);
+
     let keys = crate::prove::keys(c, &circuit, &r1cs, None, synthetic)?;
     let synthetic = keys.synthetic();
     let registry = args.registry();
     let prover = ProverBuilder::new(be.clone())
         .cpu_fallback(&registry)
-        .build(Arc::new(keys.params), Arc::new(r1cs.clone()))?;
+        .build(Arc::new(keys.params), r1cs.clone())?;
     if let Some(note) = prover.fallback_note() {
         eprintln!("note: {note}");
     }
-
-    // What recording saves: building constraints on every proof vs witness-only + SpMV.
-    let t = Instant::now();
-    let _ = R1cs::record(circuit.build(1))?;
-    let with_constraints = t.elapsed();
-    let t = Instant::now();
-    let w = Witness::generate(circuit.build(1))?;
-    let _ = r1cs.spmv(&w)?;
-    let witness_spmv = t.elapsed();
 
     let (r, s) = (Fr::from_u64(1), Fr::from_u64(2));
     eprintln!("warm-up proof …");

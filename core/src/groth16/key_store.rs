@@ -129,9 +129,23 @@ impl KeyStore {
         } else {
             super::setup::setup_with_progress(r1cs, 0, progress)
         };
-        let staging = staging_dir(&entry)?;
-        write_keys(&staging, &params, &info)?;
-        publish_dir(&staging, &entry)?;
+        // Synthetic keys are for timing only and quick to make again: where
+        // the disk lacks room they serve this run from memory.
+        let room = if synthetic {
+            crate::cache::room_for(&self.dir, params.file_bytes())
+        } else {
+            Ok(())
+        };
+        if let Err(why) = room {
+            progress.note(&format!(
+                "not caching the synthetic keys in {}: {why}; they are kept in memory for this run",
+                self.dir.display()
+            ));
+        } else {
+            let staging = staging_dir(&entry)?;
+            write_keys(&staging, &params, &info)?;
+            publish_dir(&staging, &entry)?;
+        }
         progress.note(&format!(
             "{} keys for {} {} in {:.2?} → {}{}",
             if synthetic {

@@ -378,6 +378,14 @@ impl Parameters {
         Ok(p)
     }
 
+    /// Size of the file [`Parameters::save`] writes.
+    pub fn file_bytes(&self) -> u64 {
+        // The verifying key: 3 G1 + 3 G2 points and IC; then five counted lists.
+        let vk = 3 * 96 + 3 * 192 + 4 + 96 * self.vk.ic.len() as u64;
+        let g1 = (self.a.len() + self.b_g1.len() + self.l.len() + self.h.len()) as u64;
+        vk + 5 * 4 + 96 * g1 + 192 * self.b_g2.len() as u64
+    }
+
     /// Writes the parameters to `path` atomically.
     ///
     /// # Errors

@@ -83,7 +83,13 @@ impl R1csCache {
             r1cs.num_aux,
             t.elapsed()
         ));
-        r1cs.save(&path, &key)?;
+        match crate::cache::room_for(&self.dir, r1cs.file_bytes(&key)) {
+            Ok(()) => r1cs.save(&path, &key)?,
+            Err(why) => progress.note(&format!(
+                "not caching the recorded R1CS in {}: {why}; it is kept in memory for this run",
+                self.dir.display()
+            )),
+        }
         Ok(r1cs)
     }
 }

@@ -2,6 +2,7 @@
 //! recorded from, checked on load.
 
 use sha2::{Digest, Sha256};
+use std::io::Write;
 use std::path::Path;
 
 use super::{Csr, R1cs};
@@ -20,6 +21,16 @@ fn corrupt(path: &Path, why: impl Into<String>) -> Error {
 }
 
 impl R1cs {
+    /// Size of the file [`R1cs::save`] writes with `key`.
+    pub fn file_bytes(&self, key: &str) -> u64 {
+        let rows = self.num_constraints() as u64;
+        let mats: u64 = [&self.a, &self.b, &self.c]
+            .iter()
+            .map(|m| 8 + 8 * (rows + 1) + 36 * m.nnz() as u64)
+            .sum();
+        (MAGIC.len() + 4 + 4 + key.len() + 24 + 32) as u64 + mats
+    }
+
     /// Writes the matrices to `path` (atomically: a temporary file, then a
     /// rename), tagged with `key` — whatever identifies the circuit shape
     /// (name, size, code version); [`R1cs::load`] rejects another key.
@@ -27,31 +38,34 @@ impl R1cs {
     /// # Errors
     /// [`Error::Io`].
     pub fn save(&self, path: &Path, key: &str) -> Result<(), Error> {
-        let mut buf = Vec::with_capacity(64 + 3 * (self.a.nnz() * 36 + self.num_constraints() * 8));
-        buf.extend_from_slice(MAGIC);
-        buf.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        buf.extend_from_slice(&(key.len() as u32).to_le_bytes());
-        buf.extend_from_slice(key.as_bytes());
-        for v in [self.num_inputs, self.num_aux, self.num_constraints()] {
-            buf.extend_from_slice(&(v as u64).to_le_bytes());
-        }
-        for m in [&self.a, &self.b, &self.c] {
-            buf.extend_from_slice(&(m.nnz() as u64).to_le_bytes());
-            m.row_ptr
-                .iter()
-                .for_each(|p| buf.extend_from_slice(&p.to_le_bytes()));
-            m.cols
-                .iter()
-                .for_each(|c| buf.extend_from_slice(&c.to_le_bytes()));
-            m.vals.iter().for_each(|v| {
-                v.limbs
-                    .iter()
-                    .for_each(|l| buf.extend_from_slice(&l.to_le_bytes()))
-            });
-        }
-        let sum = Sha256::digest(&buf);
-        buf.extend_from_slice(&sum);
-        crate::fsutil::write_atomically(path, &buf)
+        // Streamed through the checksum: no second copy of the matrices in memory.
+        crate::fsutil::write_atomically_with(path, |file| {
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, Hashing::new(file));
+            w.write_all(MAGIC)?;
+            w.write_all(&FORMAT_VERSION.to_le_bytes())?;
+            w.write_all(&(key.len() as u32).to_le_bytes())?;
+            w.write_all(key.as_bytes())?;
+            for v in [self.num_inputs, self.num_aux, self.num_constraints()] {
+                w.write_all(&(v as u64).to_le_bytes())?;
+            }
+            for m in [&self.a, &self.b, &self.c] {
+                w.write_all(&(m.nnz() as u64).to_le_bytes())?;
+                for p in &m.row_ptr {
+                    w.write_all(&p.to_le_bytes())?;
+                }
+                for c in &m.cols {
+                    w.write_all(&c.to_le_bytes())?;
+                }
+                for v in &m.vals {
+                    for l in &v.limbs {
+                        w.write_all(&l.to_le_bytes())?;
+                    }
+                }
+            }
+            let hashing = w.into_inner().map_err(|e| e.into_error())?;
+            let (file, sum) = hashing.finish();
+            file.write_all(&sum)
+        })
     }
 
     /// Reads matrices written by [`R1cs::save`] with the same `key`.
@@ -60,10 +74,18 @@ impl R1cs {
     /// [`Error::Io`]; [`Error::Cache`] when the file is corrupt, truncated, of
     /// another format version, or recorded for another key (stale).
     pub fn load(path: &Path, key: &str) -> Result<R1cs, Error> {
-        let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        let io = |source| Error::Io {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        // SAFETY: read-only and dropped before returning; the entry's lock
+        // keeps zkpipe processes from rewriting it meanwhile, and anything
+        // else rewriting it gives bytes the checksum refuses (truncating it
+        // underneath raises SIGBUS, as with parameter files). Mapped, not
+        // read: a 2^27 R1CS is tens of GB, and the parsed matrices would
+        // otherwise sit beside a second copy of them.
+        let bytes = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
         if bytes.len() < MAGIC.len() + 32 || &bytes[..8] != MAGIC {
             return Err(corrupt(path, "not a zkpipe R1CS cache file"));
         }
@@ -170,5 +192,36 @@ impl Reader<'_> {
     fn u64(&mut self) -> Option<u64> {
         self.take(8)
             .map(|s| u64::from_le_bytes(s.try_into().expect("8 bytes")))
+    }
+}
+
+/// A writer that checksums what passes through it.
+struct Hashing<W> {
+    inner: W,
+    sum: Sha256,
+}
+
+impl<W: Write> Hashing<W> {
+    fn new(inner: W) -> Self {
+        Hashing {
+            inner,
+            sum: Sha256::new(),
+        }
+    }
+
+    /// The writer and the SHA-256 of everything written.
+    fn finish(self) -> (W, [u8; 32]) {
+        (self.inner, self.sum.finalize().into())
+    }
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.sum.update(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
     }
 }
