@@ -110,15 +110,22 @@ fn bench_msm_prints_a_row_per_size_with_the_blst_baseline() {
             "--runs",
             "1",
             "--resident",
+            "--scalars",
+            "bits",
         ],
         &[],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        stdout(&o).contains("msm_g1 (resident bases)"),
+        stdout(&o).contains("msm_g1 (resident bases) (bit scalars)"),
         "{}",
         stdout(&o)
     );
+    let o = zkpipe(
+        &["bench", "msm", "--log-size", "3", "--scalars", "ones"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
 /// One MSM cut over the CPU backend's logical devices, host and resident

@@ -40,6 +40,10 @@ pub enum BenchOp {
         /// (no plugin in between) and report the plugin's overhead.
         #[arg(long, value_enum)]
         baseline: Option<Baseline>,
+        /// Scalars: uniformly random, or random bits (0 or 1: a SHA-256
+        /// or PoRep witness's shape).
+        #[arg(long, value_enum, default_value = "random")]
+        scalars: Scalars,
     },
     /// A whole Groth16 proof of a built-in circuit: median time per stage,
     /// and witness-only synthesis + SpMV against synthesis with constraints.
@@ -121,6 +125,12 @@ pub enum Group {
     G2,
 }
 
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scalars {
+    Random,
+    Bits,
+}
+
 #[derive(ValueEnum, Clone, Copy, Debug)]
 pub enum Baseline {
     /// blst's `MultiPoint::mult` on its own thread pool.
@@ -196,6 +206,7 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
             resident,
             split_devices,
             baseline,
+            scalars,
         } => {
             // Bases (and a resident copy), scalars, Pippenger's buckets.
             let per_point = if *group == Group::G1 {
@@ -206,9 +217,14 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
             check_size(common, "msm", per_point)?;
             let be = args.backend(&common.backend)?;
             let name = format!(
-                "msm_{}{}{}",
+                "msm_{}{}{}{}",
                 if *group == Group::G1 { "g1" } else { "g2" },
                 if *resident { " (resident bases)" } else { "" },
+                if *scalars == Scalars::Bits {
+                    " (bit scalars)"
+                } else {
+                    ""
+                },
                 if split_devices.is_empty() {
                     String::new()
                 } else {
@@ -233,6 +249,7 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
                     *resident,
                     split_devices,
                     baseline.is_some(),
+                    *scalars,
                     &mut report,
                     &p,
                 )?,
@@ -242,6 +259,7 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
                     *resident,
                     split_devices,
                     baseline.is_some(),
+                    *scalars,
                     &mut report,
                     &p,
                 )?,

@@ -97,16 +97,33 @@ pub(super) fn bench_msm<G: MsmOps>(
     resident: bool,
     split: &[u32],
     baseline: bool,
+    shape: super::Scalars,
     report: &mut Report,
     p: &Printer,
 ) -> Result<(), Error> {
     let max = 1usize << c.log_size.end();
+    let bits = shape == super::Scalars::Bits;
     eprintln!(
-        "generating {max} random bases and scalars (seed {}) …",
+        "generating {max} random bases and {} (seed {}) …",
+        if bits {
+            "bit scalars (0 or 1)"
+        } else {
+            "scalars"
+        },
         c.seed
     );
     let bases = G::points(max, c.seed);
-    let scalars = sample::scalars(max, c.seed.wrapping_add(1));
+    let mut scalars = sample::scalars(max, c.seed.wrapping_add(1));
+    if bits {
+        let bit = |s: &Fr| {
+            if s.limbs[0] & 1 == 1 {
+                Fr::one()
+            } else {
+                Fr::ZERO
+            }
+        };
+        scalars.iter_mut().for_each(|s| *s = bit(s));
+    }
     let cfg = MsmConfig {
         device: c.device,
         ..Default::default()
