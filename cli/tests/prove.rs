@@ -632,6 +632,21 @@ fn bench_prove_reports_stages_and_memory() {
         stages.contains(&"msm") && stages.contains(&"spmv"),
         "{json}"
     );
+    assert!(
+        text.contains("recorded R1CS: witness-only + SpMV"),
+        "{text}"
+    );
+    assert!(
+        v["synthesis_with_constraints_ms"].as_f64().is_some(),
+        "{json}"
+    );
+    let skipped = ok(&zkpipe(
+        tmp.path(),
+        &[&args[..], &["--no-synthesis-comparison", "--json"]].concat(),
+    ));
+    let w: serde_json::Value = serde_json::from_str(&skipped).unwrap();
+    assert!(w["synthesis_with_constraints_ms"].is_null(), "{skipped}");
+    assert!(w["total_ms"].as_f64().unwrap() > 0.0, "{skipped}");
     if cfg!(target_os = "linux") {
         assert!(
             text.contains("memory: ") && text.contains("for a proof in flight"),

@@ -62,6 +62,10 @@ pub enum BenchOp {
         /// timing is honest, proofs do not verify).
         #[arg(long)]
         synthetic: bool,
+        /// Skip timing a synthesis with constraints against witness-only +
+        /// SpMV (at PoRep sizes it costs a second recording, minutes).
+        #[arg(long)]
+        no_synthesis_comparison: bool,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -195,10 +199,12 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
             backend,
             runs,
             synthetic,
+            no_synthesis_comparison,
             json,
             ..
         } => {
-            return bench_prove(args, circuit, backend, *runs, *synthetic, *json);
+            let compare = !*no_synthesis_comparison;
+            return bench_prove(args, circuit, backend, *runs, *synthetic, compare, *json);
         }
         BenchOp::Msm {
             common,

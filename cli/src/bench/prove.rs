@@ -17,10 +17,11 @@ struct ProveReport {
     /// Median per stage, in pipeline order.
     stages_ms: Vec<(String, f64)>,
     total_ms: f64,
-    /// Synthesis that builds constraints (what a prover without a recorded R1CS runs).
-    synthesis_with_constraints_ms: f64,
-    /// Witness-only synthesis + SpMV over the recorded matrices.
-    witness_plus_spmv_ms: f64,
+    /// Synthesis that builds constraints (what a prover without a recorded
+    /// R1CS runs); null with `--no-synthesis-comparison`.
+    synthesis_with_constraints_ms: Option<f64>,
+    /// Witness-only synthesis + SpMV over the recorded matrices (null likewise).
+    witness_plus_spmv_ms: Option<f64>,
     /// Resident memory before the timed proofs: keys, matrices and what
     /// the prover keeps (0 where unknown).
     resident_before_proofs_bytes: u64,
@@ -37,6 +38,7 @@ pub(super) fn bench_prove(
     backend: &str,
     runs: u32,
     synthetic: bool,
+    compare: bool,
     json: bool,
 ) -> Result<(), Error> {
     use std::sync::Arc;
@@ -52,14 +54,17 @@ pub(super) fn bench_prove(
     // What recording saves: building constraints on every proof vs
     // witness-only + SpMV. Timed before the keys exist, so that the second
     // recording's matrices never sit beside them (at 2^27 both are tens of GB).
-    let t = Instant::now();
-    drop(R1cs::record(circuit.build(1))?);
-    let with_constraints = t.elapsed();
-    let t = Instant::now();
-    let w = Witness::generate(circuit.build(1))?;
-    drop(r1cs.spmv(&w)?);
-    let witness_spmv = t.elapsed();
-    drop(w);
+    let comparison = if compare {
+        let t = Instant::now();
+        drop(R1cs::record(circuit.build(1))?);
+        let with_constraints = t.elapsed();
+        let t = Instant::now();
+        let w = Witness::generate(circuit.build(1))?;
+        drop(r1cs.spmv(&w)?);
+        Some((with_constraints, t.elapsed()))
+    } else {
+        None
+    };
 
     let keys = crate::prove::keys(c, &circuit, &r1cs, None, synthetic)?;
     let synthetic = keys.synthetic();
@@ -115,8 +120,8 @@ pub(super) fn bench_prove(
             .map(|(s, v)| (s.name().to_string(), median(v)))
             .collect(),
         total_ms: median(&mut totals),
-        synthesis_with_constraints_ms: ms(with_constraints),
-        witness_plus_spmv_ms: ms(witness_spmv),
+        synthesis_with_constraints_ms: comparison.map(|(w, _)| ms(w)),
+        witness_plus_spmv_ms: comparison.map(|(_, s)| ms(s)),
         resident_before_proofs_bytes: resident,
         peak_during_proofs_bytes: metrics::process_peak_rss_bytes(),
         peak_reset,
@@ -173,11 +178,14 @@ pub(super) fn bench_prove(
     } else if peak > 0 {
         println!("memory: peak resident {} since the start", gib(peak));
     }
-    println!(
-        "recorded R1CS: witness-only + SpMV {:.1} ms vs synthesis with constraints {:.1} ms ({:.1}× faster)",
-        report.witness_plus_spmv_ms,
+    if let (Some(with), Some(without)) = (
         report.synthesis_with_constraints_ms,
-        report.synthesis_with_constraints_ms / report.witness_plus_spmv_ms
-    );
+        report.witness_plus_spmv_ms,
+    ) {
+        println!(
+            "recorded R1CS: witness-only + SpMV {without:.1} ms vs synthesis with constraints {with:.1} ms ({:.1}× faster)",
+            with / without
+        );
+    }
     Ok(())
 }
