@@ -163,6 +163,21 @@ fn skewed_scalars(n: usize) -> Vec<Fr> {
         .collect()
 }
 
+/// A SHA-256 witness's shape: scalars 0 or 1 but every 16th (random or
+/// r − 1) when `with_rest`, else only 0s and 1s. From 2^16 scalars the CUDA
+/// backend sums the 1s apart from the rest.
+fn bit_heavy_scalars(n: usize, with_rest: bool) -> Vec<Fr> {
+    let random = sample::scalars(n, 13);
+    (0..n)
+        .map(|i| match i % 16 {
+            14 if with_rest => random[i],
+            15 if with_rest => r_minus_1(),
+            k if k % 2 == 0 => Fr::ZERO,
+            _ => Fr::one(),
+        })
+        .collect()
+}
+
 /// Inputs mixing every edge case: zero, one and r − 1 scalars; identity,
 /// duplicated and negated bases; the rest random.
 fn edge_inputs<G: Group>(n: usize, seed: u64) -> (Vec<G::Aff>, Vec<Fr>) {
@@ -255,6 +270,18 @@ fn msm_trials<G: Group>(t: &Target, out: &mut Vec<Trial>) {
     out.push(t.trial(format!("{}/skewed-scalars/{n}", G::OP), move |be| {
         check_msm::<G>(be, &G::points(n, 10), &skewed_scalars(n))
     }));
+    // Bit-heavy scalars over edge-case bases (identity, repeated and
+    // negated points among the summed 1s), from the size where they are split.
+    if max_log() >= 16 {
+        let n = (1usize << 16) + 5;
+        for with_rest in [true, false] {
+            let case = if with_rest { "bit-heavy" } else { "bits-only" };
+            out.push(t.trial(format!("{}/{case}/{n}", G::OP), move |be| {
+                let bases = edge_inputs::<G>(n, 14).0;
+                check_msm::<G>(be, &bases, &bit_heavy_scalars(n, with_rest))
+            }));
+        }
+    }
     out.push(t.trial(format!("{}/empty", G::OP), |be| {
         let got = fail_on(G::msm(be, &[], &[]))?;
         if G::to_affine(&got) != G::identity() {
@@ -355,6 +382,23 @@ fn resident_trials<G: Group>(t: &Target, out: &mut Vec<Trial>) {
         expect_code(G::msm_resident(be, h, &scalars), ErrorCode::INVALID_INPUT)?;
         expect_code(be.drop_bases(h), ErrorCode::INVALID_INPUT)
     }));
+    if max_log() >= 16 {
+        let n = (1usize << 16) + 5;
+        out.push(
+            t.trial(format!("{}/resident-bit-heavy/{n}", G::OP), move |be| {
+                let bases = edge_inputs::<G>(n + 2, 15).0;
+                let scalars = bit_heavy_scalars(n, true);
+                let h = fail_on(G::upload(be, &bases))?;
+                let got = G::to_affine(&fail_on(G::msm_resident(be, h, &scalars))?);
+                fail_on(be.drop_bases(h))?;
+                let want = G::to_affine(&G::reference(&bases[..n], &scalars));
+                if got != want {
+                    return Err(format!("backend {got:?} != reference {want:?}").into());
+                }
+                Ok(())
+            }),
+        );
+    }
     type Inputs<A> = fn(usize) -> (Vec<A>, Vec<Fr>);
     let cases: [(&str, Inputs<G::Aff>); 3] = [
         ("edge-cases", |n| edge_inputs::<G>(n, 77)),

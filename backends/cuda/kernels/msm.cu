@@ -9,6 +9,10 @@
 // place), so they cost about K + G·log_G(size/(K·T)) + T serial additions. Then each window's sum Σ b·B_b by running sums
 // over bucket segments and a tree reduction; the host combines the windows.
 //
+// Bit-heavy scalars (msm_bits.rs) come as a bitmap of the 1s, summed by
+// msm_bit_sum and then msm_reduce, and the other scalars with their point
+// indices (msm_scatter's `index`).
+//
 // Folded (bases resident with precomputed multiples: table[w·stride + i] =
 // 2^(c·w)·P_i): every window's digits go into one set of buckets, as the
 // point w·stride + i, so the bucket sums and window reductions run once.
@@ -139,18 +143,19 @@ extern "C" __global__ void msm_scan(const u32* counts, u32 nb, u32 k, u32* offse
 }
 
 // sorted[w * n + position] = point index | sign << 31, in bucket order;
-// folded, sorted[position] = (w * stride + i) | sign << 31.
-extern "C" __global__ void msm_scatter(const fr* s, u32 n, u32 c, u32 nwin, u32 fold, u32 stride,
-                                       u32* cursor, u32* sorted) {
+// folded, sorted[position] = (w * stride + index) | sign << 31. The point
+// index of scalar i is index[i], or i where `index` is null.
+extern "C" __global__ void msm_scatter(const fr* s, const u32* index, u32 n, u32 c, u32 nwin,
+                                       u32 fold, u32 stride, u32* cursor, u32* sorted) {
     u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     fr k = s[i];
-    u32 nb = (1u << (c - 1)) + 1, carry = 0;
+    u32 nb = (1u << (c - 1)) + 1, carry = 0, p = index ? index[i] : i;
     for (u32 w = 0; w < nwin; w++) {
         int d = next_digit(k, w, c, carry);
         if (d) {
             u32 pos = atomicAdd(&cursor[(fold ? 0 : w * nb) + (d < 0 ? -d : d)], 1);
-            u32 point = fold ? w * stride + i : i;
+            u32 point = fold ? w * stride + p : p;
             sorted[(fold ? 0 : (size_t)w * n) + pos] = point | (d < 0 ? 0x80000000u : 0);
         }
     }
@@ -265,6 +270,23 @@ template <class F> __device__ void reduce(const xyzz<F>* in, u32 m, u32 g, xyzz<
     out[(size_t)w * outs + o] = acc;
 }
 
+// One thread per `per` words of the bitmap `ones` (bit i: scalar i is 1):
+// out[t] = Σ bases[i] over the set bits of its words.
+template <class F> __device__ void bit_sum(const affine<F>* bases, const u64* ones, u32 words,
+                                           u32 per, xyzz<F>* out) {
+    u32 t = blockIdx.x * blockDim.x + threadIdx.x, lo = t * per;
+    if (lo >= words) return;
+    xyzz<F> acc; set_inf(acc);
+    for (u32 w = lo; w < min(lo + per, words); w++) {
+        for (u64 m = ones[w]; m; m &= m - 1) {
+            affine<F> p = bases[(size_t)w * 64 + __ffsll((long long)m) - 1];
+            if (is_zero(p.x) && is_zero(p.y)) continue;  // blst's affine infinity
+            add_affine(acc, p.x, p.y);
+        }
+    }
+    out[t] = acc;
+}
+
 // ------------------------------------------------------------------ fixed bases
 
 // a^(p-2) = 1/a for a != 0 (Fermat; once per point at upload).
@@ -341,6 +363,10 @@ template <class F> __device__ void precompute(affine<F>* table, u32 n, u32 strid
     extern "C" __global__ void msm_precompute_##G(affine<F>* table, u32 n, u32 stride, u32 c,      \
                                                   u32 nwin) {                                      \
         precompute(table, n, stride, c, nwin);                                                     \
+    }                                                                                              \
+    extern "C" __global__ void BOUNDS msm_bit_sum_##G(const affine<F>* bases, const u64* ones,    \
+                                                      u32 words, u32 per, xyzz<F>* out) {          \
+        bit_sum(bases, ones, words, per, out);                                                     \
     }
 
 // G1: 3 blocks of 128 per SM (≤ 170 registers, a few bytes of spill) beat 2.

@@ -18,6 +18,7 @@ mod device;
 mod error;
 mod lane;
 mod msm;
+mod msm_bits;
 mod msm_kernels;
 mod ntt;
 mod ntt_plan;
@@ -273,7 +274,7 @@ impl CudaBackend {
             return Ok(C::identity());
         }
         let c = match (config.window_bits, self.window_bits) {
-            (0, 0) => msm::auto_window(scalars.len()),
+            (0, 0) => 0, // per size, chosen by the lane (see `Lane::msm`)
             (0, w) | (w, _) => w,
         };
         let resident = match bases {

@@ -7,11 +7,14 @@ use zkpipe_core::{Fp, Fp2, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 use crate::error::driver_err;
 use crate::lane::{Lane, Profile, grid};
+use crate::msm_bits::BitSplit;
 use crate::msm_kernels::{MsmKernels, PointKernels};
 use crate::words::limbs;
 
 /// Points of a bucket one thread sums before the tree passes.
 const CHUNK: u32 = 32;
+/// Bitmap words (64 scalars) one thread of `msm_bit_sum` takes.
+const BIT_SUM_WORDS: u32 = 4;
 /// Fan-in of the tree passes over a bucket's chunk sums.
 const TREE_FAN_IN: u32 = 8;
 /// Chunk sums one thread adds per bucket after the tree passes (buckets
@@ -252,19 +255,120 @@ pub(crate) struct FixedBases {
 }
 
 impl Lane<'_> {
-    /// Σ scalars[i]·bases[i] over the first `scalars.len()` bases of `bases`.
+    /// Σ scalars[i]·bases[i] over the first `scalars.len()` bases of `bases`
+    /// with c-bit windows (0: [`auto_window`] of the scalars Pippenger
+    /// gets; with [`MsmBases::Fixed`], the table's). Bit-heavy scalars are
+    /// split first ([`BitSplit`]).
     ///
     /// # Errors
     /// `OUT_OF_MEMORY` when the buffers do not fit; driver errors.
-    /// With [`MsmBases::Fixed`], `c` is the table's.
     pub(crate) fn msm<C: Curve>(
         &self,
         bases: MsmBases<'_>,
         scalars: &[Fr],
         c: u32,
     ) -> Result<C::Proj, AccelError> {
+        let Some(split) = BitSplit::of(scalars) else {
+            return self.pippenger::<C>(bases, scalars, None, c);
+        };
+        let copied;
+        let (words, rest_bases) = match bases {
+            MsmBases::Device(b) => (b, MsmBases::Device(b)),
+            MsmBases::Fixed(f) => (&f.words, MsmBases::Fixed(f)),
+            MsmBases::Host(w) => {
+                copied = self.upload(&w[..scalars.len() * 2 * C::WORDS])?;
+                (&copied, MsmBases::Device(&copied))
+            }
+        };
+        let ones = self.bit_sum::<C>(words, &split.ones)?;
+        if split.rest.is_empty() {
+            return Ok(ones);
+        }
+        let index = self.upload(&split.packed_index())?;
+        let rest = self.pippenger::<C>(rest_bases, &split.rest, Some(&index), c)?;
+        Ok(C::add(&ones, &rest))
+    }
+
+    /// Σ bases[i] over the set bits i of `ones`: one thread per
+    /// `BIT_SUM_WORDS` words, then reduced on the device.
+    fn bit_sum<C: Curve>(
+        &self,
+        bases: &CudaSlice<u64>,
+        ones: &[u64],
+    ) -> Result<C::Proj, AccelError> {
+        let xw = 4 * C::WORDS;
+        let words = ones.len() as u32;
+        let outs = words.div_ceil(BIT_SUM_WORDS);
+        self.check_free(ones.len() * 8 + 2 * outs as usize * xw * 8)?;
+        let s = &self.stream;
+        let mut prof = Profile::new(s);
+        let e = |what| driver_err(what);
+        let bits = self.upload(ones)?;
+        prof.mark("copy in");
+        let pk = C::kernels(&self.msm);
+        let mut sums = s
+            .alloc_zeros::<u64>(outs as usize * xw)
+            .map_err(e("allocating"))?;
+        let mut l = s.launch_builder(&pk.bit_sum);
+        l.arg(bases)
+            .arg(&bits)
+            .arg(&words)
+            .arg(&BIT_SUM_WORDS)
+            .arg(&mut sums);
+        // SAFETY: bit i of `ones` is set only for i < the MSM's size ≤ the bases' count.
+        unsafe { l.launch(grid_2d(outs, 1)) }.map_err(e("msm_bit_sum"))?;
+        prof.mark("msm_bit_sum");
+        let sum = self.reduce_rows::<C>(sums, outs, 1, &mut prof)?;
+        prof.report(&format!("msm bits words={words}"));
+        Ok(C::from_xyzz(&sum))
+    }
+
+    /// `rows` sums of `m` XYZZ points each (row-major in `cur`), reduced
+    /// on the device and read back: `rows` points' words.
+    fn reduce_rows<C: Curve>(
+        &self,
+        mut cur: CudaSlice<u64>,
+        mut m: u32,
+        rows: u32,
+        prof: &mut Profile<'_>,
+    ) -> Result<Vec<u64>, AccelError> {
+        let s = &self.stream;
+        let e = |what| driver_err(what);
+        let pk = C::kernels(&self.msm);
+        let xw = 4 * C::WORDS;
+        while m > 1 {
+            let outs = m.div_ceil(REDUCE_FAN_IN);
+            let mut out = s
+                .alloc_zeros::<u64>(rows as usize * outs as usize * xw)
+                .map_err(e("allocating"))?;
+            let mut l = s.launch_builder(&pk.reduce);
+            l.arg(&cur).arg(&m).arg(&REDUCE_FAN_IN).arg(&mut out);
+            // SAFETY: reads m points per row, writes ceil(m / fan-in).
+            unsafe { l.launch(grid_2d(outs, rows)) }.map_err(e("msm_reduce"))?;
+            prof.mark("msm_reduce");
+            cur = out;
+            m = outs;
+        }
+        let mut host = vec![0u64; rows as usize * xw];
+        s.memcpy_dtoh(&cur, host.as_mut_slice())
+            .map_err(e("copying sums"))?;
+        s.synchronize().map_err(e("synchronising"))?;
+        prof.mark("copy out");
+        Ok(host)
+    }
+
+    /// Pippenger over `scalars`, scalar i's point being `index[i]` (u32s)
+    /// where given, else i.
+    fn pippenger<C: Curve>(
+        &self,
+        bases: MsmBases<'_>,
+        scalars: &[Fr],
+        index: Option<&CudaSlice<u64>>,
+        c: u32,
+    ) -> Result<C::Proj, AccelError> {
         let (c, fold, stride) = match bases {
             MsmBases::Fixed(f) => (f.c, 1u32, f.len as u32),
+            _ if c == 0 => (auto_window(scalars.len()), 0, 0),
             _ => (c, 0, 0),
         };
         let plan = Plan::new(scalars.len(), c, fold == 1);
@@ -341,16 +445,22 @@ impl Lane<'_> {
         let mut sorted = s
             .alloc_zeros::<u32>(windows as usize * n as usize)
             .map_err(e("allocating"))?;
+        let null = 0u64;
         let mut l = s.launch_builder(&k.scatter);
-        l.arg(&sc)
-            .arg(&n)
+        l.arg(&sc);
+        match index {
+            Some(i) => l.arg(i),
+            None => l.arg(&null),
+        };
+        l.arg(&n)
             .arg(&c)
             .arg(&windows)
             .arg(&fold)
             .arg(&stride)
             .arg(&mut cursor)
             .arg(&mut sorted);
-        // SAFETY: positions stay below each set's per_set entries (its counts sum to ≤ per_set).
+        // SAFETY: positions stay below each set's per_set entries (its counts
+        // sum to ≤ per_set); `index` holds n point indices below the bases' count.
         unsafe { l.launch(grid(n as usize)) }.map_err(e("msm_scatter"))?;
         prof.mark("msm_scatter");
 
@@ -460,25 +570,7 @@ impl Lane<'_> {
         unsafe { l.launch(grid_2d(segs, sets)) }.map_err(e("msm_window_segments"))?;
         prof.mark("msm_window_segments");
 
-        let mut m = segs;
-        while m > 1 {
-            let outs = m.div_ceil(REDUCE_FAN_IN);
-            let mut out = s
-                .alloc_zeros::<u64>(sets as usize * outs as usize * xw)
-                .map_err(e("allocating"))?;
-            let mut l = s.launch_builder(&pk.reduce);
-            l.arg(&cur).arg(&m).arg(&REDUCE_FAN_IN).arg(&mut out);
-            // SAFETY: reads m points per set, writes ceil(m / fan-in).
-            unsafe { l.launch(grid_2d(outs, sets)) }.map_err(e("msm_reduce"))?;
-            prof.mark("msm_reduce");
-            cur = out;
-            m = outs;
-        }
-        let mut host = vec![0u64; sets as usize * xw];
-        s.memcpy_dtoh(&cur, host.as_mut_slice())
-            .map_err(e("copying window sums"))?;
-        s.synchronize().map_err(e("synchronising"))?;
-        prof.mark("copy out");
+        let host = self.reduce_rows::<C>(cur, segs, sets, &mut prof)?;
         prof.report(&format!(
             "msm n={n} c={c} windows={windows}{}",
             if fold == 1 { " folded" } else { "" }

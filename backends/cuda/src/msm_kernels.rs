@@ -23,6 +23,7 @@ pub(crate) struct PointKernels {
     pub(crate) window_segments: CudaFunction,
     pub(crate) reduce: CudaFunction,
     pub(crate) precompute: CudaFunction,
+    pub(crate) bit_sum: CudaFunction,
 }
 
 /// Every MSM kernel of a device.
@@ -33,7 +34,7 @@ pub(crate) struct MsmKernels {
 }
 
 /// Kernel entry points of `msm.cu`, for loading and for the compile test.
-pub const KERNELS: [&str; 17] = [
+pub const KERNELS: [&str; 19] = [
     "msm_from_mont",
     "msm_count",
     "msm_scan",
@@ -45,12 +46,14 @@ pub const KERNELS: [&str; 17] = [
     "msm_window_segments_g1",
     "msm_reduce_g1",
     "msm_precompute_g1",
+    "msm_bit_sum_g1",
     "msm_accumulate_g2",
     "msm_tree_pass_g2",
     "msm_bucket_sum_g2",
     "msm_window_segments_g2",
     "msm_reduce_g2",
     "msm_precompute_g2",
+    "msm_bit_sum_g2",
 ];
 
 impl MsmKernels {
@@ -68,6 +71,7 @@ impl MsmKernels {
                 window_segments: f(&format!("msm_window_segments_{g}"))?,
                 reduce: f(&format!("msm_reduce_{g}"))?,
                 precompute: f(&format!("msm_precompute_{g}"))?,
+                bit_sum: f(&format!("msm_bit_sum_{g}"))?,
             })
         };
         Ok(MsmKernels {
