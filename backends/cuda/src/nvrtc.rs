@@ -138,6 +138,11 @@ pub fn cubin_for(arch: &str) -> Result<(Vec<u8>, String), String> {
     if let Ok(bin) = std::fs::read(&path) {
         return Ok((bin, format!("kernels from cache {}", path.display())));
     }
+    // About a minute with no other output on an H200 host: say why.
+    eprintln!(
+        "zkpipe cuda: compiling kernels for {arch} (first use of this build here, about a minute; cached in {})",
+        path.display()
+    );
     let t = Instant::now();
     let bin = compile(arch, Output::Cubin)?;
     let note = format!(
