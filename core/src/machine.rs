@@ -12,6 +12,17 @@ pub const THREADS_PER_CORE: usize = 8;
 /// about 1,200 B per constraint.
 pub const PROVE_BYTES_PER_CONSTRAINT: u64 = 1_200;
 
+/// Hands the heap's free pages back to the system. Decoding a large file
+/// on many threads leaves freed buffers in glibc's per-thread arenas,
+/// which it keeps; after a cache load that is gigabytes at PoRep sizes.
+pub fn return_freed_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases memory no allocation owns.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Cores (logical CPUs) this process may use.
 pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())

@@ -35,26 +35,48 @@ macro_rules! sample_points {
     ($name:ident, $aff:ty, $proj:ty) => {
         /// `n` points of the prime-order subgroup from `seed`.
         pub fn $name(n: usize, seed: u64) -> Vec<$aff> {
-            let chunks: Vec<Vec<$aff>> = (0..n.div_ceil(CHUNK))
-                .into_par_iter()
-                .map(|i| {
-                    let mut r = rng(seed ^ 0x5eed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-                    let g = <$proj>::generator();
-                    let step = g.mul(&Fr::random(&mut r));
-                    let mut p = g.mul(&Fr::random(&mut r));
-                    let len = CHUNK.min(n - i * CHUNK);
-                    let proj: Vec<$proj> = (0..len)
-                        .map(|_| {
-                            p = p.add(&step);
-                            p
-                        })
-                        .collect();
-                    <$proj>::batch_to_affine(&proj)
-                })
-                .collect();
-            chunks.concat()
+            // Written in place: PoRep-sized keys are tens of GB, and
+            // joining per-chunk vectors would hold each query twice.
+            let mut out = vec![<$aff>::default(); n];
+            out.par_chunks_mut(CHUNK).enumerate().for_each(|(i, dst)| {
+                let mut r = rng(seed ^ 0x5eed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+                let g = <$proj>::generator();
+                let step = g.mul(&Fr::random(&mut r));
+                let mut p = g.mul(&Fr::random(&mut r));
+                let proj: Vec<$proj> = (0..dst.len())
+                    .map(|_| {
+                        p = p.add(&step);
+                        p
+                    })
+                    .collect();
+                dst.copy_from_slice(&<$proj>::batch_to_affine(&proj));
+            });
+            out
         }
     };
 }
 sample_points!(g1_points, G1Affine, G1Projective);
 sample_points!(g2_points, G2Affine, G2Projective);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each chunk is a walk of one step from a random start: points in the
+    /// subgroup, consecutive differences equal inside a chunk, and a
+    /// partial last chunk that starts its own walk.
+    #[test]
+    fn points_walk_one_step_per_chunk() {
+        let n = 2 * CHUNK + 5;
+        let p = g1_points(n, 7);
+        assert_eq!(p.len(), n);
+        assert!(p.iter().all(|q| q.is_in_subgroup() && !q.is_identity()));
+        let diff = |i: usize| G1Projective::from(p[i + 1]).add(&G1Projective::from(p[i]).neg());
+        for start in [0, CHUNK, 2 * CHUNK] {
+            assert!(diff(start).eq_point(&diff(start + 3)), "chunk at {start}");
+        }
+        assert!(!diff(0).eq_point(&diff(CHUNK)));
+        assert_eq!(g1_points(n, 7), p);
+        assert_eq!(g2_points(3, 7).len(), 3);
+    }
+}

@@ -56,7 +56,10 @@ impl R1csCache {
             ))
         })?;
         match R1cs::load(&path, &key) {
-            Ok(r) => return Ok(r),
+            Ok(r) => {
+                crate::machine::return_freed_heap();
+                return Ok(r);
+            }
             Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => {
                 let aside = move_aside(&path)?;
