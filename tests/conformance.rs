@@ -613,12 +613,13 @@ fn quotient_trials(t: &Target, out: &mut Vec<Trial>) {
 /// Backend settings whose resident MSMs are checked again: the CUDA
 /// backend's precomputed tables at the most windows (12-bit, 22 windows)
 /// and at the widest window (22-bit: buckets far outnumber the points),
-/// and its plain Pippenger at 18-bit windows (faster above 2^24 on the
-/// H200; the automatic choice stays at 16 until this has passed there).
-const SETTINGS: [(&str, &str, &str); 3] = [
+/// and its plain Pippenger at the windows it picks above 2^24 (18 bits,
+/// and 20 at 2^28), here at sizes where most buckets are empty.
+const SETTINGS: [(&str, &str, &str); 4] = [
     ("cuda", "precompute", "12"),
     ("cuda", "precompute", "22"),
     ("cuda", "window_bits", "18"),
+    ("cuda", "window_bits", "20"),
 ];
 
 fn main() {

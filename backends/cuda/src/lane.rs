@@ -135,6 +135,17 @@ impl Lane<'_> {
         staging::upload(&self.stream, &self.ctx, &self.staging, words)
     }
 
+    /// As [`Lane::upload`], queued on `stream`: a copy that should run
+    /// beside the kernels already queued on this lane's stream (the caller
+    /// makes the lane's stream wait for it).
+    pub(crate) fn upload_on(
+        &self,
+        stream: &Arc<CudaStream>,
+        words: &[u64],
+    ) -> Result<CudaSlice<u64>, AccelError> {
+        staging::upload(stream, &self.ctx, &self.staging, words)
+    }
+
     /// Copies `dev` into `out`, through page-locked memory when large.
     pub(crate) fn download(&self, dev: &CudaSlice<u64>, out: &mut [u64]) -> Result<(), AccelError> {
         staging::download(&self.stream, &self.ctx, &self.staging, dev, out)

@@ -1,6 +1,8 @@
 //! Host side of the Pippenger MSM (`kernels/msm.cu`): window choice, buffer
 //! sizes, the launch sequence, and combining the window sums with blst.
 
+use std::sync::Arc;
+
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use zkpipe_core::plugin::AccelError;
 use zkpipe_core::{Fp, Fp2, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
@@ -128,16 +130,21 @@ impl Curve for G2 {
 }
 
 /// Window size: measured on the H200 from 2^15 points on (13 bits up to
-/// 2^18, 16 above; odd sizes leave a top window of few huge buckets), and
-/// below that the size minimising the additions (n per window for the
-/// buckets, about 3 per bucket for the bucket and window sums).
+/// 2^18, 16 up to 2^24, then 18 up to 2^26 and a bit more per doubling;
+/// odd sizes leave a top window of few huge buckets), and below that the
+/// size minimising the additions (n per window for the buckets, about 3
+/// per bucket for the bucket and window sums). Above 2^24 buckets of
+/// 1,024 points (`BUCKET_SERIAL` chunks) or more take the tree pass, so
+/// the window grows with n (G1 resident: 2^25 356 ms at 17 bits, 329 at
+/// 18; 2^26 710 at 16, 632 at 18; 2^27 1,496 at 18, 1,206 at 19).
 pub fn auto_window(n: usize) -> u32 {
     match n {
         0..32768 => (2..=16u32)
             .min_by_key(|&c| windows(c) as u64 * (n as u64 + 3 * (1u64 << (c - 1))))
             .unwrap(),
         32768..=262144 => 13,
-        _ => 16,
+        262145..=16777216 => 16,
+        _ => (n.next_power_of_two().trailing_zeros() - 8).max(18),
     }
 }
 
@@ -479,16 +486,21 @@ impl Lane<'_> {
         unsafe { l.launch(grid(tables)) }.map_err(e("msm_chunk_map"))?;
         prof.mark("msm_chunk_map");
 
-        // Host bases go in now: the host's copy into the staging buffer (the
-        // slow part) overlaps the scalar kernels queued above.
+        // Host bases go in now, on a stream of their own: on this one the
+        // transfer would queue behind the scalar kernels above instead of
+        // running beside them. Held by the lane, so they are freed only
+        // after this stream is done with them.
         let copied;
         let bases = match bases {
             MsmBases::Device(b) => b,
             MsmBases::Fixed(f) => &f.words,
             MsmBases::Host(w) => {
-                copied = self.upload(w)?;
+                let copy = self.ctx.new_stream().map_err(e("creating a stream"))?;
+                copied = self.hold(&Arc::new(self.upload_on(&copy, w)?));
+                let on_device = copy.record_event(None).map_err(e("recording an event"))?;
+                s.wait(&on_device).map_err(e("waiting for the bases"))?;
                 prof.mark("copy bases");
-                &copied
+                &*copied
             }
         };
         let pk = C::kernels(&self.msm);
@@ -662,6 +674,10 @@ mod tests {
             [14, 18, 20, 20]
         );
         assert_eq!((auto_window(1 << 10), auto_window(1 << 16)), (7, 13));
+        let above = |log: u32| auto_window((1 << log) + 1);
+        assert_eq!([above(18), above(24), above(25)], [16, 18, 18]);
+        assert_eq!([auto_window(1 << 27), above(27)], [19, 20]);
+        assert_eq!(auto_window(1 << 24), 16);
         // 2^28 points fold only with windows of 18 bits and more (15 windows).
         assert!(folded_fits(1 << 28, 18) && !folded_fits(1 << 28, 17));
         assert!(folded_fits(1 << 28, fixed_base_window(1 << 28)));
