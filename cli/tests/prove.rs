@@ -656,5 +656,7 @@ fn bench_prove_reports_stages_and_memory() {
         let peak = v["peak_during_proofs_bytes"].as_u64().unwrap();
         assert!(v["peak_reset"].as_bool().unwrap(), "{json}");
         assert!(before > 0 && peak >= before, "{json}");
+        let earlier = v["peak_before_proofs_bytes"].as_u64().unwrap();
+        assert!(earlier >= before, "{json}");
     }
 }

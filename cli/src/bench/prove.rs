@@ -30,6 +30,10 @@ struct ProveReport {
     peak_during_proofs_bytes: u64,
     /// Whether that peak counts from the proofs' start.
     peak_reset: bool,
+    /// Peak resident memory from the start to the timed proofs: recording,
+    /// keys and the warm-up proof, whose first-use work (a GPU backend's
+    /// tables) can take more than a later proof (0 where unknown).
+    peak_before_proofs_bytes: u64,
 }
 
 pub(super) fn bench_prove(
@@ -87,6 +91,7 @@ pub(super) fn bench_prove(
     let mut per_stage: Vec<Vec<Duration>> = vec![Vec::new(); stages.len()];
     let mut totals = Vec::new();
     // One proof's own memory: the peak from here on, less what is resident now.
+    let peak_before = metrics::process_peak_rss_bytes();
     let peak_reset = metrics::reset_peak_rss();
     let resident = metrics::process_rss_bytes();
     for i in 0..runs {
@@ -125,6 +130,7 @@ pub(super) fn bench_prove(
         resident_before_proofs_bytes: resident,
         peak_during_proofs_bytes: metrics::process_peak_rss_bytes(),
         peak_reset,
+        peak_before_proofs_bytes: peak_before,
     };
     if json {
         println!(
@@ -175,6 +181,12 @@ pub(super) fn bench_prove(
             gib(peak),
             gib(peak.saturating_sub(before))
         );
+        if report.peak_before_proofs_bytes > peak {
+            println!(
+                "memory: peak before the timed proofs {} (recording, keys, the warm-up proof's first-use work)",
+                gib(report.peak_before_proofs_bytes)
+            );
+        }
     } else if peak > 0 {
         println!("memory: peak resident {} since the start", gib(peak));
     }
