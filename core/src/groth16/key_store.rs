@@ -183,7 +183,6 @@ pub fn load_user_keys(dir: &Path, circuit: &dyn CircuitSource, r1cs: &R1cs) -> R
         check_info(dir, i, circuit.name(), circuit.size())?;
     }
     let params = Parameters::load(&dir.join(PARAMS), false)?;
-    crate::machine::return_freed_heap();
     params.check_shape(r1cs)?;
     Ok(Keys {
         params,
@@ -252,7 +251,6 @@ fn load_checked(dir: &Path, want: &KeyInfo, r1cs: &R1cs) -> Result<Keys, Error> 
         )));
     }
     let params = Parameters::load(&dir.join(PARAMS), false)?;
-    crate::machine::return_freed_heap();
     params.check_shape(r1cs)?;
     Ok(Keys {
         params,

@@ -411,7 +411,9 @@ impl Parameters {
         // decoding rejects (one truncated underneath raises SIGBUS, as with
         // any mmap reader, bellperson's included).
         let map = unsafe { Mmap::map(&file) }.map_err(io)?;
-        Parameters::from_bytes(&map, check_subgroups).map_err(|e| with_path(e, path))
+        let params = Parameters::from_bytes(&map, check_subgroups).map_err(|e| with_path(e, path));
+        crate::machine::return_freed_heap();
+        params
     }
 
     /// Checks that these parameters were made for `r1cs` (counts of every query).

@@ -56,10 +56,7 @@ impl R1csCache {
             ))
         })?;
         match R1cs::load(&path, &key) {
-            Ok(r) => {
-                crate::machine::return_freed_heap();
-                return Ok(r);
-            }
+            Ok(r) => return Ok(r),
             Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => {
                 let aside = move_aside(&path)?;

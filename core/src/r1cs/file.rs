@@ -117,8 +117,11 @@ impl R1cs {
                 format!("stale: recorded for `{found}`, expected `{key}`; delete it to re-record"),
             ));
         }
-        r.matrices()
-            .ok_or_else(|| corrupt(path, "sizes in the header do not match the data"))
+        let r1cs = r
+            .matrices()
+            .ok_or_else(|| corrupt(path, "sizes in the header do not match the data"));
+        crate::machine::return_freed_heap();
+        r1cs
     }
 }
 
