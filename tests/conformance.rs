@@ -218,6 +218,17 @@ impl Target {
         Trial::test(format!("[{}] {case}", self.name), move || f(&be))
     }
 
+    /// As [`Target::trial`], for cases that need the shared backend
+    /// (a [`zkpipe::host_buffer::BufferPool`] holds one).
+    fn shared_trial(
+        &self,
+        case: &str,
+        f: impl FnOnce(&Arc<Backend>) -> Result<(), Failed> + Send + 'static,
+    ) -> Trial {
+        let be = self.backend.clone();
+        Trial::test(format!("[{}] {case}", self.name), move || f(&be))
+    }
+
     /// An op the backend declares unsupported: one trial checking it says so.
     fn unsupported(
         &self,
@@ -610,6 +621,91 @@ fn quotient_trials(t: &Target, out: &mut Vec<Trial>) {
     }));
 }
 
+/// Lent host memory: the seam's refusals, then ops whose inputs and
+/// outputs lie in it (large enough for a GPU backend's direct copies,
+/// 1 MiB and up) give what the same ops give on heap memory.
+fn host_memory_trials(t: &Target, out: &mut Vec<Trial>) {
+    if !t.caps.supports(ops::HOST_MEMORY) {
+        out.push(t.unsupported(ops::HOST_MEMORY, |be| be.host_alloc(64).map(|_| ())));
+        return;
+    }
+    out.push(t.trial("host_memory/lend-and-free".into(), |be| {
+        let address = fail_on(be.host_alloc(4096))?;
+        if address % 64 != 0 {
+            return Err(format!("lent memory at {address:#x} is not 64-byte aligned").into());
+        }
+        // SAFETY: the backend lent 4096 bytes at `address`, freed below.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(address as *mut u8, 4096) };
+        bytes.fill(0xa5);
+        if bytes.iter().any(|&b| b != 0xa5) {
+            return Err("lent memory did not keep what was written".into());
+        }
+        fail_on(be.host_free(address))?;
+        expect_code(be.host_free(address), ErrorCode::INVALID_INPUT)?;
+        expect_code(be.host_free(address + 64), ErrorCode::INVALID_INPUT)?;
+        expect_code(be.host_free(0), ErrorCode::INVALID_INPUT)?;
+        expect_code(be.host_alloc(0), ErrorCode::INVALID_INPUT)?;
+        expect_code(be.host_alloc(u64::MAX), ErrorCode::INVALID_INPUT)?;
+        expect_code(be.host_alloc(1 << 62), ErrorCode::OUT_OF_MEMORY)
+    }));
+    let lent = |be: &Arc<Backend>, v: &[Fr]| {
+        let pool = zkpipe::host_buffer::BufferPool::new(be);
+        let mut buf = pool.take(v.len());
+        buf.copy_from_slice(v);
+        (pool, buf)
+    };
+    out.push(t.shared_trial("host_memory/ntt/2^16", move |be| {
+        let input = sample::scalars(1 << 16, 40);
+        let (pool, mut got) = lent(be, &input);
+        if !got.is_lent() {
+            return Err(format!("no lent memory: {:?}", pool.refusal()).into());
+        }
+        let fwd = NttConfig::default();
+        let mut want = input.clone();
+        fail_on(be.ntt(&mut want, &fwd))?;
+        fail_on(be.ntt(&mut got, &fwd))?;
+        first_mismatch(&got, &want)?;
+        let inv = NttConfig {
+            direction: NttDirection::Inverse,
+            ..Default::default()
+        };
+        fail_on(be.ntt(&mut got, &inv))?;
+        first_mismatch(&got, &input)
+    }));
+    if t.caps.supports(ops::QUOTIENT) {
+        out.push(t.shared_trial("host_memory/quotient/2^16", move |be| {
+            let n = 1 << 16;
+            let cfg = QuotientConfig {
+                device: 0,
+                coset: Fr::from_u64(7),
+                ext: Default::default(),
+            };
+            let [a, b, c] = [50, 51, 52].map(|seed| sample::scalars(n, seed));
+            let mut want = a.clone();
+            fail_on(be.quotient(&mut want, &b, &c, &cfg))?;
+            let ((_pa, mut la), (_pb, lb), (_pc, lc)) = (lent(be, &a), lent(be, &b), lent(be, &c));
+            fail_on(be.quotient(&mut la, &lb, &lc, &cfg))?;
+            first_mismatch(&la, &want)
+        }));
+    }
+    if t.caps.supports(ops::MSM_G1) {
+        out.push(
+            t.shared_trial("host_memory/msm_g1-scalars/2^15", move |be| {
+                let n = 1 << 15;
+                let (bases, scalars) = (sample::g1_points(n, 60), sample::scalars(n, 61));
+                let cfg = MsmConfig::default();
+                let want = fail_on(be.msm_g1(bases.as_slice(), &scalars, &cfg))?.to_affine();
+                let (_pool, lent_scalars) = lent(be, &scalars);
+                let got = fail_on(be.msm_g1(bases.as_slice(), &lent_scalars, &cfg))?.to_affine();
+                if got != want {
+                    return Err("MSM over scalars in lent memory differs from the heap's".into());
+                }
+                Ok(())
+            }),
+        );
+    }
+}
+
 /// Backend settings whose resident MSMs are checked again: the CUDA
 /// backend's precomputed tables at the most windows (12-bit, 22 windows)
 /// and at the widest window (22-bit: buckets far outnumber the points),
@@ -698,6 +794,7 @@ fn main() {
         other_group_trials::<G2, G1>(&target, &mut trials);
         ntt_trials(&target, &mut trials);
         quotient_trials(&target, &mut trials);
+        host_memory_trials(&target, &mut trials);
         // Settings that change how resident bases are kept: their MSMs again.
         for (key, value) in SETTINGS
             .iter()

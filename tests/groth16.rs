@@ -70,6 +70,11 @@ fn every_circuit_proves_and_verifies() {
                 Err(Error::InvalidInput(_))
             ));
         }
+        // The second proof reused the first's evaluation buffers (lent by
+        // the CPU backend, holding the first proof's values: it verified,
+        // so its rows past the constraints were written again).
+        let (blocks, _) = prover.buffers().idle();
+        assert_eq!(blocks, 3, "{name}: evaluation buffers were not reused");
     }
 }
 

@@ -15,6 +15,8 @@
 # OUTDIR/zkpipe.log (raw output). Sizes (log2) and runs from the environment:
 #   RUNS=5 G1_RESIDENT="16 18 20 22 24" G1_HOST="20 22 24" G2_RESIDENT="16 18 20 22"
 #   NTT_NN="20 22 24 26" NTT_NR="24 26" NTT_HOST="24 26"; empty skips an op.
+#   NTT_LENT (default: NTT_HOST) times zkpipe's host → host NTT again with
+#   its values in memory the backend lent (page-locked, like sppark's).
 # ZKPIPE_COMMIT names zkpipe's commit where the copy has no .git.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
@@ -27,6 +29,7 @@ G2_RESIDENT=${G2_RESIDENT-16 18 20 22}
 NTT_NN=${NTT_NN-20 22 24 26}
 NTT_NR=${NTT_NR-24 26}
 NTT_HOST=${NTT_HOST-24 26}
+NTT_LENT=${NTT_LENT-$NTT_HOST}
 
 for f in .gpu/*.xz; do [ -e "$f" ] && xz -df "$f" && chmod +x "${f%.xz}"; done
 for f in .gpu/zkpipe .gpu/libzkpipe_backend_cuda.so .gpu/sppark_bench; do
@@ -95,6 +98,7 @@ zbench() {  # NAME [VAR=VALUE...] BENCH-ARGS...
 [ -n "$NTT_NN" ] && zbench z_nttd ZKPIPE_CUDA_PROFILE=1 ntt --order nn --log-size "$(span "$NTT_NN")"
 [ -n "$NTT_NR" ] && zbench z_nttr ZKPIPE_CUDA_PROFILE=1 ntt --order nr --log-size "$(span "$NTT_NR")"
 [ -n "$NTT_HOST" ] && zbench z_ntth ntt --order nn --log-size "$(span "$NTT_HOST")"
+[ -n "$NTT_LENT" ] && zbench z_nttl ntt --order nn --lent --log-size "$(span "$NTT_LENT")"
 
 # ---------------------------------------------------------------- parsing
 # Each parser prints "log median_ms" lines.
@@ -135,6 +139,7 @@ checks_bad=$(cat "$tmp"/sppark_*.out 2>/dev/null | grep -c '^check .* FAIL')
   echo "- zkpipe: commit $commit$dirty; ${z_backend:-backend line missing}"
   echo "- sppark: ${sp_header#sppark_bench: }"
   echo "- inputs: random bases and scalars; sppark's host inputs pinned (cudaHostAlloc), zkpipe's pageable"
+  echo "  except in the \"lent memory\" row (page-locked, lent by the plugin: \`bench ntt --lent\`)"
   echo "- timing: $RUNS runs after 1 warm-up (at most 3 where the warm-up took over 5 s), median;"
   echo "  wall clock to a synchronise on both sides"
   echo "- sppark checked against blst: $checks_ok ok, $checks_bad failed"
@@ -157,6 +162,7 @@ checks_bad=$(cat "$tmp"/sppark_*.out 2>/dev/null | grep -c '^check .* FAIL')
   row "NTT forward NN on device" "$NTT_NN" "$(transform_rows z_nttd NN)" "$(sppark_rows ntt_nn_device)"
   row "NTT forward NR on device" "$NTT_NR" "$(transform_rows z_nttr NR)" "$(sppark_rows ntt_nr_device)"
   row "NTT forward NN host → host" "$NTT_HOST" "$(zkpipe_rows z_ntth)" "$(sppark_rows ntt_nn_host)"
+  row "NTT forward NN host → host, lent memory" "$NTT_LENT" "$(zkpipe_rows z_nttl)" "$(sppark_rows ntt_nn_host)"
   echo
   echo "ratio = zkpipe ÷ sppark (below 1: zkpipe faster); an empty cell is a failed"
   echo "or skipped run (see the logs)."
@@ -175,7 +181,9 @@ checks_bad=$(cat "$tmp"/sppark_*.out 2>/dev/null | grep -c '^check .* FAIL')
   echo "  transform-only bench; the profile synchronises around the step);"
   echo "  sppark: \`NTT::Base_dev_ptr\` then a stream synchronise."
   echo "- NTT host → host: zkpipe \`bench ntt\` (pageable in and out); sppark \`NTT::Base\`"
-  echo "  (pinned buffer; device buffer, copy in, transform, copy out)."
+  echo "  (pinned buffer; device buffer, copy in, transform, copy out). The lent-memory"
+  echo "  row: \`bench ntt --lent\` (values in page-locked memory the plugin lent, as a"
+  echo "  prover's evaluation vectors are)."
   echo
   echo "Commands (from the repo root, ZKPIPE_PLUGIN_PATH=.gpu), exit status, wall time:"
   echo

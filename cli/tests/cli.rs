@@ -199,6 +199,42 @@ fn bench_ntt_prints_a_table() {
 }
 
 #[test]
+fn bench_ntt_and_quotient_take_values_in_lent_memory() {
+    for op in ["ntt", "quotient"] {
+        let o = zkpipe(
+            &["bench", op, "--log-size", "4..5", "--runs", "1", "--lent"],
+            &[],
+        );
+        assert!(o.status.success(), "{op}: {}", stderr(&o));
+        assert!(
+            stdout(&o).contains("values in lent host memory"),
+            "{op}: {}",
+            stdout(&o)
+        );
+    }
+    // A backend that lends none is refused up front (wgpu, where built).
+    let o = zkpipe(
+        &[
+            "bench",
+            "ntt",
+            "--backend",
+            "wgpu",
+            "--log-size",
+            "4",
+            "--lent",
+        ],
+        &[],
+    );
+    let err = stderr(&o);
+    if err.contains("unknown backend `wgpu`") {
+        assert_eq!(o.status.code(), Some(1), "{err}");
+    } else {
+        assert!(err.contains("lends no host memory"), "{err}");
+        assert_eq!(o.status.code(), Some(2), "{err}"); // invalid input
+    }
+}
+
+#[test]
 fn runtime_errors_exit_1_with_a_clear_message() {
     let o = zkpipe(
         &["bench", "msm", "--backend", "nonesuch", "--log-size", "4"],

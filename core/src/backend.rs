@@ -206,6 +206,24 @@ impl Backend {
             config,
         ))
     }
+
+    /// `bytes` of host memory from the backend (see
+    /// [`crate::plugin::Accelerator::host_alloc`]); its address.
+    ///
+    /// # Errors
+    /// `UNSUPPORTED` unless [`Backend::capabilities`] lists
+    /// [`ops::HOST_MEMORY`](crate::plugin::ops::HOST_MEMORY); `OUT_OF_MEMORY`.
+    pub fn host_alloc(&self, bytes: u64) -> Result<u64, Error> {
+        self.lift(self.inner.host_alloc(bytes))
+    }
+
+    /// Gives back memory from [`Backend::host_alloc`].
+    ///
+    /// # Errors
+    /// `INVALID_INPUT` for an address the backend did not lend.
+    pub fn host_free(&self, address: u64) -> Result<(), Error> {
+        self.lift(self.inner.host_free(address))
+    }
 }
 
 /// Whether an error is the backend saying "I don't do that".

@@ -12,6 +12,8 @@ pub mod crosscheck;
 mod error;
 pub mod fsutil;
 pub mod groth16;
+pub mod host_buffer;
+pub mod lent_memory;
 pub mod loader;
 pub mod machine;
 pub mod msm_split;

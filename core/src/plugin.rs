@@ -201,6 +201,9 @@ pub mod ops {
     pub const NTT: &str = "ntt";
     /// Groth16's quotient `h` from `a, b, c` in one call (see [`Accelerator::quotient`]).
     pub const QUOTIENT: &str = "quotient";
+    /// Host memory the backend moves fastest, lent to the caller (see
+    /// [`Accelerator::host_alloc`]).
+    pub const HOST_MEMORY: &str = "host_memory";
     /// Every op name, in display order.
     pub const ALL: &[&str] = &[
         MSM_G1,
@@ -210,6 +213,7 @@ pub mod ops {
         RESIDENT_BASES,
         NTT,
         QUOTIENT,
+        HOST_MEMORY,
     ];
 }
 
@@ -473,6 +477,16 @@ pub trait Accelerator: Send + Sync {
         c: RSlice<'_, Fr>,
         config: &QuotientConfig,
     ) -> AccelResult<()>;
+    /// Host memory of `bytes` bytes (aligned to 64, contents unspecified)
+    /// that this backend's copies read and write fastest: page-locked for
+    /// a GPU, so inputs placed there skip its staging copies. Returns the
+    /// address. Listed as [`ops::HOST_MEMORY`]. Added after `quotient`: a
+    /// plugin built before it has a shorter vtable, which the loader's
+    /// layout check refuses ("incompatible plugin interface"; rebuild it).
+    fn host_alloc(&self, bytes: u64) -> AccelResult<u64>;
+    /// Frees memory from [`Accelerator::host_alloc`]; the caller has no op
+    /// in flight on it. `INVALID_INPUT` for an address it did not return.
+    fn host_free(&self, address: u64) -> AccelResult<()>;
 }
 
 /// An owned accelerator trait object, as returned by a plugin's `new`.
@@ -591,6 +605,20 @@ pub trait AcceleratorImpl: Send + Sync + 'static {
         _config: &QuotientConfig,
     ) -> Result<(), AccelError> {
         Err(AccelError::unsupported(ops::QUOTIENT))
+    }
+    /// See [`Accelerator::host_alloc`].
+    ///
+    /// # Errors
+    /// `OUT_OF_MEMORY` when the memory cannot be had.
+    fn host_alloc(&self, _bytes: u64) -> Result<u64, AccelError> {
+        Err(AccelError::unsupported(ops::HOST_MEMORY))
+    }
+    /// See [`Accelerator::host_free`].
+    ///
+    /// # Errors
+    /// `INVALID_INPUT` for an address this backend did not lend.
+    fn host_free(&self, _address: u64) -> Result<(), AccelError> {
+        Err(AccelError::unsupported(ops::HOST_MEMORY))
     }
 }
 
@@ -767,6 +795,19 @@ impl<T: AcceleratorImpl> Accelerator for Guarded<T> {
             self.0
                 .quotient(a.as_mut_slice(), b.as_slice(), c.as_slice(), config)
         })
+    }
+    fn host_alloc(&self, bytes: u64) -> AccelResult<u64> {
+        guard(ops::HOST_MEMORY, || {
+            if bytes == 0 || bytes > isize::MAX as u64 {
+                return Err(AccelError::invalid_input(format!(
+                    "host_alloc: {bytes} bytes (1 to isize::MAX allowed)"
+                )));
+            }
+            self.0.host_alloc(bytes)
+        })
+    }
+    fn host_free(&self, address: u64) -> AccelResult<()> {
+        guard(ops::HOST_MEMORY, || self.0.host_free(address))
     }
 }
 

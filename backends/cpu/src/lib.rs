@@ -19,9 +19,10 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use zkpipe_core::lent_memory::LentMemory;
 use zkpipe_core::plugin::{
     AccelError, AcceleratorImpl, BackendConfig, BackendInfo, BackendPlugin, BasesHandle, BasesRef,
-    Capabilities, DeviceInfo, DeviceKind, MsmConfig, NttConfig, OpSupport, ops,
+    Capabilities, DeviceInfo, DeviceKind, ErrorCode, MsmConfig, NttConfig, OpSupport, ops,
 };
 use zkpipe_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
@@ -51,6 +52,9 @@ pub struct CpuBackend {
     next_handle: AtomicU64,
     twiddles: ntt::Twiddles,
     faults: fault::Faults,
+    /// Heap blocks lent through `host_alloc` (the prover reuses them
+    /// across proofs instead of faulting fresh pages in each time).
+    lent: LentMemory,
 }
 
 impl BackendPlugin for CpuBackend {
@@ -114,6 +118,7 @@ impl BackendPlugin for CpuBackend {
             resident: Mutex::new(HashMap::new()),
             next_handle: AtomicU64::new(1),
             twiddles: ntt::Twiddles::default(),
+            lent: LentMemory::default(),
             faults,
         })
     }
@@ -270,6 +275,7 @@ impl AcceleratorImpl for CpuBackend {
                 op(ops::MSM_G2_BATCH, 192 + 32),
                 OpSupport::new(ops::RESIDENT_BASES, 32),
                 op(ops::NTT, 32),
+                OpSupport::new(ops::HOST_MEMORY, 32),
             ]
             .into(),
         }
@@ -336,6 +342,46 @@ impl AcceleratorImpl for CpuBackend {
         }
         pool.install(|| ntt::ntt(values, config, &self.twiddles));
         Ok(())
+    }
+
+    fn host_alloc(&self, bytes: u64) -> Result<u64, AccelError> {
+        let layout = lent_layout(bytes as usize)?;
+        // SAFETY: the layout's size is nonzero (checked at the seam).
+        let p = unsafe { std::alloc::alloc(layout) };
+        if p.is_null() {
+            return Err(AccelError::new(
+                ErrorCode::OUT_OF_MEMORY,
+                format!("host_alloc: {bytes} bytes not available"),
+            ));
+        }
+        self.lent.insert(p as usize, bytes as usize);
+        Ok(p as u64)
+    }
+
+    fn host_free(&self, address: u64) -> Result<(), AccelError> {
+        let bytes = self.lent.remove(address as usize)?;
+        // SAFETY: allocated by `host_alloc` with this layout, freed once
+        // (the record is gone).
+        unsafe { std::alloc::dealloc(address as *mut u8, lent_layout(bytes)?) };
+        Ok(())
+    }
+}
+
+/// Lent blocks' layout: 64-byte aligned (a cache line).
+fn lent_layout(bytes: usize) -> Result<std::alloc::Layout, AccelError> {
+    std::alloc::Layout::from_size_align(bytes, 64)
+        .map_err(|e| AccelError::invalid_input(format!("host_alloc: {bytes} bytes: {e}")))
+}
+
+impl Drop for CpuBackend {
+    fn drop(&mut self) {
+        for (address, bytes) in self.lent.take_all() {
+            if let Ok(layout) = lent_layout(bytes) {
+                // SAFETY: as in `host_free`; the host drops the backend
+                // after the memory it lent is no longer used.
+                unsafe { std::alloc::dealloc(address as *mut u8, layout) };
+            }
+        }
     }
 }
 

@@ -13,6 +13,7 @@ use crate::msm_kernels::MsmKernels;
 use crate::ntt_plan::NttShape;
 use crate::nvrtc::cubin_for;
 use crate::staging::Staging;
+use zkpipe_core::lent_memory::LentMemory;
 
 /// Device vectors kept per key (scaling factors).
 pub(crate) type DeviceCache<K> = Mutex<HashMap<K, Arc<CudaSlice<u64>>>>;
@@ -48,6 +49,8 @@ pub(crate) struct Gpu {
     /// ops called from different threads (a daemon's workers) run on their
     /// own streams: one's copies overlap another's kernels.
     pub(crate) lanes: Mutex<Vec<IdleLane>>,
+    /// Host memory the backend lent (shared by its devices: it is portable).
+    pub(crate) lent: Arc<LentMemory>,
 }
 
 /// A stream and its staging pieces, waiting in [`Gpu::lanes`].
@@ -80,7 +83,7 @@ pub(crate) fn pool_keep(ctx: &CudaContext, keep: Option<u64>) -> bool {
     }
 }
 
-fn open_gpu(ordinal: usize) -> Result<(Gpu, String), String> {
+fn open_gpu(ordinal: usize, lent: &Arc<LentMemory>) -> Result<(Gpu, String), String> {
     let ctx = CudaContext::new(ordinal).map_err(|e| format!("device {ordinal}: {e:?}"))?;
     // SAFETY: buffers cross lanes (streams) only complete and read-only, and
     // each op keeps them until its own stream is done (see `Lane`), so
@@ -120,6 +123,7 @@ fn open_gpu(ordinal: usize) -> Result<(Gpu, String), String> {
         twiddles: Mutex::new([None, None]),
         factors: Mutex::new(HashMap::new()),
         lanes: Mutex::new(Vec::new()),
+        lent: lent.clone(),
         ctx,
     };
     let pool = if kept {
@@ -130,7 +134,7 @@ fn open_gpu(ordinal: usize) -> Result<(Gpu, String), String> {
     Ok((gpu, format!("device {ordinal}: {note}{pool}")))
 }
 
-pub(crate) fn discover() -> (Vec<Gpu>, String) {
+pub(crate) fn discover(lent: &Arc<LentMemory>) -> (Vec<Gpu>, String) {
     // SAFETY: only checks whether the driver library can be loaded (cudarc
     // panics on first use when it is missing).
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
@@ -144,7 +148,7 @@ pub(crate) fn discover() -> (Vec<Gpu>, String) {
     let mut gpus = Vec::new();
     let mut notes = Vec::new();
     for i in 0..count {
-        match catch_unwind(|| open_gpu(i)) {
+        match catch_unwind(|| open_gpu(i, lent)) {
             Ok(Ok((g, note))) => {
                 gpus.push(g);
                 notes.push(note);
@@ -156,6 +160,6 @@ pub(crate) fn discover() -> (Vec<Gpu>, String) {
     if count == 0 {
         notes.push("the driver reports no CUDA devices".into());
     }
-    notes.push("ops: msm_g1, msm_g2 (resident bases), ntt, quotient".into());
+    notes.push("ops: msm_g1, msm_g2 (resident bases), ntt, quotient, host_memory".into());
     (gpus, notes.join("; "))
 }

@@ -93,6 +93,17 @@ impl Drop for Lane<'_> {
     }
 }
 
+/// Synchronises a side stream when dropped: declared after the buffers a
+/// side stream copies into, it keeps them from being freed (on the lane's
+/// stream) while a copy into them may still run, on every path out.
+pub(crate) struct IdleOnDrop<'a>(pub(crate) &'a Arc<CudaStream>);
+
+impl Drop for IdleOnDrop<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.synchronize();
+    }
+}
+
 impl Gpu {
     /// An idle lane, or a new stream when every lane is busy; binds the
     /// device's context to this thread.
@@ -132,7 +143,7 @@ impl Lane<'_> {
     /// Returns once the last piece is queued (the pieces' events guard their
     /// reuse; the copy is ordered before later work on this lane's stream).
     pub(crate) fn upload(&self, words: &[u64]) -> Result<CudaSlice<u64>, AccelError> {
-        staging::upload(&self.stream, &self.ctx, &self.staging, words)
+        staging::upload(&self.stream, &self.ctx, &self.staging, &self.lent, words)
     }
 
     /// As [`Lane::upload`], queued on `stream`: a copy that should run
@@ -143,12 +154,23 @@ impl Lane<'_> {
         stream: &Arc<CudaStream>,
         words: &[u64],
     ) -> Result<CudaSlice<u64>, AccelError> {
-        staging::upload(stream, &self.ctx, &self.staging, words)
+        staging::upload(stream, &self.ctx, &self.staging, &self.lent, words)
     }
 
-    /// Copies `dev` into `out`, through page-locked memory when large.
+    /// Copies `words` into `dev` on `stream`, as [`Lane::upload_on`].
+    pub(crate) fn upload_into_on(
+        &self,
+        stream: &Arc<CudaStream>,
+        words: &[u64],
+        dev: &mut CudaSlice<u64>,
+    ) -> Result<(), AccelError> {
+        staging::upload_into(stream, &self.ctx, &self.staging, &self.lent, words, dev)
+    }
+
+    /// Copies `dev` into `out`, through page-locked memory when large
+    /// (straight into `out` when it is memory this plugin lent).
     pub(crate) fn download(&self, dev: &CudaSlice<u64>, out: &mut [u64]) -> Result<(), AccelError> {
-        staging::download(&self.stream, &self.ctx, &self.staging, dev, out)
+        staging::download(&self.stream, &self.ctx, &self.staging, &self.lent, dev, out)
     }
 
     /// `buf`, kept alive until this op's stream is done (see [`Lane`]).

@@ -16,6 +16,7 @@
 
 mod device;
 mod error;
+mod host_memory;
 mod lane;
 mod msm;
 mod msm_bits;
@@ -41,6 +42,7 @@ use zkpipe_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 use device::{Gpu, discover};
 use error::driver_err;
 use words::point_words;
+use zkpipe_core::lent_memory::LentMemory;
 
 pub use msm::auto_window;
 pub use nvrtc::{KERNEL_SOURCES, Output, cache_path, compile, cubin_for, kernel_source};
@@ -138,6 +140,8 @@ impl Precompute {
 /// The CUDA backend.
 pub struct CudaBackend {
     gpus: Vec<Gpu>,
+    /// Page-locked host memory lent through `host_alloc` (see `host_memory.rs`).
+    lent: Arc<LentMemory>,
     notes: String,
     /// Pippenger window from `--backend-opt window_bits=C`; 0 = per size.
     window_bits: u32,
@@ -181,8 +185,10 @@ impl BackendPlugin for CudaBackend {
             })?,
         };
         check_window(window_bits)?;
-        let (gpus, notes) = discover();
+        let lent = Arc::new(LentMemory::default());
+        let (gpus, notes) = discover(&lent);
         Ok(CudaBackend {
+            lent,
             gpus,
             notes,
             window_bits,
@@ -414,6 +420,7 @@ impl AcceleratorImpl for CudaBackend {
                 op(ops::RESIDENT_BASES),
                 op(ops::NTT).with_scratch(ntt),
                 op(ops::QUOTIENT).with_scratch(quotient),
+                OpSupport::new(ops::HOST_MEMORY, MAX_LOG),
             ]
             .into(),
         }
@@ -484,6 +491,26 @@ impl AcceleratorImpl for CudaBackend {
             ));
         }
         self.gpu(config.device)?.lane()?.ntt(values, config)
+    }
+
+    fn host_alloc(&self, bytes: u64) -> Result<u64, AccelError> {
+        host_memory::alloc(&self.gpu(0)?.ctx, &self.lent, bytes as usize)
+    }
+
+    fn host_free(&self, address: u64) -> Result<(), AccelError> {
+        host_memory::free(&self.gpu(0)?.ctx, &self.lent, address)
+    }
+}
+
+impl Drop for CudaBackend {
+    fn drop(&mut self) {
+        // The host frees lent memory before dropping the backend; whatever
+        // is left is freed here, while the context is still open.
+        if let Some(gpu) = self.gpus.first() {
+            for (address, _) in self.lent.take_all() {
+                let _ = host_memory::release(&gpu.ctx, address as u64);
+            }
+        }
     }
 }
 

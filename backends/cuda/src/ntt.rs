@@ -9,7 +9,7 @@ use zkpipe_core::Fr;
 use zkpipe_core::plugin::{AccelError, NttConfig, NttDirection, NttOrder};
 
 use crate::error::driver_err;
-use crate::lane::{Lane, Profile, grid};
+use crate::lane::{IdleOnDrop, Lane, Profile, grid};
 use crate::ntt_plan::{NttPass, ntt_passes, with_top_rows};
 use crate::words::{limbs, limbs_mut};
 
@@ -170,19 +170,35 @@ impl Lane<'_> {
             coset: Some(*g).into(),
             ..Default::default()
         };
-        // Each input's transforms are queued as soon as it is on the device,
-        // so they run while the host copies the next input (the slow part).
-        let to_coset_values = |v: &[Fr]| {
-            let mut buf = self.upload(limbs(v))?;
-            self.ntt_on_device(&mut buf, log_n, &to_coeffs)?;
-            self.ntt_on_device(&mut buf, log_n, &to_coset)?;
-            Ok::<_, AccelError>(buf)
-        };
-        let bufs = [
-            to_coset_values(a)?,
-            to_coset_values(b)?,
-            to_coset_values(c)?,
-        ];
+        // The inputs move on a stream of their own, each input's transforms
+        // queued (behind its copy's event) as soon as its copy is: the copy
+        // engine moves the next input while the kernels transform this one,
+        // and for pageable inputs the host copies the next into the staging
+        // pieces meanwhile. The buffers are made on the lane's stream (their
+        // frees are queued there, after its kernels).
+        let mut prof = Profile::new(&self.stream);
+        let e = |what| driver_err(what);
+        let mut bufs = Vec::with_capacity(3);
+        for _ in 0..3 {
+            // SAFETY: each buffer is written by its copy before a kernel reads it.
+            bufs.push(unsafe { self.stream.alloc::<u64>(4 * n) }.map_err(e("allocating"))?);
+        }
+        let copies = self.ctx.new_stream().map_err(e("creating a stream"))?;
+        let made = self
+            .stream
+            .record_event(None)
+            .map_err(e("recording an event"))?;
+        copies.wait(&made).map_err(e("waiting for the buffers"))?;
+        let _copies_done = IdleOnDrop(&copies); // dropped before `bufs`
+        for (buf, v) in bufs.iter_mut().zip([&*a, b, c]) {
+            self.upload_into_on(&copies, limbs(v), buf)?;
+            let copied = copies.record_event(None).map_err(e("recording an event"))?;
+            self.stream.wait(&copied).map_err(e("waiting for a copy"))?;
+            self.ntt_on_device(buf, log_n, &to_coeffs)?;
+            self.ntt_on_device(buf, log_n, &to_coset)?;
+        }
+        prof.mark("copy in + transforms");
+        let bufs: [CudaSlice<u64>; 3] = bufs.try_into().expect("three buffers");
         let z_inv = zkpipe_core::groth16::vanishing_inverse(g, n)
             .ok_or_else(|| AccelError::invalid_input("quotient: gⁿ = 1 for this coset shift"))?;
         let [mut qa, qb, qc] = bufs;
@@ -204,7 +220,11 @@ impl Lane<'_> {
             ..Default::default()
         };
         self.ntt_on_device(&mut qa, log_n, &from_coset)?;
-        self.download(&qa, limbs_mut(a))
+        prof.mark("combine + transform");
+        self.download(&qa, limbs_mut(a))?;
+        prof.mark("copy out");
+        prof.report(&format!("quotient n={n}"));
+        Ok(())
     }
 
     /// The NTT of `buf` (2^log_n elements on this device), in place.

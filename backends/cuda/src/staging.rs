@@ -1,10 +1,13 @@
 //! Staging copies: large host↔device copies go through two 32-MiB
 //! page-locked pieces per lane, so the host copy of one piece overlaps the
 //! device transfer of the other. Below lanes (a lane owns one `Staging`).
+//! Memory this plugin lent (`host_memory.rs`) is page-locked already: its
+//! copies go straight, at the link's speed, with no host copy.
 
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, PinnedHostSlice};
+use zkpipe_core::lent_memory::LentMemory;
 use zkpipe_core::plugin::AccelError;
 
 use crate::error::driver_err;
@@ -57,24 +60,45 @@ impl Staging {
     }
 }
 
-/// A device copy of `words` queued on `stream`, through the page-locked
-/// pieces of `staging` when large. Returns once the last piece is queued
-/// (the pieces' events guard their reuse; the copy is ordered before later
-/// work on `stream`).
+/// Whether `words` lie in memory this plugin lent (page-locked).
+fn is_lent(lent: &LentMemory, words: &[u64]) -> bool {
+    lent.contains(words.as_ptr() as usize, std::mem::size_of_val(words))
+}
+
+/// A device copy of `words` queued on `stream`: see [`upload_into`].
 pub(crate) fn upload(
     stream: &Arc<CudaStream>,
     ctx: &Arc<CudaContext>,
     staging: &Mutex<Staging>,
+    lent: &LentMemory,
     words: &[u64],
 ) -> Result<CudaSlice<u64>, AccelError> {
-    if words.len() * 8 < STAGING_MIN_BYTES {
-        return stream
-            .clone_htod(words)
-            .map_err(driver_err("copying to the device"));
-    }
-    // SAFETY: every element is written by the copies below before use.
+    // SAFETY: every element is written by the copy below before use.
     let mut dev = unsafe { stream.alloc::<u64>(words.len()) }
         .map_err(driver_err("allocating device memory"))?;
+    upload_into(stream, ctx, staging, lent, words, &mut dev)?;
+    Ok(dev)
+}
+
+/// Copies `words` into `dev` on `stream`, through the page-locked pieces of
+/// `staging` when large. Returns once the last piece is queued (the pieces'
+/// events guard their reuse; the copy is ordered before later work on
+/// `stream`). From lent memory the copy is queued whole and runs after the
+/// return: the op synchronises before it returns (`Lane`'s drop), so the
+/// caller's memory is not read after that.
+pub(crate) fn upload_into(
+    stream: &Arc<CudaStream>,
+    ctx: &Arc<CudaContext>,
+    staging: &Mutex<Staging>,
+    lent: &LentMemory,
+    words: &[u64],
+    dev: &mut CudaSlice<u64>,
+) -> Result<(), AccelError> {
+    if words.len() * 8 < STAGING_MIN_BYTES || is_lent(lent, words) {
+        return stream
+            .memcpy_htod(words, dev)
+            .map_err(driver_err("copying to the device"));
+    }
     let mut st = staging.lock().unwrap();
     // The threads fill one piece while the copy engine moves the other
     // (an asynchronous copy from page-locked memory returns at once).
@@ -92,19 +116,21 @@ pub(crate) fn upload(
                 .map_err(driver_err("recording an event"))?,
         );
     }
-    Ok(dev)
+    Ok(())
 }
 
 /// Copies `dev` into `out` on `stream`, through the page-locked pieces of
-/// `staging` when large; returns when `out` is filled.
+/// `staging` when large and `out` is not lent memory; returns when `out`
+/// is filled.
 pub(crate) fn download(
     stream: &Arc<CudaStream>,
     ctx: &Arc<CudaContext>,
     staging: &Mutex<Staging>,
+    lent: &LentMemory,
     dev: &CudaSlice<u64>,
     out: &mut [u64],
 ) -> Result<(), AccelError> {
-    if out.len() * 8 < STAGING_MIN_BYTES {
+    if out.len() * 8 < STAGING_MIN_BYTES || is_lent(lent, out) {
         stream
             .memcpy_dtoh(dev, out)
             .map_err(driver_err("copying from the device"))?;

@@ -13,8 +13,10 @@ use report::{Printer, Report, measure, ms, report_for, row};
 use clap::{Subcommand, ValueEnum};
 use serde::Serialize;
 use std::ops::RangeInclusive;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-use zkpipe_core::plugin::{MsmConfig, NttConfig, NttDirection, NttOrder};
+use zkpipe_core::host_buffer::BufferPool;
+use zkpipe_core::plugin::{MsmConfig, NttConfig, NttDirection, NttOrder, ops};
 use zkpipe_core::{Backend, Error, Fr, G1Affine, G2Affine, sample};
 
 use crate::plugin_args::PluginArgs;
@@ -89,12 +91,20 @@ pub enum BenchOp {
         /// Input/output orders.
         #[arg(long, value_enum, default_value = "nn")]
         order: Order,
+        /// Values in host memory the backend lends (page-locked for a GPU,
+        /// as the prover's evaluation vectors are) instead of the heap.
+        #[arg(long)]
+        lent: bool,
     },
     /// Groth16's quotient h from a, b, c (the fused op where the backend has
     /// it, else the prover's seven NTTs on that backend).
     Quotient {
         #[command(flatten)]
         common: Common,
+        /// a, b, c in host memory the backend lends (as in a proof) instead
+        /// of the heap.
+        #[arg(long)]
+        lent: bool,
     },
 }
 
@@ -181,11 +191,37 @@ impl BenchOp {
         match self {
             BenchOp::Msm { common, .. }
             | BenchOp::Ntt { common, .. }
-            | BenchOp::Quotient { common } => &common.plugins,
+            | BenchOp::Quotient { common, .. } => &common.plugins,
             BenchOp::Prove { plugins, .. } => plugins,
             BenchOp::Batch(cmd) => &cmd.batch.plugins,
             BenchOp::Compare(cmd) => &cmd.batch.plugins,
         }
+    }
+}
+
+/// Where a bench's vectors live: memory `be` lends (`--lent`), else the heap.
+///
+/// # Errors
+/// [`Error::InvalidInput`] when `--lent` is asked of a backend that lends none.
+fn buffer_pool(be: &Arc<Backend>, lent: bool) -> Result<Arc<BufferPool>, Error> {
+    if !lent {
+        return Ok(BufferPool::heap());
+    }
+    if !be.capabilities().supports(ops::HOST_MEMORY) {
+        return Err(Error::InvalidInput(format!(
+            "--lent: backend `{}` lends no host memory (no `{}` op)",
+            be.name(),
+            ops::HOST_MEMORY
+        )));
+    }
+    Ok(BufferPool::new(be))
+}
+
+fn memory_note(lent: bool) -> &'static str {
+    if lent {
+        ", values in lent host memory"
+    } else {
+        ""
     }
 }
 
@@ -272,10 +308,10 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
             }
             (common, report)
         }
-        BenchOp::Quotient { common } => {
+        BenchOp::Quotient { common, lent } => {
             // a, b, c and their copies.
             check_size(common, "quotient", 6 * 32)?;
-            let be = args.backend(&common.backend)?;
+            let be = Arc::new(args.backend(&common.backend)?);
             let fused = be
                 .capabilities()
                 .supports(zkpipe_core::plugin::ops::QUOTIENT);
@@ -284,7 +320,9 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
             } else {
                 "quotient (7 NTT calls + host pointwise)"
             };
-            let mut report = report_for(&be, common.device, name.into(), None)?;
+            let pool = buffer_pool(&be, *lent)?;
+            let name = format!("{name}{}", memory_note(*lent));
+            let mut report = report_for(&be, common.device, name, None)?;
             let mut p = Printer {
                 json: common.json,
                 header_done: false,
@@ -297,12 +335,17 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
             let g = Fr::from_u64(7);
             for log in common.log_size.clone() {
                 let n = 1usize << log;
-                let (b, c) = (&inputs[1][..n], &inputs[2][..n]);
-                let mut a = inputs[0][..n].to_vec();
+                let [mut a, b, c] = [0, 1, 2].map(|i| {
+                    let mut v = pool.take(n);
+                    v.copy_from_slice(&inputs[i][..n]);
+                    v
+                });
+                let (b, c) = (&b[..], &c[..]);
                 let times = measure(
                     common.runs,
+                    // Each run takes the previous run's h as its a (as
+                    // random as the input; no host copy in the timing).
                     &mut [&mut || {
-                        a.copy_from_slice(&inputs[0][..n]);
                         if fused {
                             let cfg = zkpipe_core::plugin::QuotientConfig {
                                 device: common.device,
@@ -335,10 +378,12 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
             inverse,
             coset,
             order,
+            lent,
         } => {
             // Input, the working copy, twiddles.
             check_size(common, "ntt", 3 * 32)?;
-            let be = args.backend(&common.backend)?;
+            let be = Arc::new(args.backend(&common.backend)?);
+            let pool = buffer_pool(&be, *lent)?;
             let order = match order {
                 Order::Nn => NttOrder::NN,
                 Order::Nr => NttOrder::NR,
@@ -357,10 +402,11 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
                 ext: Default::default(),
             };
             let name = format!(
-                "ntt {}{} {:?}",
+                "ntt {}{} {:?}{}",
                 if *inverse { "inverse" } else { "forward" },
                 if *coset { " coset" } else { "" },
-                order
+                order,
+                memory_note(*lent)
             );
             let mut report = report_for(&be, common.device, name, None)?;
             let mut p = Printer {
@@ -373,7 +419,8 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
             for log in common.log_size.clone() {
                 let n = 1usize << log;
                 // Each run transforms the previous output: as random as the input, no copy timed.
-                let mut buf = input[..n].to_vec();
+                let mut buf = pool.take(n);
+                buf.copy_from_slice(&input[..n]);
                 let times = measure(common.runs, &mut [&mut || be.ntt(&mut buf, &cfg)])?.remove(0);
                 let r = row(log, &times, None);
                 p.row(&r);

@@ -10,6 +10,7 @@ use super::keys::Parameters;
 use super::proof::Proof;
 use crate::Error;
 use crate::backend::{Backend, is_unsupported};
+use crate::host_buffer::{BufferPool, FrBuffer};
 use crate::plugin::{BasesHandle, DeviceKind, MsmConfig, ops};
 use crate::r1cs::{R1cs, Witness};
 use crate::stage::Stage;
@@ -107,6 +108,20 @@ pub struct Prover {
     msm_room: bool,
     pub(super) log_n: u32,
     queries: [Query; 5], // a, b_g1, b_g2, l, h
+    /// The evaluation vectors' memory, lent by `ntt` where it offers some.
+    buffers: Arc<BufferPool>,
+}
+
+/// `v[from..]` = `head`, then zeros: the rows after the constraints. The
+/// zeros are written on all threads (at 2^25 a pool's reused buffer holds
+/// the last proof's values; a fresh one's pages fault in).
+fn fill_rows(v: &mut [Fr], from: usize, head: &[Fr]) {
+    let (rows, zeros) = v[from..].split_at_mut(head.len());
+    rows.copy_from_slice(head);
+    zeros
+        .par_iter_mut()
+        .with_min_len(1 << 16)
+        .for_each(|x| *x = Fr::ZERO);
 }
 
 /// The device index a prover bound to `device` of `backend` names on `be`:
@@ -219,6 +234,7 @@ impl Prover {
                 }
             }
         }
+        let buffers = BufferPool::new(&ntt);
         let mut prover = Prover {
             device,
             op_devices: [&ntt, &g1, &g2].map(|be| device_on(&backend, be, device)),
@@ -234,6 +250,7 @@ impl Prover {
             r1cs,
             log_n,
             queries,
+            buffers,
             concurrent_msms: false,
             msm_room: false,
         };
@@ -415,14 +432,15 @@ impl Prover {
         let mut times = StageTimes::default();
         let abc = times.time(Stage::Spmv, || {
             let abc = self.spmv(w)?;
-            match crate::r1cs::first_unsatisfied_row(&abc) {
+            let m = self.r1cs.num_constraints();
+            match crate::r1cs::first_unsatisfied_row(abc.each_ref().map(|v| &v[..m])) {
                 None => Ok(abc),
                 Some(row) => Err(Error::InvalidInput(format!(
                     "the witness does not satisfy the circuit: constraint {row} fails"
                 ))),
             }
         })?;
-        let h = times.time(Stage::Quotient, || self.quotient(abc, &w.inputs))?;
+        let h = times.time(Stage::Quotient, || self.quotient(abc))?;
         let t0 = Instant::now();
         let mut spans = Vec::new();
         let msms = self.msm_stage(w, &h, true, &mut |s, a, b| spans.push((s, b - a)));
@@ -461,21 +479,42 @@ impl Prover {
             inputs,
             aux: vec![Fr::ZERO; r1cs.num_aux],
         };
-        let m = r1cs.num_constraints();
-        let h = self.quotient(
-            [vec![Fr::ZERO; m], vec![Fr::ZERO; m], vec![Fr::ZERO; m]],
-            &w.inputs,
-        )?;
+        let n = 1usize << self.log_n;
+        let zeros = [(); 3].map(|_| {
+            let mut v = self.buffers.take(n);
+            v.par_iter_mut()
+                .with_min_len(1 << 16)
+                .for_each(|x| *x = Fr::ZERO);
+            v
+        });
+        let h = self.quotient(zeros)?;
         self.msm_stage(&w, &h, true, &mut |_, _, _| {})?;
         Ok(())
     }
 
-    /// Stage `spmv`: `[A·w, B·w, C·w]`.
+    /// Stage `spmv`: `[A·w, B·w, C·w]` over the whole domain, in this
+    /// prover's buffers: the constraints' rows, then bellman's extra rows
+    /// `input_i · 1 = 0` (in A), then zeros.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] for a witness of another shape.
-    pub fn spmv(&self, w: &Witness) -> Result<[Vec<Fr>; 3], Error> {
-        self.r1cs.spmv(w)
+    pub fn spmv(&self, w: &Witness) -> Result<[FrBuffer; 3], Error> {
+        let n = 1usize << self.log_n;
+        let m = self.r1cs.num_constraints();
+        let mut abc = [(); 3].map(|_| self.buffers.take(n));
+        let [a, b, c] = &mut abc;
+        self.r1cs.spmv_into(w, [a, b, c])?;
+        let [a, b, c] = &mut abc;
+        fill_rows(a, m, &w.inputs);
+        fill_rows(b, m, &[]);
+        fill_rows(c, m, &[]);
+        Ok(abc)
+    }
+
+    /// The pool the evaluation vectors come from (its idle blocks are
+    /// memory this prover keeps between proofs).
+    pub fn buffers(&self) -> &BufferPool {
+        &self.buffers
     }
 
     /// Stage `msm`, G1 part: the A, B₁, L and H sums (on this prover's backend).
@@ -492,14 +531,34 @@ impl Prover {
     /// # Errors
     /// Backend errors.
     pub fn msm_g1_on(&self, on: Option<&Backend>, w: &Witness, h: &[Fr]) -> Result<G1Sums, Error> {
+        let a_scalars = self.gather(w, &self.a_vars);
+        let b_scalars = self.gather(w, &self.b_vars);
+        self.g1_sums(on, w, h, &a_scalars, &b_scalars)
+    }
+
+    /// The A query's and the B queries' scalars, in this prover's buffers
+    /// (after the quotient, B·w's and C·w's: the gathers add no memory).
+    fn gather(&self, w: &Witness, vars: &[u32]) -> FrBuffer {
+        let mut out = self.buffers.take(vars.len());
+        gather_into(w, vars, &mut out);
+        out
+    }
+
+    /// The G1 sums, given the A and B scalars.
+    fn g1_sums(
+        &self,
+        on: Option<&Backend>,
+        w: &Witness,
+        h: &[Fr],
+        a_scalars: &[Fr],
+        b_scalars: &[Fr],
+    ) -> Result<G1Sums, Error> {
         let p = &*self.params;
-        let a_scalars = gather(w, &self.a_vars);
-        let b_scalars = gather(w, &self.b_vars);
         let [a, b, l, h] = self.side_by_side(
             on.is_none(),
             [
-                &|| self.g1(on, A, &p.a, &a_scalars),
-                &|| self.g1(on, B1, &p.b_g1, &b_scalars),
+                &|| self.g1(on, A, &p.a, a_scalars),
+                &|| self.g1(on, B1, &p.b_g1, b_scalars),
                 &|| self.g1(on, L, &p.l, &w.aux),
                 &|| self.g1(on, H, &p.h, h),
             ],
@@ -526,13 +585,15 @@ impl Prover {
         with_b_g2: bool,
         rec: &mut dyn FnMut(Stage, Instant, Instant),
     ) -> Result<(G1Sums, Option<G2Projective>), Error> {
+        let t0 = Instant::now();
+        // B's scalars serve both groups: gathered once.
+        let (a_scalars, b_scalars) = (self.gather(w, &self.a_vars), self.gather(w, &self.b_vars));
         let timed_g2 = || {
             let t0 = Instant::now();
-            (self.msm_b_g2(w), t0, Instant::now())
+            (self.b_g2_sum(&b_scalars), t0, Instant::now())
         };
-        let t0 = Instant::now();
         if !(self.concurrent_msms && with_b_g2) {
-            let g1 = self.msm_g1(w, h);
+            let g1 = self.g1_sums(None, w, h, &a_scalars, &b_scalars);
             rec(Stage::Msm, t0, Instant::now());
             let g1 = g1?;
             let g2 = if with_b_g2 {
@@ -546,7 +607,7 @@ impl Prover {
         }
         std::thread::scope(|s| {
             let g2 = s.spawn(timed_g2);
-            let g1 = self.msm_g1(w, h);
+            let g1 = self.g1_sums(None, w, h, &a_scalars, &b_scalars);
             rec(Stage::Msm, t0, Instant::now());
             let (g2, t0, t1) = g2
                 .join()
@@ -587,18 +648,22 @@ impl Prover {
     /// # Errors
     /// Backend errors.
     pub fn msm_b_g2(&self, w: &Witness) -> Result<G2Projective, Error> {
+        self.b_g2_sum(&self.gather(w, &self.b_vars))
+    }
+
+    /// B in G2 over the gathered B scalars.
+    fn b_g2_sum(&self, scalars: &[Fr]) -> Result<G2Projective, Error> {
         let cfg = MsmConfig {
             device: self.op_devices[2],
             ..Default::default()
         };
-        let scalars = gather(w, &self.b_vars);
         let r = match self.queries[B2] {
-            Query::Resident(h) => self.g2.msm_g2(h, &scalars, &cfg),
-            Query::Host => self.g2.msm_g2(&self.params.b_g2[..], &scalars, &cfg),
+            Query::Resident(h) => self.g2.msm_g2(h, scalars, &cfg),
+            Query::Host => self.g2.msm_g2(&self.params.b_g2[..], scalars, &cfg),
         };
         match (r, &self.fallback) {
             (Err(e), Some(f)) if is_unsupported(&e) => {
-                f.msm_g2(&self.params.b_g2[..], &scalars, &MsmConfig::default())
+                f.msm_g2(&self.params.b_g2[..], scalars, &MsmConfig::default())
             }
             (r, _) => r,
         }
@@ -620,7 +685,7 @@ impl Prover {
     pub fn msm_b_g2_on(&self, backend: &Backend, w: &Witness) -> Result<G2Projective, Error> {
         backend.msm_g2(
             &self.params.b_g2[..],
-            &gather(w, &self.b_vars),
+            &self.gather(w, &self.b_vars),
             &MsmConfig::default(),
         )
     }
@@ -672,20 +737,35 @@ fn gather_list(inputs: &[bool], aux: &[bool]) -> Vec<u32> {
         .collect()
 }
 
-/// The scalars at `vars` (positions in `inputs ‖ aux`), gathered on the
+/// The scalars at `vars` (positions in `inputs ‖ aux`) into `out`, on the
 /// rayon pool: a 2^20-variable witness took ~20 ms per query on one thread
 /// through a filtered iterator, a fifth of the GPU's MSM stage.
-fn gather(w: &Witness, vars: &[u32]) -> Vec<Fr> {
+fn gather_into(w: &Witness, vars: &[u32], out: &mut [Fr]) {
     let split = w.inputs.len();
-    vars.par_iter()
+    out.par_iter_mut()
+        .zip(vars)
         .with_min_len(1 << 14)
-        .map(|&i| {
+        .for_each(|(o, &i)| {
             let i = i as usize;
-            if i < split {
+            *o = if i < split {
                 w.inputs[i]
             } else {
                 w.aux[i - split]
-            }
-        })
-        .collect()
+            };
+        });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_after_the_constraints_are_inputs_then_zeros() {
+        let x = Fr::from_u64(5);
+        let mut v = vec![x; 1 << 17];
+        fill_rows(&mut v, 3, &[Fr::one(), Fr::one()]);
+        assert!(v[..3].iter().all(|e| *e == x));
+        assert_eq!(&v[3..5], &[Fr::one(), Fr::one()]);
+        assert!(v[5..].iter().all(|e| *e == Fr::ZERO));
+    }
 }

@@ -4,6 +4,7 @@
 use super::prover::Prover;
 use crate::Error;
 use crate::backend::Backend;
+use crate::host_buffer::FrBuffer;
 use crate::plugin::{NttConfig, NttDirection, NttOrder, ops};
 use crate::types::Fr;
 
@@ -11,40 +12,40 @@ impl Prover {
     /// `h = (a·b − c)/Z` as coefficients (n − 1 of them), bellman's convention:
     /// iNTT, NTT on the coset 7·⟨ω⟩, pointwise, divide by Z = 7^n − 1, coset iNTT.
     /// For a key with snarkjs's H query, `a·b − c` on its odd coset instead
-    /// (n values, see [`super::HQuery::OddCoset`]).
+    /// (n values, see [`super::HQuery::OddCoset`]). `abc` is
+    /// [`Prover::spmv`]'s result (the whole domain); `h` reuses `a`'s memory
+    /// (for the odd coset, the heap).
     ///
     /// # Errors
-    /// Backend errors.
-    pub fn quotient(&self, abc: [Vec<Fr>; 3], inputs: &[Fr]) -> Result<Vec<Fr>, Error> {
-        self.quotient_on(None, abc, inputs)
+    /// [`Error::InvalidInput`] for vectors not of the domain's length;
+    /// backend errors.
+    pub fn quotient(&self, abc: [FrBuffer; 3]) -> Result<FrBuffer, Error> {
+        self.quotient_on(None, abc)
     }
 
     /// [`Prover::quotient`] with its NTTs on `on` when given.
     ///
     /// # Errors
     /// As [`Prover::quotient`].
-    pub fn quotient_on(
-        &self,
-        on: Option<&Backend>,
-        abc: [Vec<Fr>; 3],
-        inputs: &[Fr],
-    ) -> Result<Vec<Fr>, Error> {
+    pub fn quotient_on(&self, on: Option<&Backend>, abc: [FrBuffer; 3]) -> Result<FrBuffer, Error> {
         let ntt = on.unwrap_or(&self.ntt);
         let device = if on.is_some() { 0 } else { self.op_devices[0] };
-        let [mut a, mut b, mut c] = abc;
-        let (a, b, c) = (&mut a, &mut b, &mut c);
         let n = 1usize << self.log_n;
-        // bellman's extra rows: input_i · 1 = 0.
-        a.extend_from_slice(inputs);
-        for v in [&mut *a, &mut *b, &mut *c] {
-            pad_with_zeros(v, n);
+        if abc.iter().any(|v| v.len() != n) {
+            return Err(Error::InvalidInput(format!(
+                "quotient: vectors of {}, {}, {} elements for a domain of {n}",
+                abc[0].len(),
+                abc[1].len(),
+                abc[2].len()
+            )));
         }
+        let [mut a, mut b, mut c] = abc;
         let fused = match on {
             Some(be) => be.capabilities().supports(ops::QUOTIENT),
             None => self.fused_quotient,
         };
         if self.params.h_query == super::HQuery::OddCoset {
-            return super::odd_coset_scalars(ntt, [a, b, c], device, fused);
+            return super::odd_coset_scalars(ntt, [&a, &b, &c], device, fused).map(FrBuffer::from);
         }
         let g = Fr::from_u64(super::COSET_SHIFT);
         if fused {
@@ -53,27 +54,13 @@ impl Prover {
                 coset: g,
                 ext: Default::default(),
             };
-            ntt.quotient(a, b, c, &cfg)?;
+            ntt.quotient(&mut a, &b, &c, &cfg)?;
         } else {
-            quotient_by_ntts(ntt, a, b, c, g, device)?;
+            quotient_by_ntts(ntt, &mut a, &mut b, &mut c, g, device)?;
         }
         a.truncate(n - 1);
-        Ok(std::mem::take(a))
+        Ok(a)
     }
-}
-
-/// `v` cut or padded with zeros to `n` elements. The padding is written on
-/// all threads: at 2^25 it is ~0.2 GB of fresh pages per vector, which one
-/// thread fills in ~75–120 ms (page faults), three times per proof.
-fn pad_with_zeros(v: &mut Vec<Fr>, n: usize) {
-    use rayon::prelude::*;
-    if v.len() >= n {
-        v.truncate(n);
-        return;
-    }
-    let more = n - v.len();
-    v.reserve_exact(more);
-    v.par_extend(rayon::iter::repeat_n(Fr::ZERO, more));
 }
 
 /// Groth16's quotient through a backend's NTTs (for backends without the
@@ -116,20 +103,4 @@ fn pointwise(a: &mut [Fr], b: &[Fr], c: &[Fr], z_inv: &Fr) {
         .zip(b.par_iter().zip(c))
         .with_min_len(4096)
         .for_each(|(x, (y, z))| *x = x.mul(y).sub(z).mul(z_inv));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pads_with_zeros_and_cuts() {
-        let x = Fr::from_u64(5);
-        let mut v = vec![x; 3];
-        pad_with_zeros(&mut v, 1 << 12);
-        assert_eq!(v.len(), 1 << 12);
-        assert!(v[..3].iter().all(|e| *e == x) && v[3..].iter().all(|e| *e == Fr::ZERO));
-        pad_with_zeros(&mut v, 2);
-        assert_eq!(v, [x, x]);
-    }
 }

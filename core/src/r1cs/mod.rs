@@ -61,27 +61,39 @@ impl Csr {
     /// `self · (head ‖ tail)` without building the concatenation (a
     /// witness's inputs and aux: the copy would cost as much as the products).
     pub fn mul_split(&self, head: &[Fr], tail: &[Fr]) -> Vec<Fr> {
-        let split = head.len();
         (0..self.rows())
             .into_par_iter()
             .with_min_len(1024)
-            .map(|r| {
-                let (lo, hi) = (self.row_ptr[r] as usize, self.row_ptr[r + 1] as usize);
-                let mut acc = Fr::ZERO;
-                for k in lo..hi {
-                    let col = self.cols[k] as usize;
-                    let v = if col < split {
-                        &head[col]
-                    } else {
-                        &tail[col - split]
-                    };
-                    let c = &self.vals[k];
-                    // Most coefficients are one: skip the multiplication then.
-                    acc = acc.add(&if *c == ONE_MONT { *v } else { v.mul(c) });
-                }
-                acc
-            })
+            .map(|r| self.row_times(r, head, tail))
             .collect()
+    }
+
+    /// [`Csr::mul_split`] into `out[..rows]` (`out` at least `rows` long).
+    pub fn mul_split_into(&self, head: &[Fr], tail: &[Fr], out: &mut [Fr]) {
+        out[..self.rows()]
+            .par_iter_mut()
+            .with_min_len(1024)
+            .enumerate()
+            .for_each(|(r, o)| *o = self.row_times(r, head, tail));
+    }
+
+    /// Row `r` times `head ‖ tail`.
+    fn row_times(&self, r: usize, head: &[Fr], tail: &[Fr]) -> Fr {
+        let split = head.len();
+        let (lo, hi) = (self.row_ptr[r] as usize, self.row_ptr[r + 1] as usize);
+        let mut acc = Fr::ZERO;
+        for k in lo..hi {
+            let col = self.cols[k] as usize;
+            let v = if col < split {
+                &head[col]
+            } else {
+                &tail[col - split]
+            };
+            let c = &self.vals[k];
+            // Most coefficients are one: skip the multiplication then.
+            acc = acc.add(&if *c == ONE_MONT { *v } else { v.mul(c) });
+        }
+        acc
     }
 }
 
@@ -133,6 +145,39 @@ impl R1cs {
     /// # Errors
     /// [`Error::InvalidInput`] when the witness has the wrong shape.
     pub fn spmv(&self, w: &Witness) -> Result<[Vec<Fr>; 3], Error> {
+        self.check_witness(w)?;
+        let (i, x) = (w.inputs.as_slice(), w.aux.as_slice());
+        Ok([
+            self.a.mul_split(i, x),
+            self.b.mul_split(i, x),
+            self.c.mul_split(i, x),
+        ])
+    }
+
+    /// [`R1cs::spmv`] into the first [`R1cs::num_constraints`] elements of
+    /// each of `out` (the rest untouched).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when the witness has the wrong shape or an
+    /// output is shorter than the rows.
+    pub fn spmv_into(&self, w: &Witness, out: [&mut [Fr]; 3]) -> Result<(), Error> {
+        self.check_witness(w)?;
+        if let Some(o) = out.iter().find(|o| o.len() < self.num_constraints()) {
+            return Err(Error::InvalidInput(format!(
+                "spmv: output of {} elements for {} constraints",
+                o.len(),
+                self.num_constraints()
+            )));
+        }
+        let (i, x) = (w.inputs.as_slice(), w.aux.as_slice());
+        let [a, b, c] = out;
+        self.a.mul_split_into(i, x, a);
+        self.b.mul_split_into(i, x, b);
+        self.c.mul_split_into(i, x, c);
+        Ok(())
+    }
+
+    fn check_witness(&self, w: &Witness) -> Result<(), Error> {
         if w.inputs.len() != self.num_inputs || w.aux.len() != self.num_aux {
             return Err(Error::InvalidInput(format!(
                 "witness has {} inputs and {} aux; the R1CS expects {} and {}",
@@ -142,12 +187,7 @@ impl R1cs {
                 self.num_aux
             )));
         }
-        let (i, x) = (w.inputs.as_slice(), w.aux.as_slice());
-        Ok([
-            self.a.mul_split(i, x),
-            self.b.mul_split(i, x),
-            self.c.mul_split(i, x),
-        ])
+        Ok(())
     }
 
     /// Index of the first row where `a·b ≠ c`, if any.
@@ -155,7 +195,8 @@ impl R1cs {
     /// # Errors
     /// As [`R1cs::spmv`].
     pub fn first_unsatisfied(&self, w: &Witness) -> Result<Option<usize>, Error> {
-        Ok(first_unsatisfied_row(&self.spmv(w)?))
+        let [a, b, c] = self.spmv(w)?;
+        Ok(first_unsatisfied_row([&a, &b, &c]))
     }
 
     /// Which variables appear in A and B.
@@ -183,7 +224,7 @@ impl R1cs {
 
 /// Index of the first row where `a·b ≠ c` in `[A·w, B·w, C·w]`, if any
 /// (all threads: it runs on every proof).
-pub fn first_unsatisfied_row([a, b, c]: &[Vec<Fr>; 3]) -> Option<usize> {
+pub fn first_unsatisfied_row([a, b, c]: [&[Fr]; 3]) -> Option<usize> {
     (0..a.len())
         .into_par_iter()
         .with_min_len(1 << 12)

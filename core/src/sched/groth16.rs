@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use super::engine::{JobRequest, Recorder, Workload};
 use crate::groth16::{G1Sums, Proof, Prover};
+use crate::host_buffer::FrBuffer;
 use crate::r1cs::Witness;
 use crate::stage::Stage;
 use crate::types::{Fr, G2Projective};
@@ -45,7 +46,7 @@ pub struct Part {
     provers: DeviceProvers,
     witness: Witness,
     /// `[A·w, B·w, C·w]`, taken by the quotient stage.
-    abc: Mutex<Option<[Vec<Fr>; 3]>>,
+    abc: Mutex<Option<[FrBuffer; 3]>>,
     /// The device its device stages ran on (`usize::MAX`: the host).
     device: AtomicUsize,
 }
@@ -149,9 +150,7 @@ impl Groth16Workload {
             None => timed(rec, Stage::Spmv, || prover.spmv(&part.witness))?,
         };
         let w = &part.witness;
-        let h = timed(rec, Stage::Quotient, || {
-            prover.quotient_on(host, abc, &w.inputs)
-        })?;
+        let h = timed(rec, Stage::Quotient, || prover.quotient_on(host, abc))?;
         let Some(be) = host else {
             return prover.msm_stage(w, &h, with_b_g2, rec);
         };
