@@ -658,5 +658,9 @@ fn bench_prove_reports_stages_and_memory() {
         assert!(before > 0 && peak >= before, "{json}");
         let earlier = v["peak_before_proofs_bytes"].as_u64().unwrap();
         assert!(earlier >= before, "{json}");
+        // The CPU backend lends the evaluation buffers; the prover keeps them.
+        let lent = v["lent_buffers_bytes"].as_u64().unwrap();
+        assert!(lent > 0 && lent <= before, "{json}");
+        assert!(text.contains("lent evaluation buffers"), "{text}");
     }
 }

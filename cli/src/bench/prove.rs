@@ -34,6 +34,10 @@ struct ProveReport {
     /// keys and the warm-up proof, whose first-use work (a GPU backend's
     /// tables) can take more than a later proof (0 where unknown).
     peak_before_proofs_bytes: u64,
+    /// Of the resident memory, the evaluation buffers the backend lent
+    /// (page-locked for a GPU) that the prover keeps for the next proof:
+    /// a proof in flight uses them besides its own memory.
+    lent_buffers_bytes: u64,
 }
 
 pub(super) fn bench_prove(
@@ -91,6 +95,10 @@ pub(super) fn bench_prove(
     let mut per_stage: Vec<Vec<Duration>> = vec![Vec::new(); stages.len()];
     let mut totals = Vec::new();
     // One proof's own memory: the peak from here on, less what is resident now.
+    if let Some(why) = prover.buffers().refusal() {
+        eprintln!("note: evaluation vectors on the heap: {why}");
+    }
+    let lent_buffers = prover.buffers().idle().1;
     let peak_before = metrics::process_peak_rss_bytes();
     let peak_reset = metrics::reset_peak_rss();
     let resident = metrics::process_rss_bytes();
@@ -131,6 +139,7 @@ pub(super) fn bench_prove(
         peak_during_proofs_bytes: metrics::process_peak_rss_bytes(),
         peak_reset,
         peak_before_proofs_bytes: peak_before,
+        lent_buffers_bytes: lent_buffers,
     };
     if json {
         println!(
@@ -174,8 +183,15 @@ pub(super) fn bench_prove(
         report.peak_during_proofs_bytes,
     );
     if before > 0 && peak > 0 && peak_reset {
+        let lent = match report.lent_buffers_bytes {
+            0 => String::new(),
+            b => format!(
+                "; {} of it the lent evaluation buffers kept for the next proof",
+                gib(b)
+            ),
+        };
         println!(
-            "memory: {} resident before the proofs (keys, matrices); peak during the proofs {}, \
+            "memory: {} resident before the proofs (keys, matrices{lent}); peak during the proofs {}, \
              {} of it for a proof in flight",
             gib(before),
             gib(peak),
