@@ -468,8 +468,8 @@ pub trait Accelerator: Send + Sync {
     /// n-th roots of unity (natural order, equal power-of-two lengths); on
     /// return `a` holds the coefficients of `h = (A·B − C)/Z`, computed on the
     /// coset g·⟨ω⟩ with `Z(g·ω^i) = gⁿ − 1` (the last coefficient is zero).
-    /// Added after `ntt`: plugins built before it do not list it in
-    /// [`Capabilities`], and hosts only call what is listed.
+    /// Hosts call it only where [`Capabilities`] lists it (a plugin may
+    /// leave it out and keep the default `UNSUPPORTED`).
     fn quotient(
         &self,
         a: RSliceMut<'_, Fr>,
