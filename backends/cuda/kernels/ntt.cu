@@ -109,3 +109,36 @@ extern "C" __global__ void quotient_combine(fr* a, const fr* b, const fr* c, u64
     if (i >= n) return;
     a[i] = fr_mul(fr_sub(fr_mul(a[i], b[i]), c[i]), fr{{z0, z1, z2, z3}});
 }
+
+// out[i] = c·x^i for i < n, `per` consecutive entries per thread, each
+// thread starting from one exponentiation x^(t·per) (left to right from its
+// top bit): the tables of a first use, built here instead of on the host.
+extern "C" __global__ void powers(fr* out, u64 x0, u64 x1, u64 x2, u64 x3, u64 c0, u64 c1, u64 c2,
+                                  u64 c3, u32 n, u32 per) {
+    u32 t = blockIdx.x * blockDim.x + threadIdx.x, first = t * per;
+    if (first >= n) return;
+    const fr x{{x0, x1, x2, x3}};
+    fr acc{{c0, c1, c2, c3}};
+    if (first) {
+        fr r = x;
+        for (int b = 30 - __clz(first); b >= 0; b--) {
+            r = fr_mul(r, r);
+            if ((first >> b) & 1) r = fr_mul(r, x);
+        }
+        acc = fr_mul(acc, r);
+    }
+    for (u32 i = first; i < min(first + per, n); i++) {
+        out[i] = acc;
+        acc = fr_mul(acc, x);
+    }
+}
+
+// The stage-major twiddle table's lower stages from its top one (entry
+// half + j = ω^j, half = 2^(log_n − 1)): entry 2^h + j = entry half + j·2^(log_n−1−h),
+// for 1 ≤ 2^h + j < half; entry 0 stays unused.
+extern "C" __global__ void twiddle_lower(fr* table, u32 log_n) {
+    u32 e = blockIdx.x * blockDim.x + threadIdx.x, half = 1u << (log_n - 1);
+    if (e == 0 || e >= half) return;
+    u32 h = 31 - __clz(e), j = e - (1u << h);
+    table[e] = table[half + (j << (log_n - 1 - h))];
+}

@@ -37,6 +37,10 @@ pub(crate) struct Gpu {
     pub(crate) ntt_shape: NttShape,
     pub(crate) scale: CudaFunction,
     pub(crate) quotient_combine: CudaFunction,
+    /// `c·x^i` tables (coset factors, the twiddles' top stage).
+    pub(crate) powers: CudaFunction,
+    /// The twiddle table's lower stages from its top one.
+    pub(crate) twiddle_lower: CudaFunction,
     pub(crate) msm: MsmKernels,
     /// Twiddles `[ω^0 .. ω^(n/2−1)]` per (log n, inverse), kept on the device.
     /// Per direction (forward, inverse): the stage-major twiddle table and
@@ -119,6 +123,8 @@ fn open_gpu(ordinal: usize, lent: &Arc<LentMemory>) -> Result<(Gpu, String), Str
         ntt_shape: NttShape::from_env(),
         scale: f("scale")?,
         quotient_combine: f("quotient_combine")?,
+        powers: f("powers")?,
+        twiddle_lower: f("twiddle_lower")?,
         msm: MsmKernels::load(&module)?,
         twiddles: Mutex::new([None, None]),
         factors: Mutex::new(HashMap::new()),

@@ -49,9 +49,16 @@ pub use nvrtc::{KERNEL_SOURCES, Output, cache_path, compile, cubin_for, kernel_s
 
 /// Every kernel entry point, for loading and for the compile test.
 pub fn kernels() -> impl Iterator<Item = &'static str> {
-    ["ntt_pass", "ntt_pass_top", "scale", "quotient_combine"]
-        .into_iter()
-        .chain(msm_kernels::KERNELS)
+    [
+        "ntt_pass",
+        "ntt_pass_top",
+        "scale",
+        "quotient_combine",
+        "powers",
+        "twiddle_lower",
+    ]
+    .into_iter()
+    .chain(msm_kernels::KERNELS)
 }
 
 /// A base set kept on a device.

@@ -13,61 +13,9 @@ use crate::lane::{IdleOnDrop, Lane, Profile, grid};
 use crate::ntt_plan::{NttPass, ntt_passes, with_top_rows};
 use crate::words::{limbs, limbs_mut};
 
-/// `c·x^i` for i < n.
-fn powers(x: &Fr, c: &Fr, n: usize) -> Vec<Fr> {
-    let mut out = vec![Fr::ZERO; n];
-    fill_powers(&mut out, x, c);
-    out
-}
-
-/// `out[i] = c·x^i`, in pieces on several threads (each piece starts from
-/// one exponentiation): a 2^27-entry table took seconds on one thread.
-fn fill_powers(out: &mut [Fr], x: &Fr, c: &Fr) {
-    let threads = std::thread::available_parallelism().map_or(4, |n| n.get().min(16));
-    let piece = out.len().div_ceil(threads).max(1 << 14);
-    std::thread::scope(|sc| {
-        for (k, chunk) in out.chunks_mut(piece).enumerate() {
-            sc.spawn(move || {
-                let mut acc = c.mul(&x.pow(&[(k * piece) as u64]));
-                for v in chunk {
-                    *v = acc;
-                    acc = acc.mul(x);
-                }
-            });
-        }
-    });
-}
-
-/// The stage-major twiddle table for transforms up to 2^log_n: entry
-/// 2^h + j is ω_(2^(h+1))^j (ω inverted for the inverse); entry 0 is unused.
-/// The top stage is the powers of ω_(2^log_n); every lower stage takes
-/// every 2^(log_n−1−h)-th of them.
-fn stage_twiddles(log_n: u32, inverse: bool) -> Vec<Fr> {
-    let n = 1usize << log_n;
-    let mut w = Fr::root_of_unity(log_n);
-    if inverse {
-        w = w.inverse().expect("roots of unity are nonzero");
-    }
-    let mut table = vec![Fr::ZERO; n];
-    let (lower, top) = table.split_at_mut(n / 2);
-    fill_powers(top, &w, &Fr::one());
-    let top = &*top;
-    std::thread::scope(|sc| {
-        // Entry 0 is unused; stage h then occupies [2^h, 2^(h+1)).
-        let mut rest = &mut lower[1.min(n / 2)..];
-        for h in 0..log_n.saturating_sub(1) {
-            let (stage, tail) = std::mem::take(&mut rest).split_at_mut(1 << h);
-            rest = tail;
-            let stride = log_n - 1 - h;
-            sc.spawn(move || {
-                for (j, v) in stage.iter_mut().enumerate() {
-                    *v = top[j << stride];
-                }
-            });
-        }
-    });
-    table
-}
+/// Consecutive powers each thread of the `powers` kernel writes (one
+/// exponentiation per thread, then one product per entry).
+const POWERS_PER_THREAD: u32 = 64;
 
 impl Lane<'_> {
     /// Twiddles for every stage of transforms up to 2^log_n, stage after
@@ -80,17 +28,54 @@ impl Lane<'_> {
         if let Some((_, t)) = slot.as_ref().filter(|(log, _)| *log >= log_n) {
             return Ok(self.hold(t));
         }
-        let host = stage_twiddles(log_n, inverse);
-        let dev = Arc::new(
-            self.stream
-                .clone_htod(limbs(&host))
-                .map_err(driver_err("uploading twiddles"))?,
-        );
+        // Built on the device: on the host a 2^27 table was a 4-GiB vector
+        // and a pageable upload on the first proof of that size.
+        let (n, half) = (1usize << log_n, (1usize << log_n) / 2);
+        let mut w = Fr::root_of_unity(log_n);
+        if inverse {
+            w = w.inverse().expect("roots of unity are nonzero");
+        }
+        let mut dev = self
+            .stream
+            .alloc_zeros::<u64>(4 * n)
+            .map_err(driver_err("allocating twiddles"))?;
+        // The top stage (entries half..n) holds ω^j; each lower stage every
+        // 2^(log_n−1−h)-th of them; entry 0 is unused.
+        self.fill_powers(&mut dev.slice_mut(4 * half..), &w, &Fr::one(), n - half)?;
+        if log_n >= 2 {
+            let mut l = self.stream.launch_builder(&self.twiddle_lower);
+            l.arg(&mut dev).arg(&log_n);
+            // SAFETY: the table holds n elements; the kernel reads entries
+            // ≥ half and writes entries < half.
+            unsafe { l.launch(grid(half)) }.map_err(driver_err("twiddle_lower kernel"))?;
+        }
         self.stream
             .synchronize()
             .map_err(driver_err("synchronising"))?;
+        let dev = Arc::new(dev);
         *slot = Some((log_n, dev.clone()));
         Ok(self.hold(&dev))
+    }
+
+    /// `out[i] = c·x^i` for i < n (`out` holds n elements), on the device.
+    fn fill_powers(
+        &self,
+        out: &mut cudarc::driver::CudaViewMut<'_, u64>,
+        x: &Fr,
+        c: &Fr,
+        n: usize,
+    ) -> Result<(), AccelError> {
+        let (x, c, n32, per) = (x.limbs, c.limbs, n as u32, POWERS_PER_THREAD);
+        let mut l = self.stream.launch_builder(&self.powers);
+        l.arg(out);
+        for v in x.iter().chain(&c) {
+            l.arg(v);
+        }
+        l.arg(&n32).arg(&per);
+        // SAFETY: `out` holds n elements; thread t writes entries
+        // t·per .. min((t+1)·per, n).
+        unsafe { l.launch(grid(n.div_ceil(per as usize))) }.map_err(driver_err("powers kernel"))?;
+        Ok(())
     }
 
     /// `buf[p] *= c·x^i` (i the natural index of p), with the factors kept
@@ -109,11 +94,12 @@ impl Lane<'_> {
         let s = match cached {
             Some(s) => self.hold(&s),
             None => {
-                let s = Arc::new(
-                    self.stream
-                        .clone_htod(limbs(&powers(x, c, n)))
-                        .map_err(driver_err("uploading factors"))?,
-                );
+                let mut s = self
+                    .stream
+                    .alloc_zeros::<u64>(4 * n)
+                    .map_err(driver_err("allocating factors"))?;
+                self.fill_powers(&mut s.slice_mut(..), x, c, n)?;
+                let s = Arc::new(s);
                 self.stream
                     .synchronize()
                     .map_err(driver_err("synchronising"))?;
@@ -325,49 +311,5 @@ impl Lane<'_> {
             self.scale(buf, &g_inv, &n_inv, log_n, out_rev)?;
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{powers, stage_twiddles};
-    use zkpipe_core::Fr;
-
-    #[test]
-    fn powers_match_a_serial_loop() {
-        let (x, c) = (Fr::from_u64(5).inverse().unwrap(), Fr::from_u64(3));
-        for n in [0, 1, 5, (1 << 14) + 1, 100_003] {
-            let got = powers(&x, &c, n);
-            let mut acc = c;
-            for (i, v) in got.iter().enumerate() {
-                assert_eq!(*v, acc, "n = {n}, i = {i}");
-                acc = acc.mul(&x);
-            }
-            assert_eq!(got.len(), n);
-        }
-    }
-
-    #[test]
-    fn stage_twiddles_hold_each_stages_roots() {
-        for log_n in 1..=12 {
-            for inverse in [false, true] {
-                let t = stage_twiddles(log_n, inverse);
-                assert_eq!(t.len(), 1 << log_n);
-                for h in 0..log_n {
-                    let mut w = Fr::root_of_unity(h + 1);
-                    if inverse {
-                        w = w.inverse().unwrap();
-                    }
-                    for j in 0..1usize << h {
-                        let want = w.pow(&[j as u64]);
-                        assert_eq!(
-                            t[(1 << h) + j],
-                            want,
-                            "2^{log_n} inverse={inverse} h={h} j={j}"
-                        );
-                    }
-                }
-            }
-        }
     }
 }
