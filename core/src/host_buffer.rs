@@ -63,8 +63,23 @@ impl BufferPool {
     /// a free block of the pool when one is large enough, else a new one
     /// (zeroed once), else the heap when the backend lends none or refuses.
     pub fn take(self: &Arc<Self>, len: usize) -> FrBuffer {
+        self.take_marked(len).0
+    }
+
+    /// A buffer of `len` zeros: [`take`](Self::take), filled only where it
+    /// reused a block (new blocks and the heap's come zeroed).
+    pub fn take_zeroed(self: &Arc<Self>, len: usize) -> FrBuffer {
+        let (mut buf, reused) = self.take_marked(len);
+        if reused {
+            buf.par_chunks_mut(1 << 16).for_each(|c| c.fill(Fr::ZERO));
+        }
+        buf
+    }
+
+    /// [`take`](Self::take), and whether the buffer is a reused block.
+    fn take_marked(self: &Arc<Self>, len: usize) -> (FrBuffer, bool) {
         let Some(lender) = &self.lender else {
-            return FrBuffer::from(vec![Fr::ZERO; len]);
+            return (FrBuffer::from(vec![Fr::ZERO; len]), false);
         };
         let reused = {
             let mut free = self.free.lock().unwrap();
@@ -74,23 +89,25 @@ impl BufferPool {
                 .min_by_key(|&i| free[i].cap);
             best.map(|i| free.swap_remove(i))
         };
+        let was_reused = reused.is_some();
         let block = match reused {
             Some(b) => b,
             None => match lend(lender, len) {
                 Ok(b) => b,
                 Err(why) => {
                     *self.refusal.lock().unwrap() = Some(why);
-                    return FrBuffer::from(vec![Fr::ZERO; len]);
+                    return (FrBuffer::from(vec![Fr::ZERO; len]), false);
                 }
             },
         };
-        FrBuffer {
+        let buf = FrBuffer {
             data: Data::Lent {
                 block: Some(block),
                 pool: self.clone(),
             },
             len,
-        }
+        };
+        (buf, was_reused)
     }
 
     /// Why the backend last refused to lend (those buffers came from the heap).
@@ -305,6 +322,21 @@ mod tests {
         assert_eq!(pool.idle(), (1, 10 * 32));
         assert_eq!(pool.take(8).len(), 8); // the small block, cut
         assert!(pool.refusal().is_none());
+    }
+
+    #[test]
+    fn take_zeroed_clears_a_reused_block() {
+        let pool = BufferPool::new(&lender(false));
+        let mut b = pool.take_zeroed(20);
+        b[7] = Fr::one();
+        let at = b.as_ptr();
+        drop(b);
+        let dirty = pool.take(20);
+        assert_eq!((dirty.as_ptr(), dirty[7]), (at, Fr::one()));
+        drop(dirty);
+        let clean = pool.take_zeroed(20);
+        assert_eq!(clean.as_ptr(), at);
+        assert!(clean.iter().all(|x| *x == Fr::ZERO));
     }
 
     #[test]

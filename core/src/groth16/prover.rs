@@ -480,13 +480,7 @@ impl Prover {
             aux: vec![Fr::ZERO; r1cs.num_aux],
         };
         let n = 1usize << self.log_n;
-        let zeros = [(); 3].map(|_| {
-            let mut v = self.buffers.take(n);
-            v.par_iter_mut()
-                .with_min_len(1 << 16)
-                .for_each(|x| *x = Fr::ZERO);
-            v
-        });
+        let zeros = [(); 3].map(|_| self.buffers.take_zeroed(n));
         let h = self.quotient(zeros)?;
         self.msm_stage(&w, &h, true, &mut |_, _, _| {})?;
         Ok(())
