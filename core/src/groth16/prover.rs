@@ -453,9 +453,9 @@ impl Prover {
     }
 
     /// Runs the device stages once on zeros, so that the first proof finds
-    /// the device's tables, buffers and kernels made (first use of a
-    /// 2^22 domain costs the quotient ~0.4 s more on the H200, of 2^23
-    /// ~1.2 s). Meant to run beside the first witness's synthesis, which
+    /// the device's tables, buffers and kernels made (on the H200 the
+    /// first quotient of a 2^24 domain takes ~26 ms more than later ones,
+    /// of 2^26 ~73 ms). Meant to run beside the first witness's synthesis, which
     /// needs only the host; a no-op where the quotient's NTTs run on the
     /// host (there it would compete with the synthesis).
     ///
