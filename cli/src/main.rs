@@ -118,6 +118,11 @@ fn main() -> ExitCode {
     if !matches!(cli.command, Command::Serve(_)) {
         restore_sigpipe();
     }
+    // A bad setting is refused before any work, not when a cache is written.
+    if let Err(e) = zkpipe_core::cache::keep_free_bytes() {
+        eprintln!("error: {e}");
+        return ExitCode::from(exit_code(&e));
+    }
     let result = match &cli.command {
         Command::Serve(s) => serve::run(s, &cli.plugins),
         Command::Client(c) => client::run(c),

@@ -296,3 +296,21 @@ fn compare_checks_every_setting_before_the_first_run() {
         );
     }
 }
+
+#[test]
+fn a_bad_cache_setting_is_refused_before_any_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    for bad in ["lots", "-1", "1GB", "NaN"] {
+        let mut cmd = support::zkpipe_command();
+        let o = cmd
+            .args(["prove"])
+            .args(SMALL)
+            .env("ZKPIPE_CACHE_DIR", tmp.path().join("cache"))
+            .env("ZKPIPE_CACHE_KEEP_FREE_GB", bad)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        refused(&o, 2, "ZKPIPE_CACHE_KEEP_FREE_GB");
+    }
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}

@@ -11,6 +11,9 @@ fn zkpipe(cache: &Path, args: &[&str]) -> Output {
         .args(args)
         .env("XDG_CACHE_HOME", cache)
         .env_remove("ZKPIPE_CACHE_DIR")
+        // These tests check what the cache holds: it may use the whole disk
+        // (by default it leaves 1 GB free, and CI's disk can be that full).
+        .env("ZKPIPE_CACHE_KEEP_FREE_GB", "0")
         // `prove` saves its proof in the current folder by default.
         .current_dir(cache)
         .output()
@@ -158,6 +161,32 @@ fn the_default_job_sets_up_proves_and_verifies() {
             &["prove", "--circuit", "poseidon-merkle", "--size", "1x3"]
         ))
         .contains("valid")
+    );
+}
+
+#[test]
+fn a_disk_without_room_keeps_the_r1cs_in_memory_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    // No disk has 10^9 GB free: the recorded R1CS is not cached.
+    let o = support::zkpipe_command()
+        .args(["prove", "--circuit", "squaring-chain", "--size", "30"])
+        .env("XDG_CACHE_HOME", tmp.path())
+        .env_remove("ZKPIPE_CACHE_DIR")
+        .env("ZKPIPE_CACHE_KEEP_FREE_GB", "1e9")
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert!(ok(&o).contains("valid"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("not caching the recorded R1CS")
+            && err.contains("1000000000.0 GB is kept free"),
+        "{err}"
+    );
+    assert!(
+        !tmp.path()
+            .join("zkpipe/r1cs/squaring-chain-30.r1cs")
+            .exists()
     );
 }
 

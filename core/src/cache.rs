@@ -142,26 +142,56 @@ fn remove_leftovers(entry: &Path) {
     }
 }
 
-/// Space an entry leaves free on its file system at the least: a cache
-/// must not take the disk the user's own work needs.
-pub const KEEP_FREE_BYTES: u64 = 1 << 30;
+/// Environment variable: GB a cache entry leaves free on its file system
+/// (default 1; `0` lets entries fill a disk of their own).
+pub const KEEP_FREE_ENV: &str = "ZKPIPE_CACHE_KEEP_FREE_GB";
 
-/// Whether an entry of `bytes` may be written under `dir`: `Err` says why
+/// Space an entry leaves free on its file system by default: a cache must
+/// not take the disk the user's own work needs.
+pub const KEEP_FREE_BYTES: u64 = 1_000_000_000;
+
+/// The space a cache entry leaves free: `$ZKPIPE_CACHE_KEEP_FREE_GB`, else
+/// [`KEEP_FREE_BYTES`].
+///
+/// # Errors
+/// [`Error::InvalidInput`] when the variable is set to anything but a
+/// number of GB from 0 to 10^9.
+pub fn keep_free_bytes() -> Result<u64, Error> {
+    match std::env::var_os(KEEP_FREE_ENV).filter(|v| !v.is_empty()) {
+        None => Ok(KEEP_FREE_BYTES),
+        Some(v) => parse_keep_free(&v.to_string_lossy()),
+    }
+}
+
+fn parse_keep_free(text: &str) -> Result<u64, Error> {
+    match text.trim().parse::<f64>() {
+        Ok(gb) if (0.0..=1e9).contains(&gb) => Ok((gb * 1e9) as u64),
+        _ => Err(Error::InvalidInput(format!(
+            "{KEEP_FREE_ENV}={text:?}: not a number of GB from 0 to 1e9 (e.g. 0, 1, 2.5)"
+        ))),
+    }
+}
+
+/// Whether an entry of `bytes` may be written under `dir`: `Some` says why
 /// not (too little space), for a note; the caller then keeps what it made
 /// in memory for this run only. Where the free space cannot be read the
 /// write is tried (and its own error reported).
-pub fn room_for(dir: &Path, bytes: u64) -> Result<(), String> {
-    room_given(free_bytes(dir), bytes)
+///
+/// # Errors
+/// As [`keep_free_bytes`].
+pub fn room_for(dir: &Path, bytes: u64) -> Result<Option<String>, Error> {
+    Ok(room_given(free_bytes(dir), bytes, keep_free_bytes()?))
 }
 
-fn room_given(free: Option<u64>, bytes: u64) -> Result<(), String> {
+fn room_given(free: Option<u64>, bytes: u64, keep: u64) -> Option<String> {
     match free {
-        Some(free) if free < bytes.saturating_add(KEEP_FREE_BYTES) => Err(format!(
-            "it needs {:.1} GB and {:.1} GB are free (1 GB is kept free)",
+        Some(free) if free < bytes.saturating_add(keep) => Some(format!(
+            "it needs {:.1} GB and {:.1} GB are free ({:.1} GB is kept free: ${KEEP_FREE_ENV})",
             bytes as f64 / 1e9,
-            free as f64 / 1e9
+            free as f64 / 1e9,
+            keep as f64 / 1e9
         )),
-        _ => Ok(()),
+        _ => None,
     }
 }
 
@@ -224,15 +254,34 @@ mod tests {
 
     #[test]
     fn an_entry_is_written_only_with_room_to_spare() {
-        assert!(room_given(Some(10 << 30), 8 << 30).is_ok());
-        let why = room_given(Some((9 << 30) - 1), 8 << 30).unwrap_err();
-        assert!(why.contains("needs 8.6 GB and 9.7 GB are free"), "{why}");
-        assert!(room_given(None, u64::MAX).is_ok());
+        let keep = KEEP_FREE_BYTES;
+        assert!(room_given(Some(10 << 30), 8 << 30, keep).is_none());
+        let (free, bytes) = (9_500_000_000, 8_600_000_000);
+        let why = room_given(Some(free), bytes, keep).unwrap();
+        assert!(
+            why.contains("needs 8.6 GB and 9.5 GB are free (1.0 GB is kept free"),
+            "{why}"
+        );
+        assert!(room_given(Some(free), bytes, 0).is_none());
+        assert!(room_given(None, u64::MAX, keep).is_none());
         let dir = tempfile::tempdir().unwrap();
         let free = free_bytes(&dir.path().join("not/made/yet")).expect("statvfs");
         assert!(free > 0);
-        assert!(room_for(dir.path(), free).is_err());
-        assert!(room_for(dir.path(), 0).is_ok() || free < KEEP_FREE_BYTES);
+        assert!(room_given(Some(free), free, keep).is_some());
+        assert!(room_given(Some(free), 0, 0).is_none());
+    }
+
+    #[test]
+    fn the_space_kept_free_is_a_number_of_gb() {
+        assert_eq!(parse_keep_free("0").unwrap(), 0);
+        assert_eq!(parse_keep_free(" 2.5 ").unwrap(), 2_500_000_000);
+        for bad in ["", "-1", "1GB", "NaN", "inf", "1e10", "0x10"] {
+            let e = parse_keep_free(bad).unwrap_err().to_string();
+            assert!(
+                e.contains(KEEP_FREE_ENV) && e.contains("not a number"),
+                "{bad}: {e}"
+            );
+        }
     }
 
     #[test]

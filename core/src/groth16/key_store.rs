@@ -95,7 +95,8 @@ impl KeyStore {
     /// reuse them.
     ///
     /// # Errors
-    /// [`Error::Io`] when the store cannot be written.
+    /// [`Error::Io`] when the store cannot be written;
+    /// [`Error::InvalidInput`] for a bad `$ZKPIPE_CACHE_KEEP_FREE_GB`.
     pub fn get_or_setup(
         &self,
         circuit: &dyn CircuitSource,
@@ -131,12 +132,12 @@ impl KeyStore {
         };
         // Synthetic keys are for timing only and quick to make again: where
         // the disk lacks room they serve this run from memory.
-        let room = if synthetic {
-            crate::cache::room_for(&self.dir, params.file_bytes())
+        let short = if synthetic {
+            crate::cache::room_for(&self.dir, params.file_bytes())?
         } else {
-            Ok(())
+            None
         };
-        if let Err(why) = room {
+        if let Some(why) = short {
             progress.note(&format!(
                 "not caching the synthetic keys in {}: {why}; they are kept in memory for this run",
                 self.dir.display()

@@ -41,7 +41,8 @@ impl R1csCache {
     /// processes asking for the same entry meanwhile wait and reuse it.
     ///
     /// # Errors
-    /// Synthesis errors; [`Error::Io`] when the cache cannot be written.
+    /// Synthesis errors; [`Error::Io`] when the cache cannot be written;
+    /// [`Error::InvalidInput`] for a bad `$ZKPIPE_CACHE_KEEP_FREE_GB`.
     pub fn get_or_record(
         &self,
         circuit: &dyn CircuitSource,
@@ -83,9 +84,9 @@ impl R1csCache {
             r1cs.num_aux,
             t.elapsed()
         ));
-        match crate::cache::room_for(&self.dir, r1cs.file_bytes(&key)) {
-            Ok(()) => r1cs.save(&path, &key)?,
-            Err(why) => progress.note(&format!(
+        match crate::cache::room_for(&self.dir, r1cs.file_bytes(&key))? {
+            None => r1cs.save(&path, &key)?,
+            Some(why) => progress.note(&format!(
                 "not caching the recorded R1CS in {}: {why}; it is kept in memory for this run",
                 self.dir.display()
             )),
