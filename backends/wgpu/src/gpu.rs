@@ -3,12 +3,14 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use wgpu::util::DeviceExt;
 use zkpipe_core::plugin::{AccelError, ErrorCode};
 
 use crate::shader::{self, FpLayout};
 use crate::shape;
+use crate::slow_notice::SlowNotice;
 use crate::transfer::Ring;
 
 /// A device table of the NTT: twiddles `(log n, inverse)` or factors
@@ -21,6 +23,10 @@ pub(crate) enum TableKey {
 
 /// A table's buffers (one, or pieces of the data's piece length).
 pub(crate) type TablePieces = Arc<Vec<wgpu::Buffer>>;
+
+/// A shader build taking longer than this is announced on stderr (NVIDIA's
+/// driver spends ~260 s on the G2 MSM's first build on a machine).
+const SLOW_BUILD: Duration = Duration::from_secs(10);
 
 /// Compute pipelines sharing one bind group layout.
 pub(crate) struct Kernels {
@@ -170,6 +176,14 @@ impl Gpu {
     ) -> Result<Arc<Kernels>, String> {
         let trace = std::env::var_os("ZKPIPE_WGPU_TRACE").is_some();
         let t0 = std::time::Instant::now();
+        let what = label.to_string();
+        let _notice = SlowNotice::new(SLOW_BUILD, move || {
+            eprintln!(
+                "zkpipe wgpu: the driver is still compiling the {what} shaders after {} s \
+                 (a machine's first use can take minutes; later runs reuse the driver's cache)",
+                SLOW_BUILD.as_secs()
+            )
+        });
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let module = self
             .device

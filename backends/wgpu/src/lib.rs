@@ -36,6 +36,7 @@ mod msm;
 mod ntt;
 mod shader;
 mod shape;
+mod slow_notice;
 mod transfer;
 
 use std::collections::HashMap;
