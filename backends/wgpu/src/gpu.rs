@@ -354,6 +354,25 @@ impl Gpu {
         b
     }
 
+    /// Device and host-visible bytes kept between calls: NTT tables, scratch
+    /// (NTT data, MSM buckets) and the copy rings; resident bases not included.
+    pub fn kept_bytes(&self) -> u64 {
+        let tables: u64 = (self.tables.lock().unwrap().values())
+            .flat_map(|t| t.iter())
+            .map(wgpu::Buffer::size)
+            .sum();
+        let scratch: u64 = self
+            .scratch
+            .lock()
+            .unwrap()
+            .values()
+            .map(wgpu::Buffer::size)
+            .sum();
+        let rings =
+            self.upload_ring.lock().unwrap().bytes() + self.readback_ring.lock().unwrap().bytes();
+        tables + scratch + rings
+    }
+
     /// A uniform buffer of eight u32 parameters.
     pub fn params(&self, p: [u32; 8]) -> wgpu::Buffer {
         let bytes: Vec<u8> = p.iter().flat_map(|v| v.to_le_bytes()).collect();

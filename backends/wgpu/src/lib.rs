@@ -147,6 +147,32 @@ impl BackendPlugin for WgpuBackend {
 }
 
 impl WgpuBackend {
+    /// The discovery notes and, per opened device, what it keeps between
+    /// calls (a daemon's status shows where the adapter's memory went).
+    fn notes_now(&self) -> String {
+        let mib = |b: u64| b as f64 / f64::from(1 << 20);
+        let resident = self.resident.lock().unwrap();
+        let mut notes = self.notes.clone();
+        for (i, slot) in self.slots.iter().enumerate() {
+            if let Some(Ok(gpu)) = slot.gpu.get() {
+                let sets = resident.values().filter(|r| r.device == i as u32);
+                let (count, bytes) = sets.fold((0, 0u64), |(c, b), r| {
+                    (
+                        c + 1,
+                        b + r.bases.pieces.iter().map(|(p, _)| p.size()).sum::<u64>(),
+                    )
+                });
+                notes.push_str(&format!(
+                    "; device {i}: resident bases {count} sets, {:.1} MiB; {:.1} MiB kept between \
+                     calls (NTT data and tables, MSM scratch, copy buffers)",
+                    mib(bytes),
+                    mib(gpu.kept_bytes())
+                ));
+            }
+        }
+        notes
+    }
+
     /// The opened device `device`.
     fn gpu(&self, device: u32) -> Result<Arc<Gpu>, AccelError> {
         let slot = self.slots.get(device as usize).ok_or_else(|| {
@@ -294,7 +320,7 @@ impl AcceleratorImpl for WgpuBackend {
                 })
                 .collect::<Vec<_>>()
                 .into(),
-            notes: self.notes.clone().into(),
+            notes: self.notes_now().into(),
         }
     }
 

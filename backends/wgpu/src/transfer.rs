@@ -28,6 +28,11 @@ pub(crate) struct Ring {
 }
 
 impl Ring {
+    /// Bytes its buffers hold.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bufs.iter().flatten().map(wgpu::Buffer::size).sum()
+    }
+
     /// Buffer `slot` of at least `size` bytes (made, or remade larger).
     fn buffer(
         &mut self,

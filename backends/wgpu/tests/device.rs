@@ -320,3 +320,38 @@ fn large_copies_in_pieces() {
         assert!(y == x, "2^{log}: the round trip differs");
     }
 }
+
+/// The notes say what an opened device keeps between calls: resident bases
+/// (gone again after `drop_bases`) and the NTT's buffers (a 2^16 transform
+/// keeps 2 MiB of data and as much of twiddles).
+#[test]
+fn notes_show_what_a_device_keeps() {
+    let Some(b) = backend("auto") else {
+        return;
+    };
+    let mib = |notes: &str, what: &str| -> f64 {
+        let at = notes
+            .find(what)
+            .unwrap_or_else(|| panic!("no `{what}` in {notes}"));
+        let num = notes[..at].trim_end().rsplit(' ').next().unwrap();
+        num.parse()
+            .unwrap_or_else(|_| panic!("`{num}` before `{what}` in {notes}"))
+    };
+    assert!(
+        !b.info().notes.contains("kept between calls"),
+        "{}",
+        b.info().notes
+    );
+    let bases = sample::g1_points(1 << 12, 3);
+    let h = b.upload_bases_g1(&bases, 0).unwrap();
+    let notes = b.info().notes.to_string();
+    assert!(notes.contains("resident bases 1 sets"), "{notes}");
+    let mut x = sample::scalars(1 << 16, 5);
+    b.ntt(&mut x, &NttConfig::default()).unwrap();
+    let notes = b.info().notes.to_string();
+    eprintln!("{notes}");
+    assert!(mib(&notes, "MiB kept between calls") >= 4.0, "{notes}");
+    b.drop_bases(h).unwrap();
+    let notes = b.info().notes.to_string();
+    assert!(notes.contains("resident bases 0 sets, 0.0 MiB"), "{notes}");
+}
