@@ -155,13 +155,11 @@ impl WgpuBackend {
         let mut notes = self.notes.clone();
         for (i, slot) in self.slots.iter().enumerate() {
             if let Some(Ok(gpu)) = slot.gpu.get() {
-                let sets = resident.values().filter(|r| r.device == i as u32);
-                let (count, bytes) = sets.fold((0, 0u64), |(c, b), r| {
-                    (
-                        c + 1,
-                        b + r.bases.pieces.iter().map(|(p, _)| p.size()).sum::<u64>(),
-                    )
-                });
+                let sets: Vec<_> = resident.values().filter(|r| r.device == i as u32).collect();
+                let count = sets.len();
+                let bytes: u64 = (sets.iter().flat_map(|r| &r.bases.pieces))
+                    .map(|(p, _)| p.size())
+                    .sum();
                 notes.push_str(&format!(
                     "; device {i}: resident bases {count} sets, {:.1} MiB; {:.1} MiB kept between \
                      calls (NTT data and tables, MSM scratch, copy buffers)",

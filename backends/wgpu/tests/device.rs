@@ -349,7 +349,6 @@ fn notes_show_what_a_device_keeps() {
     let mut x = sample::scalars(1 << 16, 5);
     b.ntt(&mut x, &NttConfig::default()).unwrap();
     let notes = b.info().notes.to_string();
-    eprintln!("{notes}");
     assert!(mib(&notes, "MiB kept between calls") >= 4.0, "{notes}");
     b.drop_bases(h).unwrap();
     let notes = b.info().notes.to_string();
