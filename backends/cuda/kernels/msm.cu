@@ -303,6 +303,12 @@ __device__ fp2 inv(const fp2& a) {
     fp t = inv(add(sqr(a.c0), sqr(a.c1)));
     return {mul(a.c0, t), neg(mul(a.c1, t))};
 }
+// The same by Euclid (`inv_euclid`): for one thread alone, not for many.
+__device__ fp inv_alone(const fp& a) { return inv_euclid(a); }
+__device__ fp2 inv_alone(const fp2& a) {
+    fp t = inv_euclid(add(sqr(a.c0), sqr(a.c1)));
+    return {mul(a.c0, t), neg(mul(a.c1, t))};
+}
 
 // table[w * stride + i] = 2^(c·w)·table[i] for 0 < w < nwin (affine; blst's
 // (0, 0) infinity stays infinity): c doublings per window in XYZZ, then one
@@ -333,6 +339,203 @@ template <class F> __device__ void precompute(affine<F>* table, u32 n, u32 strid
         t = mul(t, q[w].zzz);
         F iz = mul(q[w].zz, izzz), izz = sqr(iz);
         table[(size_t)w * stride + i] = affine<F>{mul(q[w].x, izz), mul(q[w].y, izzz)};
+    }
+}
+
+// ------------------------------------------------------------------ batch-affine chunk sums
+
+// Instead of `accumulate` (`accumulate=affine`): a chunk's k = 2^R points
+// are summed in R rounds of affine pair additions, λ = Δy/Δx, each round's
+// inversions shared by every chunk of a batch (Montgomery's trick: each
+// thread's running product, then the threads' products by inv_up / inv_one
+// / inv_down): ~6 field products per addition against XYZZ's 10. One
+// thread per chunk; round r's pair i of thread f sits at i·threads + f of
+// interleaved buffers. Round r's prefixes are taken ascending for odd r
+// (its step walks its pairs descending) and descending for even r; a step
+// takes the next round's prefixes as its outputs appear. A prefix stored
+// as 0 marks a thread's first factor (products of nonzero d are nonzero).
+
+enum { PAIR_INF, PAIR_LEFT, PAIR_RIGHT, PAIR_ADD, PAIR_DBL };
+
+template <class F> __device__ __forceinline__ bool is_inf(const affine<F>& p) {
+    return is_zero(p.x) && is_zero(p.y);  // blst's affine infinity
+}
+
+// How p + q is formed, and for ADD / DBL the d to invert: q.x − p.x, 2·p.y.
+template <class F> __device__ __forceinline__ int pair_kind(const affine<F>& p, const affine<F>& q, F& d) {
+    if (is_inf(q)) return is_inf(p) ? PAIR_INF : PAIR_LEFT;
+    if (is_inf(p)) return PAIR_RIGHT;
+    d = sub(q.x, p.x);
+    if (!is_zero(d)) return PAIR_ADD;
+    if (is_zero(sub(q.y, p.y)) && !is_zero(p.y)) { d = dbl_f(p.y); return PAIR_DBL; }
+    return PAIR_INF;  // q = −p
+}
+
+// p + q of the given kind, with inv_d = 1/d for ADD and DBL.
+template <class F> __device__ __forceinline__ affine<F> pair_sum(int kind, const affine<F>& p, const affine<F>& q,
+                                                                const F& inv_d) {
+    if (kind == PAIR_LEFT) return p;
+    if (kind == PAIR_RIGHT) return q;
+    if (kind == PAIR_INF) return affine<F>{F{}, F{}};
+    F num;
+    if (kind == PAIR_ADD) num = sub(q.y, p.y);
+    else { F x2 = sqr(p.x); num = add(dbl_f(x2), x2); }
+    F l = mul(num, inv_d);
+    F x3 = sub(sub(sqr(l), p.x), q.x);
+    return affine<F>{x3, sub(mul(l, sub(p.x, x3)), p.y)};
+}
+
+// A coordinate from global memory in 16-byte loads (points are 32-byte aligned).
+template <class F> __device__ __forceinline__ F load_f(const F* p) {
+    F r;
+    u64* w = reinterpret_cast<u64*>(&r);
+    const ulonglong2* s = reinterpret_cast<const ulonglong2*>(p);
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(F) / 16); i++) {
+        ulonglong2 t = __ldg(s + i);
+        w[2 * i] = t.x; w[2 * i + 1] = t.y;
+    }
+    return r;
+}
+
+// Chunk f of a batch (chunk slots c0 .. c0 + span of every set, set-major).
+struct chunk_at {
+    size_t slot;     // w·cap + t: where its sum goes
+    const u32* e;    // its set's sorted entries
+    u32 start, end;  // its entries
+};
+
+__device__ __forceinline__ bool find_chunk(u32 f, u32 c0, u32 span, const u32* sorted, const u32* counts,
+                                           const u32* offsets, const u32* chunk_first, const u32* chunk_bucket,
+                                           const u32* totals, u32 n, u32 nb, u32 k, u32 cap, chunk_at& ch) {
+    u32 w = f / span, t = c0 + f % span;
+    if (t >= cap || t >= totals[w]) return false;
+    ch.slot = (size_t)w * cap + t;
+    size_t i = (size_t)w * nb + chunk_bucket[ch.slot];
+    ch.start = offsets[i] + (t - chunk_first[i]) * k;
+    ch.end = min(ch.start + k, offsets[i] + counts[i]);
+    ch.e = sorted + (size_t)w * n;
+    return true;
+}
+
+// Point j of a chunk: a base, negated for a negative digit; past its end, infinity.
+template <class F> __device__ __forceinline__ affine<F> chunk_point(const affine<F>* bases, const chunk_at& ch, u32 j) {
+    u32 pos = ch.start + j;
+    if (pos >= ch.end) return affine<F>{F{}, F{}};
+    u32 v = ch.e[pos];
+    const affine<F>* b = bases + (v & 0x7fffffffu);
+    affine<F> p{load_f(&b->x), load_f(&b->y)};
+    if (v >> 31) p.y = neg(p.y);
+    return p;
+}
+
+// The x of point j of a chunk (0 past its end).
+template <class F> __device__ __forceinline__ F chunk_x(const affine<F>* bases, const chunk_at& ch, u32 j) {
+    u32 pos = ch.start + j;
+    return pos < ch.end ? load_f(&bases[ch.e[pos] & 0x7fffffffu].x) : F{};
+}
+
+#define CHUNK_ARGS const u32 *sorted, const u32 *counts, const u32 *offsets, const u32 *chunk_first, \
+    const u32 *chunk_bucket, const u32 *totals, u32 n, u32 nb, u32 k, u32 cap, u32 c0, u32 span, u32 threads
+#define CHUNK_PASS sorted, counts, offsets, chunk_first, chunk_bucket, totals, n, nb, k, cap, c0, span, threads
+#define FIND_CHUNK(f, ch) find_chunk(f, c0, span, sorted, counts, offsets, chunk_first, chunk_bucket, totals, \
+                                     n, nb, k, cap, ch)
+
+// Round 1's prefixes (ascending) and each thread's product.
+template <class F> __device__ void affine_up(const affine<F>* bases, CHUNK_ARGS, F* pre, F* tot) {
+    u32 f = blockIdx.x * blockDim.x + threadIdx.x;
+    if (f >= threads) return;
+    F run; set_one(run);
+    bool any = false;
+    chunk_at ch;
+    if (FIND_CHUNK(f, ch)) {
+        for (u32 i = 0; i < k / 2 && ch.start + 2 * i < ch.end; i++) {
+            // Two nonzero, different x: an addition (neither is infinity),
+            // known from the x alone; anything else from the whole points.
+            F px = chunk_x(bases, ch, 2 * i), qx = chunk_x(bases, ch, 2 * i + 1), d = sub(qx, px);
+            int kind = PAIR_ADD;
+            if (is_zero(px) || is_zero(qx) || is_zero(d))
+                kind = pair_kind(chunk_point(bases, ch, 2 * i), chunk_point(bases, ch, 2 * i + 1), d);
+            if (kind < PAIR_ADD) continue;
+            pre[(size_t)i * threads + f] = any ? run : F{};
+            run = any ? mul(run, d) : d;
+            any = true;
+        }
+    }
+    tot[f] = run;
+}
+
+// Round r: its k >> r pairs (inputs: the chunk's points for r = 1, else
+// `src`) into `dst`, or into the chunk's sum when one pair is left; tot[f]
+// holds 1/(the thread's product) on entry and the next round's product on exit.
+template <class F> __device__ void affine_step(const affine<F>* bases, CHUNK_ARGS, u32 r, const affine<F>* src,
+                                               affine<F>* dst, const F* pre, F* pre_next, F* tot,
+                                               xyzz<F>* partial) {
+    u32 f = blockIdx.x * blockDim.x + threadIdx.x;
+    if (f >= threads) return;
+    u32 pairs = k >> r;
+    F run; set_one(run);
+    bool any = false, down = r & 1;
+    chunk_at ch;
+    if (FIND_CHUNK(f, ch)) {
+        F acc = tot[f];
+        affine<F> prev;
+        for (u32 s = 0; s < pairs; s++) {
+            u32 i = down ? pairs - 1 - s : s;
+            affine<F> p, q;
+            if (r == 1) { p = chunk_point(bases, ch, 2 * i); q = chunk_point(bases, ch, 2 * i + 1); }
+            else { p = src[(size_t)(2 * i) * threads + f]; q = src[(size_t)(2 * i + 1) * threads + f]; }
+            F d, inv_d{};
+            int kind = pair_kind(p, q, d);
+            if (kind >= PAIR_ADD) {
+                F pr = pre[(size_t)i * threads + f];
+                inv_d = is_zero(pr) ? acc : mul(acc, pr);
+                acc = mul(acc, d);
+            }
+            affine<F> o = pair_sum(kind, p, q, inv_d);
+            if (pairs == 1) {
+                xyzz<F> x{o.x, o.y, F{}, F{}};
+                if (!is_inf(o)) { set_one(x.zz); set_one(x.zzz); }
+                partial[ch.slot] = x;
+                return;
+            }
+            dst[(size_t)i * threads + f] = o;
+            if (s & 1) {  // outputs i and the previous one are the next round's pair i / 2
+                F d2;
+                int kind2 = down ? pair_kind(o, prev, d2) : pair_kind(prev, o, d2);
+                if (kind2 >= PAIR_ADD) {
+                    pre_next[(size_t)(i / 2) * threads + f] = any ? run : F{};
+                    run = any ? mul(run, d2) : d2;
+                    any = true;
+                }
+            }
+            prev = o;
+        }
+    }
+    if (pairs > 1) tot[f] = run;
+}
+
+// Montgomery's trick over v[0 .. m), `per` values per thread: pre[j] = the
+// product before v[j] in its thread's run, tot[u] = the run's product.
+template <class F> __device__ void inv_up(const F* v, u32 m, u32 per, F* pre, F* tot) {
+    u32 u = blockIdx.x * blockDim.x + threadIdx.x;
+    size_t lo = (size_t)u * per, hi = min(lo + per, (size_t)m);
+    if (lo >= m) return;
+    F run; set_one(run);
+    for (size_t j = lo; j < hi; j++) { pre[j] = run; run = mul(run, v[j]); }
+    tot[u] = run;
+}
+
+// v[j] = 1/v[j], given tot_inv[u] = 1/(the run's product).
+template <class F> __device__ void inv_down(F* v, u32 m, u32 per, const F* pre, const F* tot_inv) {
+    u32 u = blockIdx.x * blockDim.x + threadIdx.x;
+    size_t lo = (size_t)u * per, hi = min(lo + per, (size_t)m);
+    if (lo >= m) return;
+    F acc = tot_inv[u];
+    for (size_t j = hi; j-- > lo;) {
+        F t = mul(acc, pre[j]);
+        acc = mul(acc, v[j]);
+        v[j] = t;
     }
 }
 
@@ -367,6 +570,24 @@ template <class F> __device__ void precompute(affine<F>* table, u32 n, u32 strid
     extern "C" __global__ void BOUNDS msm_bit_sum_##G(const affine<F>* bases, const u64* ones,    \
                                                       u32 words, u32 per, xyzz<F>* out) {          \
         bit_sum(bases, ones, words, per, out);                                                     \
+    }                                                                                              \
+    extern "C" __global__ void BOUNDS msm_affine_up_##G(const affine<F>* bases, CHUNK_ARGS, F* pre,  \
+                                                        F* tot) {                                  \
+        affine_up(bases, CHUNK_PASS, pre, tot);                                                    \
+    }                                                                                              \
+    extern "C" __global__ void BOUNDS msm_affine_step_##G(const affine<F>* bases, CHUNK_ARGS, u32 r, \
+        const affine<F>* src, affine<F>* dst, const F* pre, F* pre_next, F* tot, xyzz<F>* partial) { \
+        affine_step(bases, CHUNK_PASS, r, src, dst, pre, pre_next, tot, partial);                  \
+    }                                                                                              \
+    extern "C" __global__ void msm_inv_up_##G(const F* v, u32 m, u32 per, F* pre, F* tot) {        \
+        inv_up(v, m, per, pre, tot);                                                               \
+    }                                                                                              \
+    extern "C" __global__ void msm_inv_down_##G(F* v, u32 m, u32 per, const F* pre,                \
+                                                const F* tot_inv) {                                \
+        inv_down(v, m, per, pre, tot_inv);                                                         \
+    }                                                                                              \
+    extern "C" __global__ void msm_inv_one_##G(F* v) {                                            \
+        if (blockIdx.x == 0 && threadIdx.x == 0) v[0] = inv_alone(v[0]);                                \
     }
 
 // G1: 3 blocks of 128 per SM (≤ 170 registers, a few bytes of spill) beat 2.
