@@ -718,43 +718,6 @@ const SETTINGS: [(&str, &str, &str); 4] = [
     ("cuda", "window_bits", "20"),
 ];
 
-/// Settings that change how any MSM is summed: every MSM trial again (the
-/// CUDA backend's batch-affine chunk sums: empty, partial and skewed
-/// buckets, equal and opposite points, infinity among the bases).
-const MSM_SETTINGS: [(&str, &str, &str); 1] = [("cuda", "accumulate", "affine")];
-
-/// `plugin` created with `key=value`, or a failing trial saying why not.
-fn with_setting(
-    plugin: &zkpipe::loader::Plugin,
-    key: &str,
-    value: &str,
-    trials: &mut Vec<Trial>,
-) -> Option<Target> {
-    let config = BackendConfig {
-        ext: vec![KeyValue {
-            key: key.into(),
-            value: value.into(),
-        }]
-        .into(),
-        ..Default::default()
-    };
-    match plugin.create(&config) {
-        Ok(b) => Some(Target {
-            name: format!("{} {key}={value}", plugin.name),
-            caps: b.capabilities(),
-            backend: Arc::new(b),
-        }),
-        Err(e) => {
-            let msg = e.to_string();
-            trials.push(Trial::test(
-                format!("[{} {key}={value}] create", plugin.name),
-                move || Err(msg.into()),
-            ));
-            None
-        }
-    }
-}
-
 fn main() {
     let args = Arguments::from_args();
     let registry = Registry::load(&SearchPath::standard(None));
@@ -833,24 +796,36 @@ fn main() {
         quotient_trials(&target, &mut trials);
         host_memory_trials(&target, &mut trials);
         // Settings that change how resident bases are kept: their MSMs again.
-        let named = |list: &'static [(&str, &str, &str)]| {
-            list.iter()
-                .filter(|(name, ..)| *name == plugin.name.as_str())
-                .map(|(_, k, v)| (*k, *v))
-        };
-        for (key, value) in named(&SETTINGS) {
-            if let Some(target) = with_setting(plugin, key, value, &mut trials) {
-                resident_trials::<G1>(&target, &mut trials);
-                resident_trials::<G2>(&target, &mut trials);
-            }
-        }
-        for (key, value) in named(&MSM_SETTINGS) {
-            if let Some(target) = with_setting(plugin, key, value, &mut trials) {
-                msm_trials::<G1>(&target, &mut trials);
-                msm_trials::<G2>(&target, &mut trials);
-                resident_trials::<G1>(&target, &mut trials);
-                resident_trials::<G2>(&target, &mut trials);
-            }
+        for (key, value) in SETTINGS
+            .iter()
+            .filter(|(name, ..)| *name == plugin.name.as_str())
+            .map(|(_, k, v)| (k, v))
+        {
+            let config = BackendConfig {
+                ext: vec![KeyValue {
+                    key: (*key).into(),
+                    value: (*value).into(),
+                }]
+                .into(),
+                ..Default::default()
+            };
+            let target = match plugin.create(&config) {
+                Ok(b) => Target {
+                    name: format!("{} {key}={value}", plugin.name),
+                    caps: b.capabilities(),
+                    backend: Arc::new(b),
+                },
+                Err(e) => {
+                    let msg = e.to_string();
+                    trials.push(Trial::test(
+                        format!("[{} {key}={value}] create", plugin.name),
+                        move || Err(msg.into()),
+                    ));
+                    continue;
+                }
+            };
+            resident_trials::<G1>(&target, &mut trials);
+            resident_trials::<G2>(&target, &mut trials);
         }
     }
     libtest_mimic::run(&args, trials).exit();

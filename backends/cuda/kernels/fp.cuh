@@ -52,66 +52,6 @@ __device__ __forceinline__ bool is_zero(const fp& a) {
 __device__ __forceinline__ fp neg(const fp& a) { return is_zero(a) ? a : sub(fp{}, a); }
 __device__ __forceinline__ void set_one(fp& a) { for (int i = 0; i < 6; i++) a.l[i] = FP_ONE[i]; }
 
-// 2^(3·384) mod p: turns the plain inverse of a Montgomery form aR into
-// a^-1·R (one Montgomery product).
-__device__ __constant__ u64 FP_R3[6] = {0xed48ac6bd94ca1e0ull, 0x315f831e03a7adf8ull,
-                                       0x9a53352a615e29ddull, 0x34c04e5e921e1761ull,
-                                       0x2512d43565724728ull, 0x0aa6346091755d4dull};
-
-// x >>= 1 over 6 limbs (top limb gets `top` as its high bit).
-__device__ __forceinline__ void shr1(u64* x, u64 top) {
-    for (int i = 0; i < 5; i++) x[i] = x[i] >> 1 | x[i + 1] << 63;
-    x[5] = x[5] >> 1 | top << 63;
-}
-// x/2 mod p for x < p: x >> 1, or (x + p) >> 1 when x is odd (x + p < 2^382).
-__device__ __forceinline__ void half_mod(u64* x) {
-    if (!(x[0] & 1)) { shr1(x, 0); return; }
-    u64 c = 0;
-    for (int i = 0; i < 6; i++) {
-        u128 t = (u128)x[i] + FP_P[i] + c;
-        x[i] = (u64)t; c = (u64)(t >> 64);
-    }
-    shr1(x, c);
-}
-__device__ __forceinline__ bool is_one_plain(const u64* x) {
-    u64 r = x[0] ^ 1;
-    for (int i = 1; i < 6; i++) r |= x[i];
-    return r == 0;
-}
-// x −= y for x ≥ y.
-__device__ __forceinline__ void sub_plain(u64* x, const u64* y) {
-    u64 b = 0;
-    for (int i = 0; i < 6; i++) {
-        u128 t = (u128)x[i] - y[i] - b;
-        x[i] = (u64)t; b = (u64)(t >> 64) & 1;
-    }
-}
-__device__ __forceinline__ bool geq_plain(const u64* x, const u64* y) {
-    for (int i = 5; i >= 0; i--)
-        if (x[i] != y[i]) return x[i] > y[i];
-    return true;
-}
-
-// 1/a of a Montgomery form (0 for 0) by the binary extended Euclidean
-// algorithm: ~2·381 short, variable-time steps where Fermat takes 570
-// dependent products, for the one inversion a whole batch waits on.
-__device__ fp inv_euclid(const fp& a) {
-    if (is_zero(a)) return a;
-    fp x1{}, x2{};
-    u64 u[6], v[6];
-    for (int i = 0; i < 6; i++) { u[i] = a.l[i]; v[i] = FP_P[i]; }
-    x1.l[0] = 1;
-    while (!is_one_plain(u) && !is_one_plain(v)) {
-        while (!(u[0] & 1)) { shr1(u, 0); half_mod(x1.l); }
-        while (!(v[0] & 1)) { shr1(v, 0); half_mod(x2.l); }
-        if (geq_plain(u, v)) { sub_plain(u, v); x1 = sub(x1, x2); }
-        else { sub_plain(v, u); x2 = sub(x2, x1); }
-    }
-    fp r3;
-    for (int i = 0; i < 6; i++) r3.l[i] = FP_R3[i];
-    return mul(is_one_plain(u) ? x1 : x2, r3);  // (aR)^-1 · R^3 / R = a^-1·R
-}
-
 __device__ __forceinline__ fp2 add(const fp2& a, const fp2& b) { return {add(a.c0, b.c0), add(a.c1, b.c1)}; }
 __device__ __forceinline__ fp2 sub(const fp2& a, const fp2& b) { return {sub(a.c0, b.c0), sub(a.c1, b.c1)}; }
 // Not inlined: keeps the G2 kernels' code (and NVRTC's compile time) small.

@@ -154,8 +154,6 @@ pub struct CudaBackend {
     window_bits: u32,
     /// `--backend-opt precompute=off|auto|C`.
     precompute: Precompute,
-    /// `--backend-opt accumulate=xyzz|affine`: how chunks of a bucket are summed.
-    accumulate: msm::Accumulate,
     resident: Mutex<HashMap<u64, Resident>>,
     next_handle: AtomicU64,
 }
@@ -179,15 +177,14 @@ impl BackendPlugin for CudaBackend {
         if let Some(kv) = config
             .ext
             .iter()
-            .find(|kv| !["window_bits", "precompute", "accumulate"].contains(&kv.key.as_str()))
+            .find(|kv| !["window_bits", "precompute"].contains(&kv.key.as_str()))
         {
             return Err(AccelError::invalid_input(format!(
-                "unknown cuda backend setting `{}` (known: window_bits, precompute, accumulate)",
+                "unknown cuda backend setting `{}` (known: window_bits, precompute)",
                 kv.key
             )));
         }
         let precompute = Precompute::parse(ext_get(&config.ext, "precompute"))?;
-        let accumulate = msm::Accumulate::parse(ext_get(&config.ext, "accumulate"))?;
         let window_bits = match ext_get(&config.ext, "window_bits") {
             None => 0,
             Some(v) => v.parse().map_err(|_| {
@@ -203,7 +200,6 @@ impl BackendPlugin for CudaBackend {
             notes,
             window_bits,
             precompute,
-            accumulate,
             resident: Mutex::new(HashMap::new()),
             next_handle: AtomicU64::new(1),
         })
@@ -319,22 +315,19 @@ impl CudaBackend {
         let lane = gpu.lane()?;
         match (resident.as_deref(), bases) {
             (Some(ResidentWords::Plain(w)), _) => {
-                lane.msm::<C>(msm::MsmBases::Device(w), scalars, c, self.accumulate)
+                lane.msm::<C>(msm::MsmBases::Device(w), scalars, c)
             }
             // A window asked for in this call, other than the table's, uses
             // the table's first points: the bases themselves.
             (Some(ResidentWords::Fixed(f)), _) if ![0, f.c].contains(&config.window_bits) => {
-                lane.msm::<C>(msm::MsmBases::Device(&f.words), scalars, c, self.accumulate)
+                lane.msm::<C>(msm::MsmBases::Device(&f.words), scalars, c)
             }
             (Some(ResidentWords::Fixed(f)), _) => {
-                lane.msm::<C>(msm::MsmBases::Fixed(f), scalars, c, self.accumulate)
+                lane.msm::<C>(msm::MsmBases::Fixed(f), scalars, c)
             }
-            (None, BasesRef::Host(b)) => lane.msm::<C>(
-                msm::MsmBases::Host(point_words(b.as_slice())),
-                scalars,
-                c,
-                self.accumulate,
-            ),
+            (None, BasesRef::Host(b)) => {
+                lane.msm::<C>(msm::MsmBases::Host(point_words(b.as_slice())), scalars, c)
+            }
             (None, BasesRef::Resident(_)) => unreachable!("resolved above"),
         }
     }
@@ -373,15 +366,11 @@ impl CudaBackend {
             notes.push_str("; ");
         }
         notes.push_str(&format!(
-            "precompute {}; accumulate {}; resident bases: {} sets ({fixed} precomputed), {} MiB",
+            "precompute {}; resident bases: {} sets ({fixed} precomputed), {} MiB",
             match self.precompute {
                 Precompute::Off => "off".to_string(),
                 Precompute::Auto => "auto".to_string(),
                 Precompute::Window(c) => format!("{c}-bit"),
-            },
-            match self.accumulate {
-                msm::Accumulate::Xyzz => "xyzz",
-                msm::Accumulate::Affine => "affine",
             },
             map.len(),
             bytes >> 20
@@ -603,24 +592,9 @@ mod tests {
                 e.message
             );
         }
-        assert_eq!(create(&[]).unwrap().accumulate, msm::Accumulate::Xyzz);
-        for (v, want) in [
-            ("xyzz", msm::Accumulate::Xyzz),
-            ("affine", msm::Accumulate::Affine),
-        ] {
-            let be = create(&[("accumulate", v)]).unwrap();
-            assert_eq!(be.accumulate, want, "accumulate={v}");
-            assert!(be.notes_now().contains(&format!("accumulate {v}")));
-        }
-        for bad in ["", "Affine", "jacobian", "affine "] {
-            let e = create(&[("accumulate", bad)]).expect_err(bad);
-            assert_eq!(e.code, ErrorCode::INVALID_INPUT);
-            assert!(e.message.contains("accumulate must be"), "{}", e.message);
-        }
         let e = create(&[("precompute_bits", "16")]).err().unwrap();
         assert!(
-            e.message
-                .contains("known: window_bits, precompute, accumulate"),
+            e.message.contains("known: window_bits, precompute"),
             "{}",
             e.message
         );

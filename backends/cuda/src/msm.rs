@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use zkpipe_core::plugin::AccelError;
 use zkpipe_core::{Fp, Fp2, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
@@ -25,14 +25,6 @@ const TREE_FAN_IN: u32 = 8;
 const BUCKET_SERIAL: u32 = 32;
 /// Threads per block for the point kernels (≈ 170–255 registers each).
 const POINT_BLOCK: u32 = 128;
-/// Values per thread in the batch inversion's first level (one per chunk:
-/// many threads) and in the levels above it (few values: a thread's run is
-/// serial, so shorter runs and more levels).
-const INV_PER: u32 = 32;
-const INV_PER_ABOVE: u32 = 4;
-/// Most device memory the batch-affine chunk sums take at once (chunks
-/// beyond it go in further batches, each paying ~R serial inversions).
-const AFFINE_SCRATCH_MAX: usize = 16 << 30;
 /// Window segment sums are reduced `REDUCE_FAN_IN` at a time (a pass's
 /// serial depth; one serial XYZZ addition costs tens of microseconds).
 const REDUCE_FAN_IN: u32 = 8;
@@ -244,36 +236,6 @@ impl Plan {
     }
 }
 
-/// The sorted entries and chunk tables a batch-affine kernel finds its
-/// chunk's points with (`CHUNK_ARGS` in `kernels/msm.cu`).
-struct ChunkMeta<'a> {
-    sorted: &'a CudaSlice<u32>,
-    counts: &'a CudaSlice<u32>,
-    offsets: &'a CudaSlice<u32>,
-    chunk_first: &'a CudaSlice<u32>,
-    chunk_bucket: &'a CudaSlice<u32>,
-    totals: &'a CudaSlice<u32>,
-    plan: Plan,
-}
-
-impl ChunkMeta<'_> {
-    /// `CHUNK_ARGS`: the tables, then `batch` = [c0, span, threads].
-    fn push<'b>(&'b self, l: &mut LaunchArgs<'b>, batch: &'b [u32; 3]) {
-        let p = &self.plan;
-        l.arg(self.sorted)
-            .arg(self.counts)
-            .arg(self.offsets)
-            .arg(self.chunk_first)
-            .arg(self.chunk_bucket)
-            .arg(self.totals)
-            .arg(&p.per_set)
-            .arg(&p.nb)
-            .arg(&CHUNK)
-            .arg(&p.cap);
-        l.arg(&batch[0]).arg(&batch[1]).arg(&batch[2]);
-    }
-}
-
 fn grid_2d(count: u32, rows: u32) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (count.div_ceil(POINT_BLOCK).max(1), rows, 1),
@@ -299,68 +261,6 @@ pub(crate) struct FixedBases {
     pub c: u32,
 }
 
-/// How a bucket's chunks of `CHUNK` points are summed: one thread adding
-/// them in turn into XYZZ coordinates (10 field products per addition), or
-/// in log2(CHUNK) rounds of affine pair additions whose inversions are
-/// shared by every chunk (`--backend-opt accumulate=affine`; ~6 products
-/// per addition, plus buffers for a round's sums).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) enum Accumulate {
-    #[default]
-    Xyzz,
-    Affine,
-}
-
-impl Accumulate {
-    /// `xyzz` or `affine`.
-    ///
-    /// # Errors
-    /// `INVALID_INPUT` naming the value otherwise.
-    pub(crate) fn parse(v: Option<&str>) -> Result<Self, AccelError> {
-        match v {
-            None | Some("xyzz") => Ok(Accumulate::Xyzz),
-            Some("affine") => Ok(Accumulate::Affine),
-            Some(v) => Err(AccelError::invalid_input(format!(
-                "accumulate must be `xyzz` or `affine`, got `{v}`"
-            ))),
-        }
-    }
-}
-
-/// The buffers of the batch-affine chunk sums for `threads` chunks at a
-/// time, and the sizes of its inversion levels.
-struct AffineScratch {
-    /// Round sums: `CHUNK / 2` slots per chunk (odd rounds), `CHUNK / 4` (even).
-    odd: CudaSlice<u64>,
-    even: CudaSlice<u64>,
-    /// Prefix products of odd and even rounds.
-    pre_odd: CudaSlice<u64>,
-    pre_even: CudaSlice<u64>,
-    /// Each chunk's product, then its inverse.
-    tot: CudaSlice<u64>,
-    /// Per level: its value count, prefixes, and its runs' products (the
-    /// next level's values).
-    levels: Vec<(u32, CudaSlice<u64>, CudaSlice<u64>)>,
-}
-
-/// Field elements (of `w` words) the scratch holds per chunk: round sums
-/// (2 per point), prefixes and the product.
-fn affine_elements_per_chunk() -> usize {
-    let (half, quarter) = (CHUNK as usize / 2, CHUNK as usize / 4);
-    2 * (half + quarter) + half + quarter + 2
-}
-
-/// Values per thread at level `i` of the batch inversion.
-fn inv_per(level: usize) -> u32 {
-    if level == 0 { INV_PER } else { INV_PER_ABOVE }
-}
-
-/// Chunks per batch: all of them when the scratch fits in `budget` bytes.
-fn affine_batch(chunks: u64, point_words: usize, budget: usize) -> u32 {
-    let per = (affine_elements_per_chunk() * point_words * 8) as u64;
-    (budget as u64 / per).clamp(1, chunks.max(1)) as u32
-}
-
 impl Lane<'_> {
     /// Σ scalars[i]·bases[i] over the first `scalars.len()` bases of `bases`
     /// with c-bit windows (0: [`auto_window`] of the scalars Pippenger
@@ -374,10 +274,9 @@ impl Lane<'_> {
         bases: MsmBases<'_>,
         scalars: &[Fr],
         c: u32,
-        acc: Accumulate,
     ) -> Result<C::Proj, AccelError> {
         let Some(split) = BitSplit::of(scalars) else {
-            return self.pippenger::<C>(bases, scalars, None, c, acc);
+            return self.pippenger::<C>(bases, scalars, None, c);
         };
         let copied;
         let (words, rest_bases) = match bases {
@@ -393,7 +292,7 @@ impl Lane<'_> {
             return Ok(ones);
         }
         let index = self.upload(&split.packed_index())?;
-        let rest = self.pippenger::<C>(rest_bases, &split.rest, Some(&index), c, acc)?;
+        let rest = self.pippenger::<C>(rest_bases, &split.rest, Some(&index), c)?;
         Ok(C::add(&ones, &rest))
     }
 
@@ -473,7 +372,6 @@ impl Lane<'_> {
         scalars: &[Fr],
         index: Option<&CudaSlice<u64>>,
         c: u32,
-        acc: Accumulate,
     ) -> Result<C::Proj, AccelError> {
         let (c, fold, stride) = match bases {
             MsmBases::Fixed(f) => (f.c, 1u32, f.len as u32),
@@ -485,24 +383,7 @@ impl Lane<'_> {
             MsmBases::Host(w) => std::mem::size_of_val(w),
             MsmBases::Device(_) | MsmBases::Fixed(_) => 0,
         };
-        let chunks = plan.sets as u64 * plan.cap as u64;
-        let affine = match acc {
-            Accumulate::Xyzz => None,
-            Accumulate::Affine => {
-                let free = self
-                    .free_bytes()?
-                    .saturating_sub(plan.device_bytes(C::WORDS));
-                Some(affine_batch(
-                    chunks,
-                    C::WORDS,
-                    (free / 2).min(AFFINE_SCRATCH_MAX),
-                ))
-            }
-        };
-        let scratch = affine.map_or(0, |t| {
-            t as usize * affine_elements_per_chunk() * C::WORDS * 8
-        });
-        self.check_free(plan.device_bytes(C::WORDS) + host_bytes + scratch)?;
+        self.check_free(plan.device_bytes(C::WORDS) + host_bytes)?;
         let Plan {
             n,
             c,
@@ -627,36 +508,23 @@ impl Lane<'_> {
         let mut partial = s
             .alloc_zeros::<u64>(sets as usize * cap as usize * xw)
             .map_err(e("allocating"))?;
-        if let Some(threads) = affine {
-            let meta = ChunkMeta {
-                sorted: &sorted,
-                counts: &counts,
-                offsets: &offsets,
-                chunk_first: &chunk_first,
-                chunk_bucket: &chunk_bucket,
-                totals: &totals,
-                plan,
-            };
-            self.affine_sums::<C>(bases, &meta, threads, &mut partial, &mut prof)?;
-        } else {
-            let mut l = s.launch_builder(&pk.accumulate);
-            l.arg(bases)
-                .arg(&sorted)
-                .arg(&counts)
-                .arg(&offsets)
-                .arg(&chunk_first)
-                .arg(&chunk_bucket)
-                .arg(&totals)
-                .arg(&per_set)
-                .arg(&nb)
-                .arg(&chunk)
-                .arg(&cap)
-                .arg(&mut partial);
-            // SAFETY: reads point indices < n (folded: < windows·stride, the
-            // table's size), writes chunk slots < cap.
-            unsafe { l.launch(grid_2d(cap, sets)) }.map_err(e("msm_accumulate"))?;
-            prof.mark("msm_accumulate");
-        }
+        let mut l = s.launch_builder(&pk.accumulate);
+        l.arg(bases)
+            .arg(&sorted)
+            .arg(&counts)
+            .arg(&offsets)
+            .arg(&chunk_first)
+            .arg(&chunk_bucket)
+            .arg(&totals)
+            .arg(&per_set)
+            .arg(&nb)
+            .arg(&chunk)
+            .arg(&cap)
+            .arg(&mut partial);
+        // SAFETY: reads point indices < n (folded: < windows·stride, the
+        // table's size), writes chunk slots < cap.
+        unsafe { l.launch(grid_2d(cap, sets)) }.map_err(e("msm_accumulate"))?;
+        prof.mark("msm_accumulate");
 
         // Tree passes while some bucket has more than stride·BUCKET_SERIAL
         // chunks (the largest count is read back: a few bytes).
@@ -731,143 +599,6 @@ impl Lane<'_> {
         Ok(acc)
     }
 
-    /// Every chunk's sum into `partial` (XYZZ, at set·cap + chunk) by
-    /// batch-affine rounds, `threads` chunks at a time (see `affine_step`
-    /// in `kernels/msm.cu`).
-    fn affine_sums<C: Curve>(
-        &self,
-        bases: &CudaSlice<u64>,
-        m: &ChunkMeta<'_>,
-        threads: u32,
-        partial: &mut CudaSlice<u64>,
-        prof: &mut Profile<'_>,
-    ) -> Result<(), AccelError> {
-        let s = &self.stream;
-        let e = |what| driver_err(what);
-        let pk = C::kernels(&self.msm);
-        let w = C::WORDS;
-        let (sets, cap) = (m.plan.sets, m.plan.cap);
-        let span = (threads / sets).max(1);
-        let threads = span * sets;
-        let alloc = |elements: usize| {
-            // SAFETY: every element is written before it is read (kernels below).
-            unsafe { s.alloc::<u64>(elements.max(1)) }.map_err(e("allocating"))
-        };
-        let (half, quarter, t) = (CHUNK as usize / 2, CHUNK as usize / 4, threads as usize);
-        let mut levels = vec![];
-        let mut count = threads;
-        while count > 1 {
-            let next = count.div_ceil(inv_per(levels.len()));
-            levels.push((count, alloc(count as usize * w)?, alloc(next as usize * w)?));
-            count = next;
-        }
-        let mut sc = AffineScratch {
-            odd: alloc(half * t * 2 * w)?,
-            even: alloc(quarter * t * 2 * w)?,
-            pre_odd: alloc(half * t * w)?,
-            pre_even: alloc(quarter * t * w)?,
-            tot: alloc(t * w)?,
-            levels,
-        };
-        let rounds = CHUNK.trailing_zeros();
-        let null = 0u64;
-        let mut c0 = 0u32;
-        while c0 < cap {
-            let batch = [c0, span, threads];
-            let mut l = s.launch_builder(&pk.affine_up);
-            l.arg(bases);
-            m.push(&mut l, &batch);
-            l.arg(&mut sc.pre_odd).arg(&mut sc.tot);
-            // SAFETY: thread f < threads reads its chunk's entries (as
-            // `accumulate` does) and writes slots i·threads + f, i < CHUNK/2.
-            unsafe { l.launch(grid_2d(threads, 1)) }.map_err(e("msm_affine_up"))?;
-            prof.mark("msm_affine_up");
-            for r in 1..=rounds {
-                self.invert::<C>(&mut sc)?;
-                prof.mark("msm_affine_inv");
-                let odd = r % 2 == 1;
-                let (src, dst) = if odd {
-                    (&sc.even, &mut sc.odd)
-                } else {
-                    (&sc.odd, &mut sc.even)
-                };
-                let (pre, pre_next) = if odd {
-                    (&sc.pre_odd, &mut sc.pre_even)
-                } else {
-                    (&sc.pre_even, &mut sc.pre_odd)
-                };
-                let mut l = s.launch_builder(&pk.affine_step);
-                l.arg(bases);
-                m.push(&mut l, &batch);
-                l.arg(&r);
-                if r == 1 {
-                    l.arg(&null);
-                } else {
-                    l.arg(src);
-                }
-                l.arg(dst)
-                    .arg(pre)
-                    .arg(pre_next)
-                    .arg(&mut sc.tot)
-                    .arg(&mut *partial);
-                // SAFETY: round r reads slots < CHUNK >> (r − 1) of `src` and
-                // writes slots < CHUNK >> r of `dst` (odd: CHUNK/2, even:
-                // CHUNK/4 slots), and its chunk's partial slot (< sets·cap).
-                unsafe { l.launch(grid_2d(threads, 1)) }.map_err(e("msm_affine_step"))?;
-                prof.mark("msm_affine_step");
-            }
-            c0 = c0.saturating_add(span);
-        }
-        Ok(())
-    }
-
-    /// `sc.tot[j] = 1 / sc.tot[j]` for every chunk of the batch: levels of
-    /// Montgomery's trick up to one value, one inversion, and back down.
-    fn invert<C: Curve>(&self, sc: &mut AffineScratch) -> Result<(), AccelError> {
-        let s = &self.stream;
-        let e = |what| driver_err(what);
-        let pk = C::kernels(&self.msm);
-        let depth = sc.levels.len();
-        for i in 0..depth {
-            let (below, rest) = sc.levels.split_at_mut(i);
-            let (m, pre, tot) = &mut rest[0];
-            let values = if i == 0 { &sc.tot } else { &below[i - 1].2 };
-            let per = inv_per(i);
-            let mut l = s.launch_builder(&pk.inv_up);
-            l.arg(values).arg(&*m).arg(&per).arg(pre).arg(tot);
-            // SAFETY: reads m values, writes m prefixes and ceil(m / per) products.
-            unsafe { l.launch(grid_2d(m.div_ceil(per), 1)) }.map_err(e("msm_inv_up"))?;
-        }
-        let top = match sc.levels.last_mut() {
-            Some(level) => &mut level.2,
-            None => &mut sc.tot,
-        };
-        let mut l = s.launch_builder(&pk.inv_one);
-        l.arg(top);
-        let one = LaunchConfig {
-            grid_dim: (1, 1, 1),
-            block_dim: (1, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: one thread, one value.
-        unsafe { l.launch(one) }.map_err(e("msm_inv_one"))?;
-        for i in (0..depth).rev() {
-            let (below, rest) = sc.levels.split_at_mut(i);
-            let (m, pre, tot) = &rest[0];
-            let values = if i == 0 {
-                &mut sc.tot
-            } else {
-                &mut below[i - 1].2
-            };
-            let per = inv_per(i);
-            let mut l = s.launch_builder(&pk.inv_down);
-            l.arg(values).arg(m).arg(&per).arg(pre).arg(tot);
-            // SAFETY: as inv_up, in place over the m values.
-            unsafe { l.launch(grid_2d(m.div_ceil(per), 1)) }.map_err(e("msm_inv_down"))?;
-        }
-        Ok(())
-    }
-
     /// `bases` (affine words) on this device with their multiples for
     /// c-bit windows, built here: ~c·windows doublings and one inversion
     /// per point.
@@ -937,13 +668,6 @@ mod tests {
                 assert_eq!(entries, p.windows as u64 * p.n as u64);
             }
         }
-        // Batch-affine scratch: every chunk in one batch when it fits, else
-        // as many as fit, never none.
-        let per = (affine_elements_per_chunk() * 6 * 8) as u64;
-        assert_eq!(affine_batch(1000, 6, usize::MAX), 1000);
-        assert_eq!(affine_batch(1000, 6, (per * 10) as usize), 10);
-        assert_eq!(affine_batch(1000, 6, 0), 1);
-        assert_eq!(affine_batch(0, 12, 1 << 30), 1);
         // The fewest additions whose buckets keep ≥ 100 points on average.
         assert_eq!(
             [16, 20, 22, 24].map(|log| fixed_base_window(1 << log)),

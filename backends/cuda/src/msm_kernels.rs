@@ -24,11 +24,6 @@ pub(crate) struct PointKernels {
     pub(crate) reduce: CudaFunction,
     pub(crate) precompute: CudaFunction,
     pub(crate) bit_sum: CudaFunction,
-    pub(crate) affine_up: CudaFunction,
-    pub(crate) affine_step: CudaFunction,
-    pub(crate) inv_up: CudaFunction,
-    pub(crate) inv_down: CudaFunction,
-    pub(crate) inv_one: CudaFunction,
 }
 
 /// Every MSM kernel of a device.
@@ -39,7 +34,7 @@ pub(crate) struct MsmKernels {
 }
 
 /// Kernel entry points of `msm.cu`, for loading and for the compile test.
-pub const KERNELS: [&str; 29] = [
+pub const KERNELS: [&str; 19] = [
     "msm_from_mont",
     "msm_count",
     "msm_scan",
@@ -52,11 +47,6 @@ pub const KERNELS: [&str; 29] = [
     "msm_reduce_g1",
     "msm_precompute_g1",
     "msm_bit_sum_g1",
-    "msm_affine_up_g1",
-    "msm_affine_step_g1",
-    "msm_inv_up_g1",
-    "msm_inv_down_g1",
-    "msm_inv_one_g1",
     "msm_accumulate_g2",
     "msm_tree_pass_g2",
     "msm_bucket_sum_g2",
@@ -64,11 +54,6 @@ pub const KERNELS: [&str; 29] = [
     "msm_reduce_g2",
     "msm_precompute_g2",
     "msm_bit_sum_g2",
-    "msm_affine_up_g2",
-    "msm_affine_step_g2",
-    "msm_inv_up_g2",
-    "msm_inv_down_g2",
-    "msm_inv_one_g2",
 ];
 
 impl MsmKernels {
@@ -87,11 +72,6 @@ impl MsmKernels {
                 reduce: f(&format!("msm_reduce_{g}"))?,
                 precompute: f(&format!("msm_precompute_{g}"))?,
                 bit_sum: f(&format!("msm_bit_sum_{g}"))?,
-                affine_up: f(&format!("msm_affine_up_{g}"))?,
-                affine_step: f(&format!("msm_affine_step_{g}"))?,
-                inv_up: f(&format!("msm_inv_up_{g}"))?,
-                inv_down: f(&format!("msm_inv_down_{g}"))?,
-                inv_one: f(&format!("msm_inv_one_{g}"))?,
             })
         };
         Ok(MsmKernels {

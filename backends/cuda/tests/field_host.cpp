@@ -21,10 +21,7 @@ int main() {
         if (!strncmp(op, "fp_", 3)) {
             fp a, b;
             if (!read(a, 6) || !read(b, 6)) return 2;
-            fp r = !strcmp(op, "fp_mul")   ? mul(a, b)
-                   : !strcmp(op, "fp_add") ? add(a, b)
-                   : !strcmp(op, "fp_inv") ? inv_euclid(a)
-                                           : sub(a, b);
+            fp r = !strcmp(op, "fp_mul") ? mul(a, b) : !strcmp(op, "fp_add") ? add(a, b) : sub(a, b);
             print(r, 6);
         } else {
             fr a, b;
