@@ -28,7 +28,6 @@ __device__ __forceinline__ u32 subc_cc(u32 a, u32 b) { u32 d; ASM3("subc.cc.u32"
 __device__ __forceinline__ u32 subc(u32 a, u32 b) { u32 d; ASM3("subc.u32", d, a, b); return d; }
 __device__ __forceinline__ u32 mad_lo_cc(u32 a, u32 b, u32 c) { u32 d; ASM4("mad.lo.cc.u32", d, a, b, c); return d; }
 __device__ __forceinline__ u32 madc_lo_cc(u32 a, u32 b, u32 c) { u32 d; ASM4("madc.lo.cc.u32", d, a, b, c); return d; }
-__device__ __forceinline__ u32 mad_hi_cc(u32 a, u32 b, u32 c) { u32 d; ASM4("mad.hi.cc.u32", d, a, b, c); return d; }
 __device__ __forceinline__ u32 madc_hi_cc(u32 a, u32 b, u32 c) { u32 d; ASM4("madc.hi.cc.u32", d, a, b, c); return d; }
 __device__ __forceinline__ u32 madc_hi(u32 a, u32 b, u32 c) { u32 d; ASM4("madc.hi.u32", d, a, b, c); return d; }
 __device__ __forceinline__ u32 mul_hi(u32 a, u32 b) { return __umulhi(a, b); }
@@ -45,7 +44,6 @@ inline u32 subc_cc(u32 a, u32 b) { return host_sub(a, (u64)b + host_cf); }
 inline u32 subc(u32 a, u32 b) { return a - b - host_cf; }
 inline u32 mad_lo_cc(u32 a, u32 b, u32 c) { return host_add((u64)(a * b) + c); }
 inline u32 madc_lo_cc(u32 a, u32 b, u32 c) { return host_add((u64)(a * b) + c + host_cf); }
-inline u32 mad_hi_cc(u32 a, u32 b, u32 c) { return host_add(((u64)a * b >> 32) + c); }
 inline u32 madc_hi_cc(u32 a, u32 b, u32 c) { return host_add(((u64)a * b >> 32) + c + host_cf); }
 inline u32 madc_hi(u32 a, u32 b, u32 c) { return (u32)((u64)a * b >> 32) + c + host_cf; }
 inline u32 mul_hi(u32 a, u32 b) { return (u32)((u64)a * b >> 32); }
@@ -156,75 +154,4 @@ __device__ __forceinline__ void mont_mul(u32* r, const u32* a, const u32* b, con
     for (int k = 1; k < N; k++) s[k] = subc_cc(t[k], p[k]);
     u32 borrow = subc(0, 0);
     for (int k = 0; k < N; k++) r[k] = borrow ? t[k] : s[k];
-}
-
-// Montgomery squaring r = a²/2^(32N) mod p, for p < 2^(32N−2) and a < p:
-// each cross product a_i·a_j (i < j) once, the sum doubled, the squares
-// a_i² added, then N reduction rounds adding m·p in two carry chains whose
-// final carries wait in `e` (they land at words ≥ N, which no later round's
-// m reads). ~N² + 2N + 2N² multiply-adds against mont_mul's ~4N².
-template <int N>
-__device__ __forceinline__ void mont_sqr(u32* r, const u32* a, const u32* p, u32 pinv) {
-    u32 t[2 * N], e[N + 1];
-#pragma unroll
-    for (int k = 0; k < 2 * N; k++) t[k] = 0;
-#pragma unroll
-    for (int k = 0; k <= N; k++) e[k] = 0;
-    // Row i: low halves of a_i·a_j (j > i) at words i+j, high halves at i+j+1;
-    // each chain's carry goes to a word no earlier chain has filled past 1.
-#pragma unroll
-    for (int i = 0; i < N - 1; i++) {
-        t[2 * i + 1] = mad_lo_cc(a[i], a[i + 1], t[2 * i + 1]);
-#pragma unroll
-        for (int j = i + 2; j < N; j++) t[i + j] = madc_lo_cc(a[i], a[j], t[i + j]);
-        t[i + N] = addc(t[i + N], 0);
-        t[2 * i + 2] = mad_hi_cc(a[i], a[i + 1], t[2 * i + 2]);
-#pragma unroll
-        for (int j = i + 2; j < N; j++) t[i + j + 1] = madc_hi_cc(a[i], a[j], t[i + j + 1]);
-        t[i + N + 1] = addc(t[i + N + 1], 0);
-    }
-    // Doubled (the cross products sum below 2^(64N−1)), plus the squares.
-    t[0] = add_cc(t[0], t[0]);
-#pragma unroll
-    for (int k = 1; k < 2 * N - 1; k++) t[k] = addc_cc(t[k], t[k]);
-    t[2 * N - 1] = addc(t[2 * N - 1], t[2 * N - 1]);
-    t[0] = mad_lo_cc(a[0], a[0], t[0]);
-    t[1] = madc_hi_cc(a[0], a[0], t[1]);
-#pragma unroll
-    for (int i = 1; i < N - 1; i++) {
-        t[2 * i] = madc_lo_cc(a[i], a[i], t[2 * i]);
-        t[2 * i + 1] = madc_hi_cc(a[i], a[i], t[2 * i + 1]);
-    }
-    t[2 * N - 2] = madc_lo_cc(a[N - 1], a[N - 1], t[2 * N - 2]);
-    t[2 * N - 1] = madc_hi(a[N - 1], a[N - 1], t[2 * N - 1]);
-    // Reduce: round i makes word i vanish; e[k] holds carries into word N+k.
-#pragma unroll
-    for (int i = 0; i < N; i++) {
-        u32 m = t[i] * pinv;
-        t[i] = mad_lo_cc(m, p[0], t[i]);
-#pragma unroll
-        for (int j = 1; j < N; j++) t[i + j] = madc_lo_cc(m, p[j], t[i + j]);
-        e[i] += addc(0, 0);
-        t[i + 1] = mad_hi_cc(m, p[0], t[i + 1]);
-#pragma unroll
-        for (int j = 1; j < N - 1; j++) t[i + j + 1] = madc_hi_cc(m, p[j], t[i + j + 1]);
-        if (i < N - 1) {
-            t[i + N] = madc_hi_cc(m, p[N - 1], t[i + N]);
-            e[i + 1] += addc(0, 0);
-        } else {
-            t[i + N] = madc_hi(m, p[N - 1], t[i + N]);  // the result < 2p: no carry out
-        }
-    }
-    // t[N..2N) + e < 2p; subtract p once if it is ≥ p.
-    u32 u[N], d[N];
-    u[0] = add_cc(t[N], e[0]);
-#pragma unroll
-    for (int k = 1; k < N - 1; k++) u[k] = addc_cc(t[N + k], e[k]);
-    u[N - 1] = addc(t[2 * N - 1], e[N - 1]);
-    d[0] = sub_cc(u[0], p[0]);
-#pragma unroll
-    for (int k = 1; k < N; k++) d[k] = subc_cc(u[k], p[k]);
-    u32 borrow = subc(0, 0);
-#pragma unroll
-    for (int k = 0; k < N; k++) r[k] = borrow ? u[k] : d[k];
 }

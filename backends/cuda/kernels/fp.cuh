@@ -43,14 +43,7 @@ __device__ __forceinline__ fp mul(const fp& a, const fp& b) {
     return r;
 }
 
-__device__ __forceinline__ fp sqr(const fp& a) {
-    u32 x[12], z[12];
-    to_words<6>(x, a.l);
-    mont_sqr<12>(z, x, (const u32*)FP_P, (u32)FP_INV);
-    fp r;
-    from_words<6>(r.l, z);
-    return r;
-}
+__device__ __forceinline__ fp sqr(const fp& a) { return mul(a, a); }
 __device__ __forceinline__ bool is_zero(const fp& a) {
     u64 x = 0;
     for (int i = 0; i < 6; i++) x |= a.l[i];
