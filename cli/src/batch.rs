@@ -38,7 +38,8 @@ pub struct BatchArgs {
     /// Random valid keys instead of a setup (timing only; proofs are not verified).
     #[arg(long)]
     pub synthetic: bool,
-    /// Scheduling knob, repeatable: partition_workers, gpu_workers_per_device,
+    /// Scheduling knob, repeatable: partition_workers, spmv_workers,
+    /// spmv_threads, lookahead, synthesis_nice, gpu_workers_per_device,
     /// device_lock (partition|op), gpu_threads, b_g2 (device|cpu-inline|cpu-split), dealloc
     /// (inline|async|serialized), throttle, memory_budget, device_memory_budget, order, oom_retries,
     /// oom_fallback.
@@ -56,8 +57,8 @@ pub struct BatchArgs {
 pub struct BatchCmd {
     #[command(flatten)]
     pub batch: BatchArgs,
-    /// Built-in policy (serial, pipelined, split, throttle, priority) or the
-    /// path of a policy plugin (libzkpipe_policy_*.so).
+    /// Built-in policy (adaptive, serial, pipelined, split, throttle,
+    /// priority) or the path of a policy plugin (libzkpipe_policy_*.so).
     #[arg(long, default_value = "pipelined")]
     pub policy: String,
     /// Folder for waterfall.json and waterfall.svg.
@@ -209,6 +210,44 @@ pub fn print_summary(s: &Summary) {
         s.process_peak_rss_bytes as f64 / (1 << 20) as f64,
         s.admitted_peak_bytes as f64 / (1 << 20) as f64,
     );
+    if !s.bound.is_empty() {
+        println!(
+            "  floors: device {:.2} s/proof, host {:.2} s/proof (from one partition alone): bound by the {}; {:.2}× the floor",
+            s.device_floor_alone_s_per_proof,
+            s.host_floor_s_per_proof,
+            s.bound,
+            s.s_per_proof_over_floor
+        );
+        let stages: Vec<String> = s
+            .stages
+            .iter()
+            .map(|l| {
+                format!(
+                    "{}{} {:.3}→{:.3} s ({:.2}×, max {:.3})",
+                    l.stage,
+                    if l.on_device { "@dev" } else { "" },
+                    l.alone_s,
+                    l.median_s,
+                    l.inflation,
+                    l.max_s
+                )
+            })
+            .collect();
+        println!("  stages alone → median under load: {}", stages.join(", "));
+    }
+    if !s.limit_changes.is_empty() {
+        let moves: Vec<String> = s
+            .limit_changes
+            .iter()
+            .map(|c| {
+                format!(
+                    "{:.1} s: synthesis {} spmv {} lookahead {}",
+                    c.at_s, c.limits.synthesis, c.limits.spmv, c.limits.lookahead
+                )
+            })
+            .collect();
+        println!("  limits moved: {}", moves.join("; "));
+    }
     println!(
         "  device busy per device: {}; out-of-memory retries {}, host fallbacks {}",
         s.device_busy_s
@@ -245,10 +284,20 @@ pub fn run(args: &PluginArgs, cmd: &BatchCmd) -> Result<(), Error> {
     })
     .unwrap();
     write_atomically(&cmd.out_dir.join("waterfall.json"), json.as_bytes())?;
+    let bound = match summary.bound.as_str() {
+        "" => String::new(),
+        b => format!(
+            " — bound by the {b}: {:.2} s/proof, {:.2}× its floor (device {:.2}, host {:.2})",
+            summary.s_per_proof,
+            summary.s_per_proof_over_floor,
+            summary.device_floor_alone_s_per_proof,
+            summary.host_floor_s_per_proof
+        ),
+    };
     crate::waterfall::draw(
         &cmd.out_dir.join("waterfall.svg"),
         &spans,
-        &format!("{} — {}", summary.policy, summary.settings),
+        &format!("{} — {}{bound}", summary.policy, summary.settings),
     )?;
     if cmd.timeline {
         for line in timeline_lines(&spans) {

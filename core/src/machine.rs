@@ -31,10 +31,20 @@ pub fn cores() -> usize {
 
 /// Memory available for new work (`MemAvailable`), or `None` where unknown.
 pub fn available_memory_bytes() -> Option<u64> {
+    meminfo_bytes("MemAvailable:")
+}
+
+/// The machine's memory (`MemTotal`), or `None` where unknown.
+pub fn total_memory_bytes() -> Option<u64> {
+    meminfo_bytes("MemTotal:")
+}
+
+/// A `kB` field of `/proc/meminfo` in bytes.
+fn meminfo_bytes(field: &str) -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let kib: u64 = text
         .lines()
-        .find(|l| l.starts_with("MemAvailable:"))?
+        .find(|l| l.starts_with(field))?
         .split_whitespace()
         .nth(1)?
         .parse()

@@ -505,6 +505,13 @@ impl Prover {
         Ok(abc)
     }
 
+    /// Makes the evaluation vectors (A·w, B·w, C·w) of `partitions`
+    /// partitions in flight now rather than in their first proofs (see
+    /// [`BufferPool::reserve`]).
+    pub fn reserve_buffers(&self, partitions: usize) {
+        self.buffers.reserve(3 * partitions, 1usize << self.log_n);
+    }
+
     /// The pool the evaluation vectors come from (its idle blocks are
     /// memory this prover keeps between proofs).
     pub fn buffers(&self) -> &BufferPool {

@@ -177,7 +177,11 @@ impl R1cs {
         Ok(())
     }
 
-    fn check_witness(&self, w: &Witness) -> Result<(), Error> {
+    /// Refuses a witness of another shape than this system's.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] with both shapes.
+    pub fn check_witness(&self, w: &Witness) -> Result<(), Error> {
         if w.inputs.len() != self.num_inputs || w.aux.len() != self.num_aux {
             return Err(Error::InvalidInput(format!(
                 "witness has {} inputs and {} aux; the R1CS expects {} and {}",

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use super::engine::{Engine, JobOutcome, JobRequest, Timeline};
 use super::groth16::{Groth16Workload, ProofOutput};
 use super::metrics::{self, Summary};
-use super::policy::Policy;
+use super::policy::{Limits, Policy};
 use super::settings::{DeviceLock, Settings};
 use crate::circuit::CircuitSource;
 use crate::groth16::{self, Parameters, PreparedVerifyingKey, ProverBuilder};
@@ -118,11 +118,24 @@ pub struct BatchRun {
     pub timeline: Timeline,
     /// Devices of the workload.
     pub devices: usize,
+    /// One partition run alone before the batch (not counted in it): each
+    /// stage's time without contention, the measure of inflation. Empty
+    /// where none ran.
+    pub alone: Timeline,
+    /// The knobs the engine ran with, sized for the machine (`None`: not
+    /// known, e.g. a daemon's).
+    pub settings: Option<Settings>,
+    /// Cores of the machine that ran the batch.
+    pub cores: usize,
+    /// Each time the policy moved the limits: when (ms) and to what.
+    pub limit_changes: Vec<(f64, Limits)>,
 }
 
-/// Runs `spec` on `engine` (keeping `spec.concurrency` requests in
-/// flight), verifies proofs with `pvk` as `spec.verify` says, calls
-/// `on_finished` per request, then shuts the engine down.
+/// Runs one partition alone on `engine` (its stage times are the batch's
+/// measure of inflation, and it warms the devices up), then `spec`
+/// (keeping `spec.concurrency` requests in flight), verifies proofs with
+/// `pvk` as `spec.verify` says, calls `on_finished` per request, then
+/// shuts the engine down.
 ///
 /// # Errors
 /// [`Error::InvalidInput`] when a proof fails to verify (a wrong proof is
@@ -133,11 +146,41 @@ pub fn run_batch(
     pvk: &PreparedVerifyingKey,
     on_finished: &mut dyn FnMut(&Finished<'_>),
 ) -> Result<BatchRun, Error> {
-    let t0 = Instant::now();
+    let one = JobRequest {
+        partitions: 1,
+        priority: 0,
+        seed: 0,
+    };
+    // Host buffers for every partition that can hold them at once: SpMVs
+    // running, partitions waiting for a device, partitions on one.
+    let set = engine.settings();
+    let holding = set.spmv_workers
+        + set.lookahead
+        + super::engine::Workload::devices(engine.workload()) * set.gpu_workers_per_device;
+    engine.workload().reserve_buffers(&one, holding)?;
+    let alone = engine.submit(one).wait();
     let mut run = BatchRun {
         devices: super::engine::Workload::devices(engine.workload()),
+        settings: Some(engine.settings().clone()),
+        cores: crate::machine::cores(),
         ..Default::default()
     };
+    // Its dealloc may still be running: wait for its span.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !engine
+        .timeline()
+        .iter()
+        .any(|s| s.stage == crate::stage::Stage::Dealloc)
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let alone_spans = engine.take_timeline();
+    // A lone partition that failed measured nothing; the batch shows why.
+    if alone.result.is_ok() {
+        run.alone = alone_spans;
+    }
+    let t0 = Instant::now();
     let mut in_flight = VecDeque::new();
     let mut submitted_at = HashMap::new();
     let (mut next, mut done) = (0u32, 0u32);
@@ -181,7 +224,17 @@ pub fn run_batch(
     }
     run.total = t0.elapsed();
     run.admitted_peak_bytes = engine.peak_bytes();
+    run.limit_changes = engine.limit_changes();
+    // The batch's clock starts at its first request, after the lone partition.
+    let offset_ms = run.alone.iter().map(|s| s.end_ms).fold(0.0, f64::max);
+    for change in &mut run.limit_changes {
+        change.0 -= offset_ms;
+    }
     run.timeline = engine.shutdown();
+    for span in &mut run.timeline {
+        span.start_ms -= offset_ms;
+        span.end_ms -= offset_ms;
+    }
     Ok(run)
 }
 
@@ -203,7 +256,8 @@ fn verify(pvk: &PreparedVerifyingKey, proofs: &[ProofOutput], which: Verify) -> 
 
 /// The run summarised for one policy.
 pub fn summarize(policy: &dyn Policy, run: &BatchRun, requests: u32) -> Summary {
-    summarize_as(policy.name(), policy.settings().describe(), run, requests)
+    let settings = run.settings.as_ref().unwrap_or(policy.settings());
+    summarize_as(policy.name(), settings.describe(), run, requests)
 }
 
 /// The run summarised under a policy known by name and knobs only (one
@@ -249,5 +303,7 @@ pub fn summarize_as(policy: &str, settings: String, run: &BatchRun, requests: u3
         oom_retries: run.oom_retries,
         oom_fallbacks: run.oom_fallbacks,
         verified: run.verified,
+        ..Default::default()
     }
+    .with_load(run, requests)
 }

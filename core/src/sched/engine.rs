@@ -1,9 +1,21 @@
 //! Threads, queues and the timeline. The engine owns the pools; the
-//! [`Policy`] decides. Per partition: `witness` → `spmv` (synthesis
-//! workers) → `quotient` → `msm` [→ `msm_g2`] (device workers, holding the
+//! [`Policy`] decides. Per partition: `witness` (synthesis workers) →
+//! `spmv` on the host where the workload has it (SpMV workers) →
+//! `quotient` → `msm` [→ `msm_g2`] (device workers, holding the
 //! device lock around device work only, or a device-memory reservation under
 //! `device_lock=op`) → `msm_g2` on the CPU pool when it is
 //! placed there → `assemble` → `dealloc`.
+//!
+//! Work is classed by what it contends for, each class with its own limit
+//! (see [`Limits`], which a policy may move while the engine runs):
+//! synthesis is compute-bound, one thread per partition, on niced threads;
+//! host SpMV is bound by memory bandwidth and runs on a small pool of its
+//! own, also niced; the device side's host work (gathers, copies into lent
+//! memory) runs on a pool of `gpu_threads` at normal priority, so the work
+//! that feeds the devices never starves the work they are waiting on. A
+//! synthesis starts only while fewer than `lookahead` partitions wait for
+//! the devices beyond the ones being synthesized (the host never piles up
+//! memory far ahead of the devices).
 //!
 //! Failures end a partition as surely as success does. A workload call
 //! that returns an error or panics (the panic is caught; the job's failure
@@ -20,7 +32,7 @@
 //! the engine stops.
 
 use std::any::Any;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -28,8 +40,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::policy::{Policy, Ticket};
-use super::settings::{Dealloc, DeviceLock, G2Placement, Settings};
+use super::policy::{Limits, Observation, Policy, Ticket};
+use super::settings::{Dealloc, DeviceLock, G2Placement, MachineShape, Settings};
 use crate::Error;
 use crate::plugin::{AccelError, ErrorCode};
 use crate::stage::Stage;
@@ -102,6 +114,22 @@ pub trait Workload: Send + Sync + 'static {
         partition: u32,
         rec: Recorder<'_>,
     ) -> Result<Self::Part, Error>;
+    /// Whether partitions go through [`Workload::prepare`] between
+    /// synthesis and the devices (the default: no).
+    fn has_prepare(&self) -> bool {
+        false
+    }
+    /// `spmv` on the host, between synthesis and the devices: bound by
+    /// memory bandwidth, so the engine runs at most `spmv_workers` at once,
+    /// on a pool of `spmv_threads` (rayon calls inside use it). Called only
+    /// where [`Workload::has_prepare`] says so; a partition with nothing to
+    /// prepare returns at once.
+    ///
+    /// # Errors
+    /// As [`Workload::synthesize`].
+    fn prepare(&self, _part: &Self::Part, _rec: Recorder<'_>) -> Result<(), Error> {
+        Ok(())
+    }
     /// `quotient` and `msm` on `device` (and `msm_g2` when `with_b_g2`), run
     /// while holding the device lock.
     ///
@@ -281,6 +309,13 @@ impl<W: Workload> Default for Pending<W> {
 
 struct State<W: Workload> {
     synth_queue: Vec<Ticket>,
+    /// Synthesized partitions waiting for a host SpMV.
+    spmv_queue: Vec<(Ticket, Arc<W::Part>)>,
+    /// Syntheses and host SpMVs running.
+    synth_running: usize,
+    spmv_running: usize,
+    /// The limits in force (a policy may move them).
+    limits: Limits,
     ready: Vec<(Ticket, usize, Arc<W::Part>, u32)>, // ticket, device, part, oom tries
     g2_queue: Vec<(Ticket, Arc<W::Part>)>,
     pending: HashMap<(u64, u32), Pending<W>>,
@@ -302,7 +337,16 @@ struct State<W: Workload> {
 struct Inner<W: Workload> {
     workload: W,
     policy: Arc<dyn Policy>,
+    /// The policy's knobs, sized for this machine.
     settings: Settings,
+    /// The most each limit can be (the threads started).
+    ceiling: Limits,
+    /// Where each class's rayon calls run.
+    pools: Pools,
+    /// The last spans recorded, for the policy's eyes.
+    recent: Mutex<VecDeque<Span>>,
+    /// When and to what a policy moved the limits.
+    limit_changes: Mutex<Vec<(f64, Limits)>>,
     /// Host bytes partitions may hold at once (changed by `set_budget_bytes`).
     budget: AtomicU64,
     start: Instant,
@@ -340,6 +384,64 @@ impl<W: Workload> Drop for DeviceHold<'_, W> {
     }
 }
 
+/// Spans a policy sees (about the last hundred partitions' stages).
+const RECENT_SPANS: usize = 512;
+
+/// The rayon pools of the classes of work.
+struct Pools {
+    /// Synthesis (a circuit's witness may use rayon), niced.
+    synthesis: rayon::ThreadPool,
+    /// Host SpMV, niced.
+    spmv: rayon::ThreadPool,
+    /// The device side's host work, at normal priority.
+    device: rayon::ThreadPool,
+}
+
+impl Pools {
+    /// A worker's call runs on a thread of its class's pool (`install`),
+    /// which takes part in the call's own rayon work: each pool has at
+    /// least a thread per worker that may call into it at once.
+    fn new(s: &Settings, cores: usize, device_workers: usize) -> Result<Self, Error> {
+        let pool = |name: &'static str, threads: usize, nice: i32| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .thread_name(move |i| format!("{name}-{i}"))
+                .start_handler(move |_| lower_priority(nice))
+                .build()
+                .map_err(|e| Error::Failed(format!("starting the {name} pool: {e}")))
+        };
+        Ok(Pools {
+            synthesis: pool(
+                "synth-pool",
+                cores.max(s.partition_workers),
+                s.synthesis_nice,
+            )?,
+            spmv: pool(
+                "spmv-pool",
+                s.spmv_threads.max(s.spmv_workers),
+                s.synthesis_nice,
+            )?,
+            device: pool("device-pool", s.gpu_threads.max(device_workers), 0)?,
+        })
+    }
+}
+
+/// Lowers the calling thread's priority by `nice` (Linux: a thread's own
+/// niceness; elsewhere nothing). Raising niceness needs no privilege.
+fn lower_priority(nice: i32) {
+    #[cfg(target_os = "linux")]
+    if nice > 0 {
+        // SAFETY: gettid has no preconditions; setpriority only reads its
+        // arguments, and a thread may always lower its own priority.
+        unsafe {
+            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+            libc::setpriority(libc::PRIO_PROCESS, tid, nice);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = nice;
+}
+
 /// Where finished partitions go to be freed by the dealloc thread.
 type DeallocSender<P> = mpsc::Sender<(Ticket, Arc<P>)>;
 
@@ -363,17 +465,40 @@ impl<W: Workload> Engine<W> {
     /// # Errors
     /// [`Error::InvalidInput`] for invalid settings or a workload with no device.
     pub fn new(workload: W, policy: Arc<dyn Policy>) -> Result<Self, Error> {
-        let settings = policy.settings().clone();
-        settings.validate()?;
+        policy.settings().validate()?;
         let devices = workload.devices();
         if devices == 0 {
             return Err(Error::InvalidInput("the workload has no device".into()));
         }
+        let machine = MachineShape::this(devices);
+        let settings = policy
+            .settings()
+            .sized_for(&machine, workload.partition_bytes());
+        settings.validate()?;
+        let spmv_workers = if workload.has_prepare() {
+            settings.spmv_workers
+        } else {
+            0
+        };
+        let ceiling = Limits {
+            synthesis: settings.partition_workers,
+            spmv: spmv_workers,
+            lookahead: settings.lookahead,
+        };
+        let pools = Pools::new(
+            &settings,
+            machine.cores.max(1),
+            devices * settings.gpu_workers_per_device,
+        )?;
         let inner = Arc::new(Inner {
             budget: AtomicU64::new(settings.budget_bytes()),
             start: Instant::now(),
             state: Mutex::new(State {
                 synth_queue: vec![],
+                spmv_queue: vec![],
+                synth_running: 0,
+                spmv_running: 0,
+                limits: ceiling,
                 ready: vec![],
                 g2_queue: vec![],
                 pending: HashMap::new(),
@@ -396,6 +521,10 @@ impl<W: Workload> Engine<W> {
             workload,
             policy,
             settings: settings.clone(),
+            ceiling,
+            pools,
+            recent: Mutex::new(VecDeque::with_capacity(RECENT_SPANS)),
+            limit_changes: Mutex::new(vec![]),
         });
         let mut threads = Vec::new();
         let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
@@ -409,6 +538,13 @@ impl<W: Workload> Engine<W> {
             threads.push(spawn(
                 format!("synth-{i}"),
                 Box::new(move || inner.synthesis_worker(i)),
+            ));
+        }
+        for i in 0..spmv_workers {
+            let inner = inner.clone();
+            threads.push(spawn(
+                format!("spmv-{i}"),
+                Box::new(move || inner.spmv_worker(i)),
             ));
         }
         for d in 0..devices {
@@ -530,6 +666,7 @@ impl<W: Workload> Engine<W> {
             .unwrap_or_else(PoisonError::into_inner);
         let mut queued: Vec<Arc<W::Part>> = st.ready.drain(..).map(|r| r.2).collect();
         queued.extend(st.g2_queue.drain(..).map(|(_, part)| part));
+        queued.extend(st.spmv_queue.drain(..).map(|(_, part)| part));
         st.pending.clear();
         st.synth_queue.clear();
         let jobs: Vec<(u64, JobState<W::Output>)> = st.jobs.drain().collect();
@@ -560,6 +697,23 @@ impl<W: Workload> Engine<W> {
     /// The policy in use.
     pub fn policy(&self) -> &dyn Policy {
         &*self.inner.policy
+    }
+
+    /// The knobs the engine runs with: the policy's, with the counts left
+    /// at 0 sized for this machine.
+    pub fn settings(&self) -> &Settings {
+        &self.inner.settings
+    }
+
+    /// The limits in force now.
+    pub fn limits(&self) -> Limits {
+        self.inner.lock().limits
+    }
+
+    /// Each time the policy moved the limits: when (ms, the spans' clock)
+    /// and to what.
+    pub fn limit_changes(&self) -> Vec<(f64, Limits)> {
+        self.inner.limit_changes.lock().unwrap().clone()
     }
 
     /// The memory budget in bytes.
@@ -663,7 +817,54 @@ impl<W: Workload> Inner<W> {
             start_ms: self.ms(start),
             end_ms: self.ms(end),
         };
+        {
+            let mut recent = self.recent.lock().unwrap();
+            if recent.len() == RECENT_SPANS {
+                recent.pop_front();
+            }
+            recent.push_back(span.clone());
+        }
         self.timeline.lock().unwrap().push(span);
+    }
+
+    /// Shows the policy what happened and takes the limits it answers,
+    /// each kept within 1 and its ceiling (a class with no threads stays at 0).
+    fn adjust(&self) {
+        let recent: Vec<Span> = self.recent.lock().unwrap().iter().cloned().collect();
+        let (limits, waiting_spmv, waiting_device) = {
+            let st = self.lock();
+            (st.limits, st.spmv_queue.len(), st.ready.len())
+        };
+        let seen = Observation {
+            now_ms: self.ms(Instant::now()),
+            recent: &recent,
+            limits,
+            ceiling: self.ceiling,
+            waiting_spmv,
+            waiting_device,
+            devices: self.device_locks.len(),
+        };
+        // A policy that panics keeps the limits it had.
+        let Ok(Some(next)) = catch_unwind(AssertUnwindSafe(|| self.policy.adjust(&seen))) else {
+            return;
+        };
+        let clamp = |v: usize, most: usize| v.clamp(most.min(1), most);
+        let next = Limits {
+            synthesis: clamp(next.synthesis, self.ceiling.synthesis),
+            spmv: clamp(next.spmv, self.ceiling.spmv),
+            // The lookahead has no threads behind it: up to four times its knob.
+            lookahead: next.lookahead.clamp(1, self.ceiling.lookahead * 4),
+        };
+        if next != limits {
+            self.lock().limits = next;
+            self.limit_changes.lock().unwrap().push((seen.now_ms, next));
+            self.cv.notify_all();
+        }
+    }
+
+    /// Partitions synthesized or being synthesized that no device has taken yet.
+    fn ahead(st: &State<W>) -> usize {
+        st.synth_running + st.spmv_queue.len() + st.spmv_running + st.ready.len()
     }
 
     /// Returns a partition's memory admission.
@@ -681,6 +882,7 @@ impl<W: Workload> Inner<W> {
 
     fn synthesis_worker(self: &Arc<Self>, i: usize) {
         let lane = format!("synth-{i}");
+        lower_priority(self.settings.synthesis_nice);
         loop {
             let mut st = self.lock();
             let ticket = loop {
@@ -688,7 +890,9 @@ impl<W: Workload> Inner<W> {
                     return;
                 }
                 let throttled = self.settings.throttle && st.cpu_msm_running > 0;
-                if !st.synth_queue.is_empty() && !throttled && !st.paused {
+                let room = st.synth_running < st.limits.synthesis
+                    && Self::ahead(&st) < st.limits.synthesis + st.limits.lookahead;
+                if !st.synth_queue.is_empty() && !throttled && !st.paused && room {
                     let idx = self.policy.pick(&st.synth_queue);
                     let t = st.synth_queue[idx];
                     let need = st.jobs.get(&t.job).map_or(0, |j| j.part_bytes);
@@ -719,23 +923,20 @@ impl<W: Workload> Inner<W> {
             let req = st.jobs[&ticket.job].req;
             let job = st.jobs.get_mut(&ticket.job).unwrap();
             job.started.get_or_insert_with(Instant::now);
+            st.synth_running += 1;
             drop(st);
 
             let mut rec = |stage, a, b| self.record(&ticket, stage, &lane, None, a, b);
-            let result = guarded("witness/spmv", &ticket, || {
-                self.workload.synthesize(&req, ticket.partition, &mut rec)
+            let result = self.pools.synthesis.install(|| {
+                guarded("witness/spmv", &ticket, || {
+                    self.workload.synthesize(&req, ticket.partition, &mut rec)
+                })
             });
             let mut st = self.lock();
+            st.synth_running -= 1;
             match result {
-                Ok(part) => {
-                    let part = Arc::new(part);
-                    let device = self.policy.place(&ticket, &st.device_load);
-                    st.device_load[device] += 1;
-                    if self.settings.b_g2 == G2Placement::CpuSplit {
-                        st.g2_queue.push((ticket, part.clone()));
-                    }
-                    st.ready.push((ticket, device, part, 0));
-                }
+                Ok(part) if self.ceiling.spmv > 0 => st.spmv_queue.push((ticket, Arc::new(part))),
+                Ok(part) => self.to_devices(&mut st, ticket, Arc::new(part)),
                 Err(failure) => {
                     // No partition was made: only its admission to return.
                     self.unadmit(&mut st, &ticket);
@@ -744,6 +945,65 @@ impl<W: Workload> Inner<W> {
                 }
             }
             drop(st);
+            self.cv.notify_all();
+        }
+    }
+
+    /// Places a partition whose host stages are done on a device (and its
+    /// B in G2 on the CPU queue when split).
+    fn to_devices(&self, st: &mut State<W>, ticket: Ticket, part: Arc<W::Part>) {
+        let device = self.policy.place(&ticket, &st.device_load);
+        st.device_load[device] += 1;
+        if self.settings.b_g2 == G2Placement::CpuSplit {
+            st.g2_queue.push((ticket, part.clone()));
+        }
+        st.ready.push((ticket, device, part, 0));
+    }
+
+    /// Runs host SpMVs: at most `limits.spmv` at once, and only while
+    /// fewer than `limits.lookahead` partitions wait for the devices.
+    fn spmv_worker(self: &Arc<Self>, i: usize) {
+        let lane = format!("spmv-{i}");
+        lower_priority(self.settings.synthesis_nice);
+        loop {
+            let mut st = self.lock();
+            let (ticket, part) = loop {
+                if st.shutdown {
+                    return;
+                }
+                let room = st.spmv_running < st.limits.spmv
+                    && st.ready.len() + st.spmv_running < st.limits.lookahead;
+                if !st.spmv_queue.is_empty() && !st.paused && room {
+                    let tickets: Vec<Ticket> = st.spmv_queue.iter().map(|x| x.0).collect();
+                    break st.spmv_queue.remove(self.policy.pick(&tickets));
+                }
+                st = self.cv.wait(st).unwrap();
+            };
+            if self.job_failed(&st, ticket.job) {
+                drop(st);
+                self.discard(ticket, part);
+                continue;
+            }
+            st.spmv_running += 1;
+            drop(st);
+            let mut rec = |stage, a, b| self.record(&ticket, stage, &lane, None, a, b);
+            let result = self
+                .pools
+                .spmv
+                .install(|| guarded("spmv", &ticket, || self.workload.prepare(&part, &mut rec)));
+            let mut st = self.lock();
+            st.spmv_running -= 1;
+            match result {
+                Ok(()) => {
+                    self.to_devices(&mut st, ticket, part);
+                    drop(st);
+                }
+                Err(failure) => {
+                    self.fail_job(&mut st, ticket.job, failure.to_string());
+                    drop(st);
+                    self.discard(ticket, part);
+                }
+            }
             self.cv.notify_all();
         }
     }
@@ -830,9 +1090,11 @@ impl<W: Workload> Inner<W> {
                 // (it is caught inside), so the device lock is never poisoned.
                 let _held = self.hold_device(device, need, device_budget);
                 let mut rec = |stage, a, b| self.record(&ticket, stage, &lane, Some(device), a, b);
-                guarded("quotient/msm", &ticket, || {
-                    self.workload
-                        .device_work(&part, device, on_device, &mut rec)
+                self.pools.device.install(|| {
+                    guarded("quotient/msm", &ticket, || {
+                        self.workload
+                            .device_work(&part, device, on_device, &mut rec)
+                    })
                 })
             };
             let out_of_memory = result.as_ref().is_err_and(Failure::is_out_of_memory);
@@ -876,6 +1138,7 @@ impl<W: Workload> Inner<W> {
                 }
                 Err(failure) => self.fail_partition(ticket, device, part, failure),
             }
+            self.adjust();
         }
     }
 

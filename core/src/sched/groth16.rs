@@ -127,6 +127,21 @@ impl Groth16Workload {
         (Fr::random(&mut rng), Fr::random(&mut rng))
     }
 
+    /// Makes the host buffers of `partitions` partitions in flight ahead
+    /// of the first proofs of `job`'s key (see [`crate::host_buffer::BufferPool::reserve`]):
+    /// their A·w, B·w, C·w, which every device's partitions take from the
+    /// first prover's pool (the SpMV runs before a device is chosen).
+    ///
+    /// # Errors
+    /// The job's key is not known.
+    pub fn reserve_buffers(&self, job: &JobRequest, partitions: usize) -> Result<(), Error> {
+        let provers = self.source.provers(job)?;
+        if let Some(first) = provers.first() {
+            first.reserve_buffers(partitions);
+        }
+        Ok(())
+    }
+
     /// The backend B in G2 runs on off the device.
     pub fn cpu(&self) -> &Arc<Backend> {
         &self.cpu
@@ -244,13 +259,27 @@ impl Workload for Groth16Workload {
         let witness = timed(&mut rec, Stage::Witness, || {
             self.source.witness(job, partition)
         })?;
-        let abc = timed(&mut rec, Stage::Spmv, || first.spmv(&witness))?;
+        // The shape is checked here, where a bad witness fails its job
+        // before it takes a place in the SpMV queue.
+        first.r1cs().check_witness(&witness)?;
         Ok(Part {
             provers,
             witness,
-            abc: Mutex::new(Some(abc)),
+            abc: Mutex::new(None),
             device: AtomicUsize::new(usize::MAX),
         })
+    }
+
+    fn has_prepare(&self) -> bool {
+        true
+    }
+
+    fn prepare(&self, part: &Part, mut rec: Recorder<'_>) -> Result<(), Error> {
+        let abc = timed(&mut rec, Stage::Spmv, || {
+            part.provers[0].spmv(&part.witness)
+        })?;
+        *part.abc.lock().unwrap() = Some(abc);
+        Ok(())
     }
 
     fn device_work(

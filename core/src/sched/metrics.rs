@@ -5,7 +5,36 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use super::batch::BatchRun;
 use super::engine::Span;
+use super::policy::Limits;
+use crate::stage::Stage;
+
+/// One stage under load against the same stage alone.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct StageLoad {
+    /// The stage.
+    pub stage: Stage,
+    /// Whether it ran on a device.
+    pub on_device: bool,
+    /// Its time in the partition run alone before the batch.
+    pub alone_s: f64,
+    /// Median of its times in the batch.
+    pub median_s: f64,
+    /// Slowest of its times in the batch.
+    pub max_s: f64,
+    /// `median_s / alone_s`: how much the contention of the batch slowed it.
+    pub inflation: f64,
+}
+
+/// A move of the policy's limits, `at_s` seconds into the batch.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct LimitChange {
+    /// Seconds since the batch started.
+    pub at_s: f64,
+    /// The limits from then on.
+    pub limits: Limits,
+}
 
 /// One run of a batch under one policy, summarised.
 #[derive(Serialize, Debug, Clone, Default, PartialEq)]
@@ -52,6 +81,113 @@ pub struct Summary {
     pub oom_fallbacks: u32,
     /// Proofs verified.
     pub verified: u32,
+    /// Each stage under load against alone (empty where no partition ran alone).
+    pub stages: Vec<StageLoad>,
+    /// What the devices need per proof request with no contention: the
+    /// lone partition's device time × partitions ÷ devices.
+    pub device_floor_alone_s_per_proof: f64,
+    /// What the host needs per proof request: the lone partition's host
+    /// CPU-seconds (witness, plus SpMV × its threads) × partitions ÷ cores.
+    pub host_floor_s_per_proof: f64,
+    /// Which floor is higher, so bounds the batch: `device` or `host`
+    /// (empty where unknown).
+    pub bound: String,
+    /// `s_per_proof` ÷ the higher floor: 1 is as fast as the machine goes.
+    pub s_per_proof_over_floor: f64,
+    /// When the policy moved the limits of synthesis, SpMV and lookahead.
+    pub limit_changes: Vec<LimitChange>,
+}
+
+impl Summary {
+    /// Adds what `run` says of contention: each stage's inflation, the
+    /// floors and which one bounds the batch, the policy's moves.
+    pub fn with_load(mut self, run: &BatchRun, requests: u32) -> Summary {
+        self.limit_changes = run
+            .limit_changes
+            .iter()
+            .map(|&(ms, limits)| LimitChange {
+                at_s: ms / 1e3,
+                limits,
+            })
+            .collect();
+        if run.alone.is_empty() {
+            return self;
+        }
+        self.stages = stage_loads(&run.alone, &run.timeline);
+        let partitions = if requests == 0 {
+            0.0
+        } else {
+            // Partitions per request, from the batch's own spans.
+            let done = run
+                .timeline
+                .iter()
+                .filter(|s| s.stage == Stage::Assemble)
+                .count() as f64;
+            done / (self.completed.max(1) as f64)
+        };
+        let alone_device: f64 = device_busy_s(&run.alone).values().sum();
+        self.device_floor_alone_s_per_proof = alone_device * partitions / run.devices.max(1) as f64;
+        let host_s = |stage| {
+            run.alone
+                .iter()
+                .filter(|s| s.stage == stage && s.device.is_none())
+                .map(|s| (s.end_ms - s.start_ms) / 1e3)
+                .sum::<f64>()
+        };
+        let spmv_threads = run.settings.as_ref().map_or(1, |s| s.spmv_threads) as f64;
+        let cpu_s = host_s(Stage::Witness) + host_s(Stage::Spmv) * spmv_threads;
+        self.host_floor_s_per_proof = cpu_s * partitions / run.cores.max(1) as f64;
+        let floor = self
+            .device_floor_alone_s_per_proof
+            .max(self.host_floor_s_per_proof);
+        self.bound = if self.device_floor_alone_s_per_proof >= self.host_floor_s_per_proof {
+            "device".into()
+        } else {
+            "host".into()
+        };
+        if floor > 0.0 {
+            self.s_per_proof_over_floor = self.s_per_proof / floor;
+        }
+        self
+    }
+}
+
+/// Each stage of `batch` against its time in `alone`, in pipeline order
+/// (stages that did not run alone are left out).
+pub fn stage_loads(alone: &[Span], batch: &[Span]) -> Vec<StageLoad> {
+    let mut out = vec![];
+    for stage in Stage::ALL {
+        for on_device in [false, true] {
+            let times = |spans: &[Span]| {
+                let mut t: Vec<f64> = spans
+                    .iter()
+                    .filter(|s| s.stage == stage && s.device.is_some() == on_device)
+                    .map(|s| (s.end_ms - s.start_ms) / 1e3)
+                    .collect();
+                t.sort_by(f64::total_cmp);
+                t
+            };
+            let (a, b) = (times(alone), times(batch));
+            if a.is_empty() || b.is_empty() {
+                continue;
+            }
+            let alone_s = a.iter().sum::<f64>() / a.len() as f64;
+            let median_s = percentile(&b, 0.5);
+            out.push(StageLoad {
+                stage,
+                on_device,
+                alone_s,
+                median_s,
+                max_s: percentile(&b, 1.0),
+                inflation: if alone_s > 0.0 {
+                    median_s / alone_s
+                } else {
+                    0.0
+                },
+            });
+        }
+    }
+    out
 }
 
 /// The `q` quantile (nearest rank) of sorted values; 0 for none.

@@ -6,12 +6,14 @@
 //!
 //! - [`settings`]: the knobs, settable as `key=value` or from TOML.
 //! - [`policy`]: the [`Policy`] trait and the built-in policies.
+//! - [`adaptive`]: the policy that moves the limits while it runs.
 //! - [`engine`]: threads, queues and the timeline, over any [`Workload`].
 //! - [`groth16`]: the real workload — zkpipe's Groth16 prover on a backend.
 //! - [`plugin`]: policies as plugins (`cdylib`s loaded at run time).
 //! - [`batch`]: a batch of requests on every device of a backend, measured.
 //! - [`metrics`]: what a batch measured (latency, throughput, device busy).
 
+pub mod adaptive;
 pub mod batch;
 pub mod engine;
 pub mod groth16;
@@ -21,5 +23,5 @@ pub mod policy;
 pub mod settings;
 
 pub use engine::{Engine, JobHandle, JobOutcome, JobRequest, JobView, Span, Timeline, Workload};
-pub use policy::{Policy, Ticket, builtin};
-pub use settings::{Dealloc, DeviceLock, G2Placement, JobOrder, Settings};
+pub use policy::{Limits, Observation, Policy, Ticket, builtin};
+pub use settings::{Dealloc, DeviceLock, G2Placement, JobOrder, MachineShape, Settings};

@@ -2,8 +2,40 @@
 
 use std::sync::Arc;
 
+use super::engine::Span;
 use super::settings::{Dealloc, G2Placement, JobOrder, Settings};
 use crate::Error;
+
+/// The limits of each class of work that a policy may move while the
+/// engine runs (the threads stay; only this many may work at once).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Limits {
+    /// Witness syntheses at once (compute-bound).
+    pub synthesis: usize,
+    /// Host SpMVs at once (bandwidth-bound).
+    pub spmv: usize,
+    /// Partitions synthesized ahead of the devices.
+    pub lookahead: usize,
+}
+
+/// What the engine shows a policy after a partition's device stages end.
+#[derive(Debug)]
+pub struct Observation<'a> {
+    /// Milliseconds since the engine started (the spans' clock).
+    pub now_ms: f64,
+    /// The most recent spans, in completion order (a bounded window).
+    pub recent: &'a [Span],
+    /// The limits in force.
+    pub limits: Limits,
+    /// The most each limit can be: the threads the engine started.
+    pub ceiling: Limits,
+    /// Partitions synthesized and waiting for a host SpMV.
+    pub waiting_spmv: usize,
+    /// Partitions ready and waiting for a device.
+    pub waiting_device: usize,
+    /// Devices.
+    pub devices: usize,
+}
 
 /// A partition waiting in a queue, as a policy sees it (FFI-safe: policy
 /// plugins receive slices of these).
@@ -48,6 +80,13 @@ pub trait Policy: Send + Sync {
     fn admit(&self, need: u64, in_use: u64, budget: u64) -> bool {
         in_use + need <= budget
     }
+    /// New limits for the classes of work, given what the engine saw; the
+    /// engine calls it after each partition's device stages end, from that
+    /// device worker, with no engine lock held. `None` keeps them (the
+    /// default: the knobs stand).
+    fn adjust(&self, _seen: &Observation<'_>) -> Option<Limits> {
+        None
+    }
 }
 
 /// A built-in policy: a name and knobs.
@@ -67,13 +106,24 @@ impl Policy for Builtin {
 }
 
 /// Names of the built-in policies.
-pub const BUILTINS: [&str; 5] = ["serial", "pipelined", "split", "throttle", "priority"];
+pub const BUILTINS: [&str; 6] = [
+    "adaptive",
+    "serial",
+    "pipelined",
+    "split",
+    "throttle",
+    "priority",
+];
 
 /// A built-in policy by name, with `overrides` (`key=value`) applied on top
 /// of its preset.
 ///
+/// - `adaptive`: `pipelined`, moving the limits of synthesis, SpMV and
+///   lookahead while it runs from the stage times it sees (see
+///   [`super::adaptive`]).
 /// - `serial`: one synthesis worker, one device worker, B in G2 on the device.
-/// - `pipelined`: two synthesis workers and two device workers per device.
+/// - `pipelined`: two device workers per device; synthesis workers and
+///   SpMV sized from the machine unless set.
 /// - `split`: `pipelined`, with B in G2 on the CPU pool off the critical path.
 /// - `throttle`: `split`, pausing synthesis while CPU MSMs run.
 /// - `priority`: `pipelined`, high-priority jobs' partitions first.
@@ -91,8 +141,7 @@ pub fn builtin(
             s.partition_workers = 1;
             s.gpu_workers_per_device = 1;
         }
-        "pipelined" | "split" | "throttle" | "priority" => {
-            s.partition_workers = s.partition_workers.max(2);
+        "adaptive" | "pipelined" | "split" | "throttle" | "priority" => {
             s.gpu_workers_per_device = s.gpu_workers_per_device.max(2);
         }
         _ => {
@@ -118,6 +167,9 @@ pub fn builtin(
         s.set(k, v)?;
     }
     s.validate()?;
+    if name == "adaptive" {
+        return Ok(Arc::new(super::adaptive::Adaptive::new(name, s)));
+    }
     Ok(Arc::new(Builtin {
         name: name.to_string(),
         settings: s,

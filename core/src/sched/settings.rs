@@ -57,12 +57,25 @@ pub enum JobOrder {
     ShortestFirst,
 }
 
-/// The knobs.
+/// The knobs. Counts that are 0 by default are sized from the machine
+/// when an engine starts ([`Settings::sized_for`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Settings {
-    /// Synthesis workers (witness + SpMV), shared by all jobs.
+    /// Synthesis (witness) workers, shared by all jobs (0: sized from the machine).
     pub partition_workers: usize,
+    /// Host SpMVs (`a, b, c = A·w, B·w, C·w`, bandwidth-bound) at once,
+    /// where the backend leaves SpMV to the host (0: sized from the machine).
+    pub spmv_workers: usize,
+    /// Threads of the pool the host SpMVs share (0: sized from the machine).
+    pub spmv_threads: usize,
+    /// Partitions synthesized ahead of the devices, waiting for one (0:
+    /// sized from the device workers): bounds the memory a fast host piles up.
+    pub lookahead: usize,
+    /// Niceness of the synthesis and SpMV threads (0–19; 0: same as the
+    /// device side), so the host work of the device stages is never
+    /// starved of a core by the work that feeds them.
+    pub synthesis_nice: i32,
     /// Device workers per device (see `device_lock` for how they share it).
     pub gpu_workers_per_device: usize,
     /// How device workers share a device.
@@ -96,7 +109,11 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Settings {
-            partition_workers: 2,
+            partition_workers: 0,
+            spmv_workers: 0,
+            spmv_threads: 0,
+            lookahead: 0,
+            synthesis_nice: 10,
             gpu_workers_per_device: 1,
             device_lock: DeviceLock::Partition,
             gpu_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -108,6 +125,28 @@ impl Default for Settings {
             order: JobOrder::Fifo,
             oom_retries: 3,
             oom_fallback: true,
+        }
+    }
+}
+
+/// What [`Settings::sized_for`] sizes the knobs for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MachineShape {
+    /// Cores (logical CPUs) the process may use.
+    pub cores: usize,
+    /// Host memory, in bytes.
+    pub memory_bytes: u64,
+    /// Devices the work runs on.
+    pub devices: usize,
+}
+
+impl MachineShape {
+    /// This machine, with `devices` devices.
+    pub fn this(devices: usize) -> Self {
+        MachineShape {
+            cores: crate::machine::cores(),
+            memory_bytes: crate::machine::total_memory_bytes().unwrap_or(8 << 30),
+            devices,
         }
     }
 }
@@ -140,6 +179,10 @@ impl Settings {
     fn set_unchecked(&mut self, key: &str, value: &str) -> Result<(), Error> {
         match key {
             "partition_workers" => self.partition_workers = parse_num(key, value)?,
+            "spmv_workers" => self.spmv_workers = parse_num(key, value)?,
+            "spmv_threads" => self.spmv_threads = parse_num(key, value)?,
+            "lookahead" => self.lookahead = parse_num(key, value)?,
+            "synthesis_nice" => self.synthesis_nice = parse_num(key, value)?,
             "gpu_workers_per_device" => self.gpu_workers_per_device = parse_num(key, value)?,
             "device_lock" => self.device_lock = parse_enum(key, value)?,
             "gpu_threads" => self.gpu_threads = parse_num(key, value)?,
@@ -153,7 +196,7 @@ impl Settings {
             "oom_fallback" => self.oom_fallback = parse_num(key, value)?,
             _ => {
                 return Err(Error::InvalidInput(format!(
-                    "unknown setting `{key}`; known: partition_workers, gpu_workers_per_device, device_lock, gpu_threads, b_g2, dealloc, throttle, memory_budget, device_memory_budget, order, oom_retries, oom_fallback"
+                    "unknown setting `{key}`; known: partition_workers, spmv_workers, spmv_threads, lookahead, synthesis_nice, gpu_workers_per_device, device_lock, gpu_threads, b_g2, dealloc, throttle, memory_budget, device_memory_budget, order, oom_retries, oom_fallback"
                 )));
             }
         }
@@ -166,13 +209,34 @@ impl Settings {
     /// [`Error::InvalidInput`] naming the knob.
     pub fn validate(&self) -> Result<(), Error> {
         for (k, v) in [
-            ("partition_workers", self.partition_workers),
             ("gpu_workers_per_device", self.gpu_workers_per_device),
             ("gpu_threads", self.gpu_threads),
         ] {
             if v == 0 {
                 return Err(Error::InvalidInput(format!("{k} must be at least 1")));
             }
+        }
+        let most = crate::machine::cores() * crate::machine::THREADS_PER_CORE;
+        for (k, v) in [
+            ("partition_workers", self.partition_workers),
+            ("spmv_workers", self.spmv_workers),
+            ("spmv_threads", self.spmv_threads),
+            ("gpu_threads", self.gpu_threads),
+            ("gpu_workers_per_device", self.gpu_workers_per_device),
+        ] {
+            if v > most {
+                return Err(Error::InvalidInput(format!(
+                    "{k}={v}: at most {most} ({} per core on this machine's {} cores)",
+                    crate::machine::THREADS_PER_CORE,
+                    crate::machine::cores()
+                )));
+            }
+        }
+        if !(0..=19).contains(&self.synthesis_nice) {
+            return Err(Error::InvalidInput(format!(
+                "synthesis_nice={}: expected 0 to 19",
+                self.synthesis_nice
+            )));
         }
         Ok(())
     }
@@ -203,15 +267,48 @@ impl Settings {
         if self.memory_budget > 0 {
             return self.memory_budget;
         }
-        let kib: u64 = std::fs::read_to_string("/proc/meminfo")
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find(|l| l.starts_with("MemTotal:"))
-                    .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-            })
-            .unwrap_or(8 << 20);
-        kib * 1024 / 10 * 8
+        crate::machine::total_memory_bytes().unwrap_or(8 << 30) / 10 * 8
+    }
+
+    /// The knobs with every count left at 0 sized for `machine`, where one
+    /// partition in flight holds `partition_bytes` of host memory (0:
+    /// unknown). The rules, and why:
+    ///
+    /// - `partition_workers`: one per core — witness synthesis is one
+    ///   compute-bound thread per partition, and it runs niced below the
+    ///   device side — but no more than half the memory budget holds.
+    /// - `spmv_workers`: two per device; `spmv_threads`: half the cores.
+    ///   SpMV is bound by memory bandwidth, which a few streams fill; more
+    ///   of them only slow the device side's copies.
+    /// - `lookahead`: one partition per device worker, plus one per device,
+    ///   waiting for the devices: enough that a device never waits for the
+    ///   host while the host is ahead, and no more (memory).
+    pub fn sized_for(&self, machine: &MachineShape, partition_bytes: u64) -> Settings {
+        let mut s = self.clone();
+        let cores = machine.cores.max(1);
+        let devices = machine.devices.max(1);
+        if s.partition_workers == 0 {
+            let budget = if s.memory_budget > 0 {
+                s.memory_budget
+            } else {
+                machine.memory_bytes / 10 * 8
+            };
+            let by_memory = match partition_bytes {
+                0 => usize::MAX,
+                b => usize::try_from(budget / 2 / b).unwrap_or(usize::MAX),
+            };
+            s.partition_workers = cores.min(by_memory).max(1);
+        }
+        if s.spmv_workers == 0 {
+            s.spmv_workers = (2 * devices).min(cores);
+        }
+        if s.spmv_threads == 0 {
+            s.spmv_threads = (cores / 2).max(1);
+        }
+        if s.lookahead == 0 {
+            s.lookahead = devices * (s.gpu_workers_per_device + 1);
+        }
+        s
     }
 
     /// `key=value` pairs of every knob, for reports.
@@ -230,5 +327,95 @@ impl Settings {
                     .join(" ")
             })
             .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GIB: u64 = 1 << 30;
+
+    fn sized(cores: usize, memory_gib: u64, devices: usize, partition_bytes: u64) -> Settings {
+        let machine = MachineShape {
+            cores,
+            memory_bytes: memory_gib * GIB,
+            devices,
+        };
+        Settings::default().sized_for(&machine, partition_bytes)
+    }
+
+    #[test]
+    fn a_small_machine_gets_one_synthesis_worker_per_core() {
+        // A CI runner: 2 cores, 24 GB, the CPU backend's one device; a
+        // 2^20-constraint partition holds ~200 MB.
+        let s = sized(2, 24, 1, 200 << 20);
+        assert_eq!(s.partition_workers, 2);
+        assert_eq!((s.spmv_workers, s.spmv_threads), (2, 1));
+        assert_eq!(s.lookahead, 2);
+    }
+
+    #[test]
+    fn a_gpu_machine_synthesizes_on_every_core_and_streams_spmv_on_few() {
+        // The H200 machine: 16 cores, 128 GB, one GPU; sha256 at 300
+        // blocks holds ~1.6 GB per partition.
+        let s = sized(16, 128, 1, 1_600 << 20);
+        assert_eq!(s.partition_workers, 16);
+        assert_eq!((s.spmv_workers, s.spmv_threads), (2, 8));
+        assert_eq!(s.lookahead, 2);
+        let two_workers = Settings {
+            gpu_workers_per_device: 2,
+            ..Settings::default()
+        };
+        let machine = MachineShape {
+            cores: 16,
+            memory_bytes: 128 * GIB,
+            devices: 2,
+        };
+        let s = two_workers.sized_for(&machine, 1_600 << 20);
+        assert_eq!((s.spmv_workers, s.lookahead), (4, 6));
+    }
+
+    #[test]
+    fn memory_caps_the_synthesis_workers_of_a_large_machine() {
+        // 192 cores, 1 TB, 8 GPUs; a 32 GiB PoRep partition holds ~25 GB:
+        // half of 80 % of 1 TB holds 16 of them, not 192.
+        let s = sized(192, 1024, 8, 25 * GIB);
+        assert_eq!(s.partition_workers, 16);
+        assert_eq!((s.spmv_workers, s.spmv_threads), (16, 96));
+        assert_eq!(s.lookahead, 16);
+        // Unknown partition size: the cores decide.
+        assert_eq!(sized(192, 1024, 8, 0).partition_workers, 192);
+        // A partition larger than half the budget still gets one worker.
+        assert_eq!(sized(2, 24, 1, 64 * GIB).partition_workers, 1);
+    }
+
+    #[test]
+    fn knobs_set_by_hand_are_kept() {
+        let mut s = Settings::default();
+        s.set("partition_workers", "3").unwrap();
+        s.set("spmv_workers", "1").unwrap();
+        s.set("lookahead", "5").unwrap();
+        let machine = MachineShape {
+            cores: 16,
+            memory_bytes: 128 * GIB,
+            devices: 1,
+        };
+        let sized = s.sized_for(&machine, 1 << 30);
+        assert_eq!(
+            (sized.partition_workers, sized.spmv_workers, sized.lookahead),
+            (3, 1, 5)
+        );
+        assert_eq!(sized.spmv_threads, 8);
+    }
+
+    #[test]
+    fn hostile_counts_are_refused_before_any_thread_starts() {
+        let mut s = Settings::default();
+        let e = s.set("partition_workers", "100000000").unwrap_err();
+        assert!(e.to_string().contains("at most"), "{e}");
+        let e = s.set("synthesis_nice", "20").unwrap_err();
+        assert!(e.to_string().contains("0 to 19"), "{e}");
+        assert_eq!(s, Settings::default(), "a refused knob changes nothing");
     }
 }
