@@ -22,6 +22,7 @@ use ff::Field;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 use std::fmt;
+use std::sync::OnceLock;
 use zkpipe_core::Error;
 use zkpipe_core::circuit::CircuitSource;
 use zkpipe_core::r1cs::{R1cs, Witness};
@@ -273,6 +274,8 @@ pub struct BuiltinCircuit {
     name: String,
     size: String,
     shape: Shape,
+    /// Inputs and aux of the first witness: later ones reserve as much.
+    sizes: OnceLock<(usize, usize)>,
 }
 
 impl BuiltinCircuit {
@@ -285,6 +288,7 @@ impl BuiltinCircuit {
             shape: Shape::parse(name, size)?,
             name: name.to_string(),
             size: size.to_string(),
+            sizes: OnceLock::new(),
         })
     }
 
@@ -322,6 +326,9 @@ impl CircuitSource for BuiltinCircuit {
     }
 
     fn witness(&self, seed: u64) -> Result<Witness, Error> {
-        Witness::generate(self.build(seed))
+        let (i, a) = self.sizes.get().copied().unwrap_or((1, 0));
+        let w = Witness::generate_sized(self.build(seed), i, a)?;
+        self.sizes.get_or_init(|| (w.inputs.len(), w.aux.len()));
+        Ok(w)
     }
 }
