@@ -74,9 +74,10 @@ impl WitnessPiece {
             }
         }
         // The aux vector is the witness's bulk: each piece fills its own
-        // stretch of it, in parallel.
-        let mut aux = vec![Fr::ZERO; aux_runs.iter().map(|r| total(r)).sum()];
-        let mut rest = aux.as_mut_slice();
+        // stretch of it, in parallel, written once (no zeroing first).
+        let n = aux_runs.iter().map(|r| total(r)).sum();
+        let mut aux: Vec<Fr> = Vec::with_capacity(n);
+        let mut rest = &mut aux.spare_capacity_mut()[..n];
         let mut jobs = Vec::with_capacity(pieces.len());
         for (p, runs) in pieces.iter().zip(&aux_runs) {
             let (mine, tail) = rest.split_at_mut(total(runs));
@@ -87,11 +88,14 @@ impl WitnessPiece {
             for r in runs {
                 let (head, tail) = out.split_at_mut(r.len());
                 for (o, s) in head.iter_mut().zip(&p.aux[r.clone()]) {
-                    *o = fr(*s);
+                    o.write(fr(*s));
                 }
                 out = tail;
             }
         });
+        // SAFETY: the runs partition the first `n` slots and every slot of
+        // every run was written above.
+        unsafe { aux.set_len(n) };
         Witness { inputs, aux }
     }
 }
