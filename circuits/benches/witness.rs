@@ -6,7 +6,8 @@
 //!
 //! - `ZKPIPE_BENCH_BLOCKS=20,50` selects block counts (default 20);
 //! - `ZKPIPE_WITNESS_ONCE=1` synthesizes the first size once and exits (for
-//!   `valgrind --tool=callgrind`, whose instruction counts repeat exactly);
+//!   `valgrind --tool=callgrind`, whose instruction counts repeat exactly;
+//!   `ZKPIPE_WITNESS_ONCE=source` runs `source` instead);
 //! - under `cargo test --benches` it is a smoke pass on one block.
 
 use criterion::{BenchmarkId, Criterion, Throughput};
@@ -37,9 +38,14 @@ fn blocks() -> Vec<usize> {
 
 fn main() {
     let sizes = blocks();
-    if std::env::var_os("ZKPIPE_WITNESS_ONCE").is_some() {
+    if let Some(once) = std::env::var_os("ZKPIPE_WITNESS_ONCE") {
         let c = BuiltinCircuit::new("sha256", &sizes[0].to_string()).expect("size");
-        let w = Witness::generate(c.build(1)).expect("witness");
+        let w = if once == "source" {
+            c.witness(1)
+        } else {
+            Witness::generate(c.build(1))
+        }
+        .expect("witness");
         println!("{} aux", w.aux.len());
         return;
     }
