@@ -418,6 +418,9 @@ pub(crate) fn synthesize_witness<CS: ConstraintSystem<Scalar>>(
     match piece {
         Piece::Message(bits) => alloc_bits(cs, bits),
         Piece::Block { bits, cv } => {
+            // A later block starts from the sums the previous block
+            // allocated: every block but the last holds message bits, so
+            // those sums are never constant.
             let cv = cv.map_or(IV.map(Word::constant), |cv| cv.map(Word::var));
             out.clear();
             compress(out, bits, &cv);
