@@ -44,6 +44,16 @@ impl WitnessPiece {
         }
     }
 
+    /// The inputs allocated, carried ones included (`[0]` is the one).
+    pub fn inputs(&self) -> &[Scalar] {
+        &self.inputs
+    }
+
+    /// The aux variables allocated, carried ones included.
+    pub fn aux(&self) -> &[Scalar] {
+        &self.aux
+    }
+
     /// Marks inputs `r` as carried (left out of the witness).
     pub fn carry_inputs(&mut self, r: Range<usize>) {
         self.carried_inputs.push(r);
