@@ -2,7 +2,10 @@
 //! (the circuit API of Filecoin and Nova) over `blstrs::Scalar`.
 //!
 //! - `sha256`: bellpepper's SHA-256 gadget over N 64-byte blocks of a
-//!   private message; the digest is packed into public inputs.
+//!   private message; the digest is packed into public inputs. Its
+//!   witness-only synthesis runs a word-level model of the gadget that
+//!   allocates the same values (checked against the gadget), block by
+//!   block on several threads when there are several.
 //! - `poseidon-merkle`: K Merkle inclusion proofs in an arity-8 Poseidon
 //!   (neptune) tree of height H, sharing one public root; each challenge's
 //!   leaf index is public — the shape of PoRep's column and tree proofs.
@@ -12,6 +15,7 @@
 //! public inputs are whatever the circuit computes from it.
 
 mod merkle;
+mod sha256;
 
 use bellpepper::gadgets::{multipack, sha256::sha256};
 use bellpepper_core::boolean::{AllocatedBit, Boolean};
@@ -22,8 +26,10 @@ use ff::Field;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 use std::fmt;
+use std::sync::OnceLock;
 use zkpipe_core::Error;
 use zkpipe_core::circuit::CircuitSource;
+use zkpipe_core::r1cs::witness_in_pieces;
 use zkpipe_core::r1cs::{R1cs, Witness};
 
 pub use merkle::PoseidonMerkle;
@@ -230,6 +236,14 @@ impl BenchCircuit {
 impl Circuit<Scalar> for BenchCircuit {
     fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
         match self {
+            BenchCircuit::Sha256 { message } if cs.is_witness_generator() => {
+                let plan = sha256::Plan::new(&message);
+                let mut out = Vec::new();
+                for piece in plan.pieces() {
+                    sha256::synthesize_witness(&piece, cs, &mut out)?;
+                }
+                Ok(())
+            }
             BenchCircuit::Sha256 { message } => {
                 let bits: Vec<Boolean> = multipack::bytes_to_bits(&message)
                     .into_iter()
@@ -273,6 +287,8 @@ pub struct BuiltinCircuit {
     name: String,
     size: String,
     shape: Shape,
+    /// Inputs and aux of the first witness: later ones reserve as much.
+    sizes: OnceLock<(usize, usize)>,
 }
 
 impl BuiltinCircuit {
@@ -285,6 +301,7 @@ impl BuiltinCircuit {
             shape: Shape::parse(name, size)?,
             name: name.to_string(),
             size: size.to_string(),
+            sizes: OnceLock::new(),
         })
     }
 
@@ -321,7 +338,21 @@ impl CircuitSource for BuiltinCircuit {
         R1cs::record(self.build(0)).map(|(r1cs, _)| r1cs)
     }
 
+    /// On more than one thread `sha256` synthesizes its blocks in parallel.
     fn witness(&self, seed: u64) -> Result<Witness, Error> {
-        Witness::generate(self.build(seed))
+        let w = match self.build(seed) {
+            BenchCircuit::Sha256 { message } if rayon::current_num_threads() > 1 => {
+                let plan = sha256::Plan::new(&message);
+                witness_in_pieces(plan.pieces(), |piece, cs| {
+                    sha256::synthesize_witness(&piece, cs, &mut Vec::new())
+                })?
+            }
+            c => {
+                let (i, a) = self.sizes.get().copied().unwrap_or((1, 0));
+                Witness::generate_sized(c, i, a)?
+            }
+        };
+        self.sizes.get_or_init(|| (w.inputs.len(), w.aux.len()));
+        Ok(w)
     }
 }

@@ -13,8 +13,10 @@ use crate::types::Fr;
 
 pub mod cache;
 mod file;
+mod pieces;
 mod record;
 
+pub use pieces::{PieceCs, WitnessPiece, witness_in_pieces};
 pub use record::{Column, R1csBuilder, Witness};
 
 /// Converts a bellpepper scalar to the seam type (same bits, no copy of note).

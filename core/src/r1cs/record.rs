@@ -132,15 +132,23 @@ impl Witness {
     /// # Errors
     /// [`Error::Synthesis`] when the circuit fails (e.g. a missing assignment).
     pub fn generate<C: Circuit<Scalar>>(circuit: C) -> Result<Witness, Error> {
-        let mut cs = WitnessCs {
-            inputs: vec![Scalar::ONE],
-            aux: vec![],
-        };
+        Self::generate_sized(circuit, 1, 0)
+    }
+
+    /// [`Witness::generate`] with room for `num_inputs` inputs and `num_aux`
+    /// aux variables reserved up front (an [`R1cs`]'s counts, or a previous
+    /// witness's): growing the vectors costs copies of everything so far.
+    ///
+    /// # Errors
+    /// As [`Witness::generate`].
+    pub fn generate_sized<C: Circuit<Scalar>>(
+        circuit: C,
+        num_inputs: usize,
+        num_aux: usize,
+    ) -> Result<Witness, Error> {
+        let mut cs = WitnessCs::with_capacity(num_inputs, num_aux);
         circuit.synthesize(&mut cs).map_err(synthesis)?;
-        Ok(Witness {
-            inputs: cs.inputs.into_iter().map(fr).collect(),
-            aux: cs.aux.into_iter().map(fr).collect(),
-        })
+        Ok(cs.into_witness())
     }
 
     /// `inputs ‖ aux`, the vector the matrices multiply.
@@ -154,7 +162,7 @@ impl Witness {
     }
 }
 
-fn synthesis(e: SynthesisError) -> Error {
+pub(super) fn synthesis(e: SynthesisError) -> Error {
     Error::Synthesis(e.to_string())
 }
 
@@ -240,9 +248,35 @@ impl ConstraintSystem<Scalar> for RecordingCs {
 }
 
 /// Computes values only.
-struct WitnessCs {
-    inputs: Vec<Scalar>,
-    aux: Vec<Scalar>,
+#[derive(Debug)]
+pub(super) struct WitnessCs {
+    pub(super) inputs: Vec<Scalar>,
+    pub(super) aux: Vec<Scalar>,
+}
+
+impl WitnessCs {
+    /// The constant one as input 0, and room for the counts given.
+    pub(super) fn with_capacity(num_inputs: usize, num_aux: usize) -> Self {
+        let mut inputs = Vec::with_capacity(num_inputs.max(1));
+        inputs.push(Scalar::ONE);
+        WitnessCs {
+            inputs,
+            aux: Vec::with_capacity(num_aux),
+        }
+    }
+
+    pub(super) fn into_witness(self) -> Witness {
+        Witness {
+            inputs: to_fr(self.inputs),
+            aux: to_fr(self.aux),
+        }
+    }
+}
+
+/// `Scalar` and `Fr` share their layout, so this collects in place (the
+/// standard library reuses the allocation) instead of copying the vector.
+pub(super) fn to_fr(v: Vec<Scalar>) -> Vec<Fr> {
+    v.into_iter().map(fr).collect()
 }
 
 impl ConstraintSystem<Scalar> for WitnessCs {
@@ -328,5 +362,38 @@ impl ConstraintSystem<Scalar> for WitnessCs {
 
     fn aux_slice(&self) -> &[Scalar] {
         &self.aux
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Squares(u64);
+    impl Circuit<Scalar> for Squares {
+        fn synthesize<CS: ConstraintSystem<Scalar>>(
+            self,
+            cs: &mut CS,
+        ) -> Result<(), SynthesisError> {
+            for k in 0..self.0 {
+                cs.alloc(|| "x", || Ok(Scalar::from(k * k)))?;
+            }
+            cs.alloc_input(|| "out", || Ok(Scalar::from(self.0)))?;
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn sized_generation_matches_and_converts_in_place() {
+        let w = Witness::generate(Squares(100)).unwrap();
+        assert_eq!(w.aux.len(), 100);
+        assert_eq!(w.aux[7], fr(Scalar::from(49)));
+        for (i, a) in [(0, 0), (2, 100), (1, 50)] {
+            assert_eq!(Witness::generate_sized(Squares(100), i, a).unwrap(), w);
+        }
+        let v: Vec<Scalar> = (0..1000).map(Scalar::from).collect();
+        let p = v.as_ptr() as usize;
+        let w = to_fr(v);
+        assert_eq!(w.as_ptr() as usize, p);
     }
 }

@@ -9,7 +9,7 @@ use bellpepper_core_02::{
 use blstrs::Scalar;
 use ff::Field;
 use zkpipe_core::Error;
-use zkpipe_core::r1cs::{Column, R1cs, R1csBuilder, Witness, fr};
+use zkpipe_core::r1cs::{Column, R1cs, R1csBuilder, Witness, WitnessPiece, fr};
 
 /// Records `circuit`'s constraints. Values are never asked for, so the
 /// blank circuits filecoin-proofs builds for key generation record too.
@@ -40,8 +40,7 @@ pub fn witness<C: Circuit<Scalar>>(circuit: C) -> Result<Witness, Error> {
 /// comes first, the block from `start` on.
 #[derive(Debug)]
 pub struct Block {
-    inputs: Vec<Scalar>,
-    aux: Vec<Scalar>,
+    piece: WitnessPiece,
     /// Where the block begins: (inputs, aux) allocated before it.
     start: (usize, usize),
 }
@@ -59,39 +58,37 @@ pub fn witness_block<C: Circuit<Scalar>>(circuit: C, block: &str) -> Result<Bloc
         Error::Failed(format!("the circuit has no top-level namespace `{block}…`"))
     })?;
     Ok(Block {
-        inputs: cs.inputs,
-        aux: cs.aux,
+        piece: WitnessPiece::new(cs.inputs, cs.aux),
         start,
     })
 }
 
 /// The witness of the whole circuit from its blocks, in order: bellperson
 /// allocates the shared part once, then each block's variables in turn, so
-/// this is exactly what synthesising the whole circuit on one thread gives.
-/// `None` when the blocks disagree on the shared part (pieces of different
-/// vanilla proofs).
-pub fn join(blocks: &[Block]) -> Option<Witness> {
-    let first = blocks.first()?;
-    let (si, sa) = first.start;
+/// this is exactly what synthesising the whole circuit on one thread gives
+/// (the shared part of every block after the first is carried:
+/// [`WitnessPiece::concat`]). `None` when the blocks disagree on the shared
+/// part (pieces of different vanilla proofs).
+pub fn join(blocks: Vec<Block>) -> Option<Witness> {
     fn shared(b: &Block) -> (&[Scalar], &[Scalar]) {
-        (&b.inputs[..b.start.0], &b.aux[..b.start.1])
+        (&b.piece.inputs()[..b.start.0], &b.piece.aux()[..b.start.1])
     }
+    let first = blocks.first()?;
     if blocks.iter().any(|b| shared(b) != shared(first)) {
         return None;
     }
-    let inputs = blocks.iter().map(|b| b.inputs.len() - si).sum::<usize>() + si;
-    let aux = blocks.iter().map(|b| b.aux.len() - sa).sum::<usize>() + sa;
-    let mut w = Witness {
-        inputs: Vec::with_capacity(inputs),
-        aux: Vec::with_capacity(aux),
-    };
-    w.inputs.extend(first.inputs[..si].iter().copied().map(fr));
-    w.aux.extend(first.aux[..sa].iter().copied().map(fr));
-    for b in blocks {
-        w.inputs.extend(b.inputs[si..].iter().copied().map(fr));
-        w.aux.extend(b.aux[sa..].iter().copied().map(fr));
-    }
-    Some(w)
+    let pieces: Vec<WitnessPiece> = blocks
+        .into_iter()
+        .enumerate()
+        .map(|(k, mut b)| {
+            if k > 0 {
+                b.piece.carry_inputs(0..b.start.0);
+                b.piece.carry_aux(0..b.start.1);
+            }
+            b.piece
+        })
+        .collect();
+    Some(WitnessPiece::concat(&pieces))
 }
 
 fn synthesis(e: SynthesisError) -> Error {
@@ -279,5 +276,47 @@ impl ConstraintSystem<Scalar> for WitnessCs<'_> {
 
     fn aux_slice(&self) -> &[Scalar] {
         &self.aux
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: u64) -> Scalar {
+        Scalar::from(v)
+    }
+
+    /// A block of `shared` (2 inputs after the one, 3 aux) then its own.
+    fn block(shared: u64, own: u64) -> Block {
+        let inputs = vec![Scalar::ONE, s(shared), s(shared + 1), s(own)];
+        let aux = vec![
+            s(shared + 10),
+            s(shared + 11),
+            s(shared + 12),
+            s(own + 20),
+            s(own + 21),
+        ];
+        Block {
+            piece: WitnessPiece::new(inputs, aux),
+            start: (3, 3),
+        }
+    }
+
+    #[test]
+    fn blocks_join_into_the_shared_part_then_each_block() {
+        let w = join(vec![block(100, 1), block(100, 2), block(100, 3)]).unwrap();
+        let f = |v: &[u64]| v.iter().map(|&v| fr(s(v))).collect::<Vec<_>>();
+        assert_eq!(
+            w.inputs,
+            [vec![fr(Scalar::ONE)], f(&[100, 101, 1, 2, 3])].concat()
+        );
+        assert_eq!(w.aux, f(&[110, 111, 112, 21, 22, 22, 23, 23, 24]));
+    }
+
+    #[test]
+    fn blocks_of_different_shared_parts_do_not_join() {
+        assert!(join(vec![block(100, 1), block(200, 2)]).is_none());
+        assert!(join(vec![]).is_none());
     }
 }

@@ -169,7 +169,7 @@ where
                     .par_iter()
                     .map(|piece| catch(k, || adapter::witness_block(circuit(piece)?, split.block)))
                     .collect::<Result<Vec<_>, Error>>()?;
-                adapter::join(&blocks).ok_or_else(|| {
+                adapter::join(blocks).ok_or_else(|| {
                     Error::InvalidInput(format!(
                         "partition {k}: its vanilla proofs disagree on what they share (the \
                          sector's commitments): they are not all of one sector"
