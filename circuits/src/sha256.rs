@@ -518,9 +518,12 @@ mod tests {
     /// the word model sequentially, the word model in pieces and the gadget
     /// in pieces: all four witnesses must be equal, and satisfy the R1CS.
     fn check(message: Vec<u8>) -> R1cs {
-        let c = BenchCircuit::Sha256 { message };
+        let c = BenchCircuit::Sha256 {
+            message,
+            gadget: false,
+        };
         let (r1cs, gadget) = R1cs::record(c.clone()).unwrap();
-        let BenchCircuit::Sha256 { message } = &c else {
+        let BenchCircuit::Sha256 { message, .. } = &c else {
             unreachable!()
         };
         let len = message.len();
@@ -548,8 +551,14 @@ mod tests {
     #[test]
     fn word_model_witness_is_the_gadgets() {
         for (blocks, seeds) in [(1, [0, 7]), (2, [3, 4]), (3, [11, 12]), (5, [1, 2])] {
-            let record = |seed| match BenchCircuit::from_shape(Shape::Sha256 { blocks }, seed) {
-                BenchCircuit::Sha256 { message } => check(message),
+            let record = |seed| match BenchCircuit::from_shape(
+                Shape::Sha256 {
+                    blocks,
+                    gadget: false,
+                },
+                seed,
+            ) {
+                BenchCircuit::Sha256 { message, .. } => check(message),
                 _ => unreachable!(),
             };
             // The shape never depends on the message.
@@ -571,7 +580,10 @@ mod tests {
     fn source_witness_is_the_same_on_any_pool() {
         let c = BuiltinCircuit::new("sha256", "3").unwrap();
         let (_, gadget) = R1cs::record(c.build(9)).unwrap();
-        for threads in [1, 2, 3] {
+        let through_gadget = BuiltinCircuit::new("sha256-gadget", "3").unwrap();
+        assert_eq!(through_gadget.witness(9).unwrap(), gadget, "sha256-gadget");
+        assert_eq!(through_gadget.record().unwrap(), c.record().unwrap());
+        for threads in [1, 2, 3, 4] {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
                 .build()
