@@ -112,18 +112,6 @@ pub struct Prover {
     buffers: Arc<BufferPool>,
 }
 
-/// `v[from..]` = `head`, then zeros: the rows after the constraints. The
-/// zeros are written on all threads (at 2^25 a pool's reused buffer holds
-/// the last proof's values; a fresh one's pages fault in).
-fn fill_rows(v: &mut [Fr], from: usize, head: &[Fr]) {
-    let (rows, zeros) = v[from..].split_at_mut(head.len());
-    rows.copy_from_slice(head);
-    zeros
-        .par_iter_mut()
-        .with_min_len(1 << 16)
-        .for_each(|x| *x = Fr::ZERO);
-}
-
 /// The device index a prover bound to `device` of `backend` names on `be`:
 /// `device` itself, or 0 on a fallback backend (the CPU's one device).
 fn device_on(backend: &Arc<Backend>, be: &Arc<Backend>, device: u32) -> u32 {
@@ -494,14 +482,10 @@ impl Prover {
     /// [`Error::InvalidInput`] for a witness of another shape.
     pub fn spmv(&self, w: &Witness) -> Result<[FrBuffer; 3], Error> {
         let n = 1usize << self.log_n;
-        let m = self.r1cs.num_constraints();
         let mut abc = [(); 3].map(|_| self.buffers.take(n));
         let [a, b, c] = &mut abc;
-        self.r1cs.spmv_into(w, [a, b, c])?;
-        let [a, b, c] = &mut abc;
-        fill_rows(a, m, &w.inputs);
-        fill_rows(b, m, &[]);
-        fill_rows(c, m, &[]);
+        self.r1cs
+            .domain_evaluations_into(&w.inputs, &w.aux, [a, b, c])?;
         Ok(abc)
     }
 
@@ -747,19 +731,4 @@ fn gather_into(w: &Witness, vars: &[u32], out: &mut [Fr]) {
                 w.aux[i - split]
             };
         });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rows_after_the_constraints_are_inputs_then_zeros() {
-        let x = Fr::from_u64(5);
-        let mut v = vec![x; 1 << 17];
-        fill_rows(&mut v, 3, &[Fr::one(), Fr::one()]);
-        assert!(v[..3].iter().all(|e| *e == x));
-        assert_eq!(&v[3..5], &[Fr::one(), Fr::one()]);
-        assert!(v[5..].iter().all(|e| *e == Fr::ZERO));
-    }
 }
