@@ -1039,6 +1039,42 @@ fn spmv_trials(t: &Target, cpu: &Arc<Backend>, other: Option<Arc<Backend>>, out:
         }
         expect_code(be.upload_r1cs(&r1cs, 99), ErrorCode::INVALID_INPUT)
     }));
+    // A whole proof through the op equals the host SpMV path's, byte for byte.
+    out.push(t.shared_trial("spmv/whole-proof/sha256-1", move |be| {
+        let circuit = || zkpipe_circuits::BenchCircuit::new("sha256", "1", 3).unwrap();
+        let (r1cs, w) = fail_on(R1cs::record(circuit()))?;
+        let params = Arc::new(zkpipe::groth16::setup(&r1cs, 4));
+        let r1cs = Arc::new(r1cs);
+        let build = |device: bool| {
+            zkpipe::groth16::ProverBuilder::new(be.clone())
+                .device_spmv(device)
+                .build(params.clone(), r1cs.clone())
+        };
+        let (fused, host) = (fail_on(build(true))?, fail_on(build(false))?);
+        if !fused.device_spmv() || host.device_spmv() {
+            return Err("device_spmv(true/false) was not honoured".into());
+        }
+        let (r, s) = (Fr::from_u64(17), Fr::from_u64(19));
+        let (p1, _) = fail_on(fused.prove(&w, r, s))?;
+        let (p2, _) = fail_on(host.prove(&w, r, s))?;
+        if p1.to_bytes() != p2.to_bytes() {
+            return Err("the fused path's proof differs from the host path's".into());
+        }
+        let pvk = zkpipe::groth16::PreparedVerifyingKey::new(&params.vk);
+        if !fail_on(zkpipe::groth16::verify(&pvk, &p1, w.public_inputs()))? {
+            return Err("the fused path's proof does not verify".into());
+        }
+        // An unsatisfying witness: the same refusal on both paths.
+        let mut bad = w.clone();
+        let k = bad.aux.len() / 2;
+        bad.aux[k] = bad.aux[k].add(&Fr::one());
+        let e1 = fused.prove(&bad, r, s).err().map(|e| e.to_string());
+        let e2 = host.prove(&bad, r, s).err().map(|e| e.to_string());
+        if e1.is_none() || e1 != e2 {
+            return Err(format!("unsatisfied witness: fused {e1:?}, host {e2:?}").into());
+        }
+        Ok(())
+    }));
 }
 
 /// Backend settings whose resident MSMs are checked again: the CUDA

@@ -45,7 +45,8 @@ pub trait JobSource: Send + Sync {
 pub struct Part {
     provers: DeviceProvers,
     witness: Witness,
-    /// `[A·w, B·w, C·w]`, taken by the quotient stage.
+    /// `[A·w, B·w, C·w]`, taken by the quotient stage (never made where
+    /// the prover runs SpMV on the device).
     abc: Mutex<Option<[FrBuffer; 3]>>,
     /// The device its device stages ran on (`usize::MAX`: the host).
     device: AtomicUsize,
@@ -145,12 +146,20 @@ impl Groth16Workload {
     ) -> Result<(G1Sums, Option<G2Projective>), Error> {
         // The quotient consumes A·w, B·w, C·w; a retry after a failure rebuilds them.
         let abc = part.abc.lock().unwrap().take();
-        let abc = match abc {
-            Some(abc) => abc,
-            None => timed(rec, Stage::Spmv, || prover.spmv(&part.witness))?,
-        };
         let w = &part.witness;
-        let h = timed(rec, Stage::Quotient, || prover.quotient_on(host, abc))?;
+        let h = match abc {
+            // SpMV and the quotient in one device call: its span is spmv's.
+            None if host.is_none() && prover.device_spmv() => {
+                timed(rec, Stage::Spmv, || prover.quotient_from_witness(w, true))?
+            }
+            abc => {
+                let abc = match abc {
+                    Some(abc) => abc,
+                    None => timed(rec, Stage::Spmv, || prover.spmv(w))?,
+                };
+                timed(rec, Stage::Quotient, || prover.quotient_on(host, abc))?
+            }
+        };
         let Some(be) = host else {
             return prover.msm_stage(w, &h, with_b_g2, rec);
         };
@@ -244,11 +253,15 @@ impl Workload for Groth16Workload {
         let witness = timed(&mut rec, Stage::Witness, || {
             self.source.witness(job, partition)
         })?;
-        let abc = timed(&mut rec, Stage::Spmv, || first.spmv(&witness))?;
+        // Where the device runs SpMV, a, b, c are made there, not here.
+        let abc = match first.device_spmv() {
+            true => None,
+            false => Some(timed(&mut rec, Stage::Spmv, || first.spmv(&witness))?),
+        };
         Ok(Part {
             provers,
             witness,
-            abc: Mutex::new(Some(abc)),
+            abc: Mutex::new(abc),
             device: AtomicUsize::new(usize::MAX),
         })
     }
