@@ -246,7 +246,7 @@ impl Backend {
     }
 
     /// Groth16's quotient from a witness over resident matrices, into
-    /// `h_out`; `Some(row)`, with `h_out` untouched, when `config.check`
+    /// `h_out`; `Some(row)`, `h_out` then unspecified, when `config.check`
     /// finds constraint `row` unsatisfied (see
     /// [`crate::plugin::Accelerator::quotient_from_witness`]).
     ///

@@ -717,7 +717,8 @@ pub trait Accelerator: Send + Sync {
     /// = `A·w, B·w, C·w` on the constraints' rows, then bellman's rows
     /// `input_i · 1 = 0` (the inputs in `a`), then zeros; with
     /// `config.check`, the first constraint where `a·b ≠ c` is returned as
-    /// `Some(row)` and `h_out` is not written; else `h_out` gets what
+    /// `Some(row)` and `h_out`'s contents are unspecified (a host backend
+    /// may have used it for `a`); else `h_out` gets what
     /// [`Accelerator::quotient`] gives for `a, b, c` and the result is
     /// `None`. The vectors stay inside the backend. `INVALID_INPUT` for an
     /// unknown or dropped handle, one of another device, a witness of
