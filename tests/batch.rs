@@ -119,3 +119,48 @@ fn partitions_over_the_device_budget_fall_back_to_the_host_and_verify() {
             .any(|s| s.stage == Stage::Quotient && s.lane.ends_with("-host"))
     );
 }
+
+/// Where the prover runs SpMV in its backend (asked of the CPU plugin
+/// here), synthesis makes only the witness, the device worker's `spmv`
+/// span is the one call that also makes `h`, and the proofs are the host
+/// path's, byte for byte.
+#[test]
+fn device_spmv_runs_as_device_work_and_proves_what_the_host_path_proves() {
+    use zkpipe::sched::groth16::{Groth16Workload, WitnessFn};
+    let reg = Registry::load(&SearchPath::only([common::build_dir()]));
+    let circuit = Arc::new(BuiltinCircuit::new("poseidon-merkle", "1x2").unwrap());
+    let r1cs = Arc::new(circuit.record().unwrap());
+    let params = Arc::new(groth16::setup(&r1cs, 9));
+    let pvk = PreparedVerifyingKey::new(&params.vk);
+    let cpu = Arc::new(reg.create("cpu", &BackendConfig::default()).unwrap());
+    let run = |device_spmv: bool| {
+        let prover = groth16::ProverBuilder::new(cpu.clone())
+            .device_spmv(device_spmv)
+            .build(params.clone(), r1cs.clone())
+            .unwrap();
+        assert_eq!(prover.device_spmv(), device_spmv);
+        let c = circuit.clone();
+        let witness: WitnessFn = Arc::new(move |seed, _| c.witness(seed));
+        let workload = Groth16Workload::new(vec![prover], cpu.clone(), witness);
+        let engine = Engine::new(workload, builtin("pipelined", None, &[]).unwrap()).unwrap();
+        let out = engine
+            .submit(JobRequest {
+                partitions: 2,
+                priority: 0,
+                seed: 11,
+            })
+            .wait();
+        (out.result.unwrap(), engine.shutdown())
+    };
+    let (fused, tl) = run(true);
+    let (host, _) = run(false);
+    assert_eq!(fused.len(), 2);
+    for (a, b) in fused.iter().zip(&host) {
+        assert_eq!(a.proof.to_bytes(), b.proof.to_bytes());
+        assert!(groth16::verify(&pvk, &a.proof, &a.public_inputs).unwrap());
+    }
+    let spmv: Vec<_> = tl.iter().filter(|s| s.stage == Stage::Spmv).collect();
+    assert_eq!(spmv.len(), 2);
+    assert!(spmv.iter().all(|s| s.device == Some(0)), "{spmv:?}");
+    assert!(!tl.iter().any(|s| s.stage == Stage::Quotient));
+}

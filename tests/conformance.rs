@@ -13,8 +13,9 @@ use zkpipe::backend::is_unsupported;
 use zkpipe::loader::{Registry, SearchPath};
 use zkpipe::plugin::{
     BackendConfig, Capabilities, ErrorCode, KeyValue, MsmConfig, NttConfig, NttDirection, NttOrder,
-    QuotientConfig, ops,
+    QuotientConfig, SpmvConfig, ops,
 };
+use zkpipe::r1cs::{Csr, R1cs, Witness};
 use zkpipe::reference;
 use zkpipe::{Backend, Error, Fr, G1Affine, G1Projective, G2Affine, G2Projective, sample};
 
@@ -706,6 +707,376 @@ fn host_memory_trials(t: &Target, out: &mut Vec<Trial>) {
     }
 }
 
+/// How the rows of a random matrix are laid out.
+#[derive(Clone, Copy, Debug)]
+enum Rows {
+    /// 0 to 3 entries, every 29th row long (33 to ~330 entries), every
+    /// 17th empty; every third coefficient one.
+    Mixed,
+    /// As `Mixed`, with every coefficient one.
+    Ones,
+    /// As `Mixed`, with no coefficient one.
+    NoOnes,
+    /// Row 1 holds 5000 entries, the rest 1 to 2.
+    OneHuge,
+}
+
+impl Rows {
+    fn len(self, row: usize) -> usize {
+        match self {
+            Rows::OneHuge if row == 1 => 5000,
+            Rows::OneHuge => 1 + row % 2,
+            _ if row.is_multiple_of(17) => 0,
+            _ if row % 29 == 3 => 33 + (row * 7) % 300,
+            _ => 1 + row % 3,
+        }
+    }
+    fn one(self, entry: usize) -> bool {
+        match self {
+            Rows::Ones => true,
+            Rows::NoOnes => false,
+            _ => entry.is_multiple_of(3),
+        }
+    }
+}
+
+/// A random R1CS that `w` satisfies: A and B rows as `rows` lays them out
+/// (columns random, repeats within a row included), C's row one term
+/// that makes `(A·w)(B·w) = C·w` (empty when the product is 0).
+fn random_r1cs(m: usize, w: &Witness, rows: Rows, seed: u64) -> R1cs {
+    let (ni, na) = (w.inputs.len(), w.aux.len());
+    let vars = ni + na;
+    let mut rng = sample::rng(seed);
+    let full: Vec<Fr> = w.inputs.iter().chain(&w.aux).copied().collect();
+    let mut pick = |bound: usize| (Fr::random(&mut rng).limbs[0] % bound as u64) as usize;
+    let random_vals = sample::scalars(4 * m + 16, seed + 1);
+    let mut val_k = 0;
+    let mut next_val = |one: bool| {
+        val_k = (val_k + 1) % random_vals.len();
+        if one { Fr::one() } else { random_vals[val_k] }
+    };
+    let empty = || Csr {
+        row_ptr: vec![0],
+        cols: vec![],
+        vals: vec![],
+    };
+    let (mut a, mut b, mut c) = (empty(), empty(), empty());
+    for r in 0..m {
+        let mut prod = Fr::one();
+        for (mat, salt) in [(&mut a, 0), (&mut b, 1)] {
+            let mut dot = Fr::ZERO;
+            for _ in 0..rows.len(r + salt) {
+                let col = pick(vars);
+                let v = next_val(rows.one(mat.cols.len()));
+                mat.cols.push(col as u32);
+                mat.vals.push(v);
+                dot = dot.add(&v.mul(&full[col]));
+            }
+            mat.row_ptr.push(mat.cols.len() as u64);
+            prod = prod.mul(&dot);
+        }
+        if !prod.is_zero() {
+            let col = (0..vars)
+                .map(|k| (pick(vars) + k) % vars)
+                .find(|&j| !full[j].is_zero())
+                .expect("a nonzero variable: the constant one");
+            c.cols.push(col as u32);
+            c.vals
+                .push(prod.mul(&full[col].inverse().expect("nonzero")));
+        }
+        c.row_ptr.push(c.cols.len() as u64);
+    }
+    R1cs {
+        num_inputs: ni,
+        num_aux: na,
+        a,
+        b,
+        c,
+    }
+}
+
+fn random_witness(ni: usize, na: usize, seed: u64) -> Witness {
+    let mut inputs = sample::scalars(ni, seed);
+    inputs[0] = Fr::one();
+    Witness {
+        inputs,
+        aux: sample::scalars(na, seed + 1),
+    }
+}
+
+fn spmv_config(log_n: u32, check: bool) -> SpmvConfig {
+    SpmvConfig {
+        device: 0,
+        coset: Fr::from_u64(7),
+        log_n,
+        check,
+        ext: Default::default(),
+    }
+}
+
+/// What the op must give, from core's host code: host SpMV and bellman's
+/// rows, the host check, then the quotient over the CPU backend's NTTs
+/// (or the naive quotient, up to 2^6).
+fn spmv_expected(
+    cpu: &Backend,
+    r1cs: &R1cs,
+    w: &Witness,
+    log_n: u32,
+    check: bool,
+) -> Result<Result<Vec<Fr>, u64>, Failed> {
+    let n = 1usize << log_n;
+    let [mut a, mut b, mut c] = [(); 3].map(|_| vec![Fr::ZERO; n]);
+    fail_on(r1cs.domain_evaluations_into(&w.inputs, &w.aux, [&mut a, &mut b, &mut c]))?;
+    let m = r1cs.num_constraints();
+    let rows = [&a[..m], &b[..m], &c[..m]];
+    if let Some(row) = zkpipe::r1cs::first_unsatisfied_row(rows).filter(|_| check) {
+        return Ok(Err(row as u64));
+    }
+    let g = Fr::from_u64(7);
+    if n <= 64 {
+        return Ok(Ok(reference::quotient(&a, &b, &c, g)));
+    }
+    fail_on(zkpipe::groth16::quotient_by_ntts(
+        cpu, &mut a, &mut b, &mut c, g, 0,
+    ))?;
+    Ok(Ok(a))
+}
+
+/// Uploads `r1cs`, runs the op for `w` and compares with [`spmv_expected`].
+fn check_spmv(
+    be: &Backend,
+    cpu: &Backend,
+    r1cs: &R1cs,
+    w: &Witness,
+    log_n: u32,
+    check: bool,
+) -> Result<(), Failed> {
+    let want = spmv_expected(cpu, r1cs, w, log_n, check)?;
+    let h = fail_on(be.upload_r1cs(r1cs, 0))?;
+    let mut got = vec![Fr::from_u64(3); 1 << log_n];
+    let r = be.quotient_from_witness(h, &w.inputs, &w.aux, &mut got, &spmv_config(log_n, check));
+    fail_on(be.drop_r1cs(h))?;
+    match (fail_on(r)?, want) {
+        (None, Ok(want)) => first_mismatch(&got, &want),
+        (Some(row), Err(want)) if row == want => Ok(()),
+        (got, want) => Err(format!(
+            "first unsatisfied row: backend {got:?}, host {:?}",
+            want.err()
+        )
+        .into()),
+    }
+}
+
+fn spmv_trials(t: &Target, cpu: &Arc<Backend>, other: Option<Arc<Backend>>, out: &mut Vec<Trial>) {
+    if !t.caps.supports(ops::SPMV) {
+        out.push(t.unsupported(ops::SPMV, |be| {
+            let w = random_witness(1, 1, 1);
+            be.upload_r1cs(&random_r1cs(1, &w, Rows::Mixed, 2), 0)
+                .map(|_| ())
+        }));
+        return;
+    }
+    let big = (1usize << max_log()) - 9;
+    let cases: Vec<(usize, usize, usize, Rows)> = vec![
+        (1, 1, 1, Rows::Mixed),
+        (2, 1, 3, Rows::Mixed),
+        (5, 2, 7, Rows::Mixed),
+        (31, 3, 40, Rows::Mixed),
+        (100, 7, 150, Rows::Ones),
+        (100, 7, 150, Rows::NoOnes),
+        (1003, 5, 1500, Rows::Mixed),
+        (57, 2, 60, Rows::OneHuge),
+        (big, 9, big + 100, Rows::Mixed),
+    ];
+    for (m, ni, na, rows) in cases {
+        let log_n = zkpipe::groth16::domain_log_size(m, ni);
+        for (extra, check) in [(0, true), (0, false), (1, true)] {
+            let cpu = cpu.clone();
+            let case = format!(
+                "spmv/{rows:?}/{m}x{ni}+{na}/2^{}{}",
+                log_n + extra,
+                if check { "/checked" } else { "" }
+            );
+            out.push(t.trial(case, move |be| {
+                let w = random_witness(ni, na, m as u64);
+                let r1cs = random_r1cs(m, &w, rows, m as u64 + 50);
+                // Satisfied: the check passes and h matches.
+                check_spmv(be, &cpu, &r1cs, &w, log_n + extra, check)?;
+                // Another witness: unchecked, any h; checked, the same first failing row.
+                let other = random_witness(ni, na, m as u64 + 99);
+                check_spmv(be, &cpu, &r1cs, &other, log_n + extra, check)
+            }));
+        }
+    }
+    let cpu2 = cpu.clone();
+    out.push(t.trial("spmv/unsatisfied-late-row".into(), move |be| {
+        let w = random_witness(3, 300, 5);
+        let mut r1cs = random_r1cs(257, &w, Rows::Mixed, 6);
+        // Break rows 200 and 230 only: the first reported must be 200.
+        for row in [200usize, 230] {
+            let k = r1cs.c.row_ptr[row] as usize;
+            if k == r1cs.c.row_ptr[row + 1] as usize {
+                return Err("row has no C term".into());
+            }
+            r1cs.c.vals[k] = r1cs.c.vals[k].add(&Fr::one());
+        }
+        let log_n = zkpipe::groth16::domain_log_size(257, 3);
+        let h = fail_on(be.upload_r1cs(&r1cs, 0))?;
+        let mut got = vec![Fr::ZERO; 1 << log_n];
+        let row = fail_on(be.quotient_from_witness(
+            h,
+            &w.inputs,
+            &w.aux,
+            &mut got,
+            &spmv_config(log_n, true),
+        ))?;
+        fail_on(be.drop_r1cs(h))?;
+        if row != Some(200) {
+            return Err(format!("first unsatisfied row {row:?}, expected Some(200)").into());
+        }
+        check_spmv(be, &cpu2, &r1cs, &w, log_n, true)
+    }));
+    let cpu3 = cpu.clone();
+    out.push(t.trial("spmv/zero-witness".into(), move |be| {
+        let w = random_witness(4, 200, 7);
+        let r1cs = random_r1cs(300, &w, Rows::Mixed, 8);
+        let zeros = Witness {
+            inputs: vec![Fr::ZERO; 4],
+            aux: vec![Fr::ZERO; 200],
+        };
+        let log_n = zkpipe::groth16::domain_log_size(300, 4);
+        check_spmv(be, &cpu3, &r1cs, &zeros, log_n, true)
+    }));
+    out.push(t.trial("spmv/refusals".into(), move |be| {
+        let w = random_witness(3, 20, 9);
+        let r1cs = random_r1cs(20, &w, Rows::Mixed, 10);
+        let log_n = zkpipe::groth16::domain_log_size(20, 3);
+        let n = 1usize << log_n;
+        let h = fail_on(be.upload_r1cs(&r1cs, 0))?;
+        let mut buf = vec![Fr::ZERO; n];
+        let run = |h, inputs: &[Fr], aux: &[Fr], out: &mut [Fr], log_n| {
+            be.quotient_from_witness(h, inputs, aux, out, &spmv_config(log_n, true))
+        };
+        // The witness's shape.
+        expect_code(
+            run(h, &w.inputs[..2], &w.aux, &mut buf, log_n),
+            ErrorCode::INVALID_INPUT,
+        )?;
+        let long_aux: Vec<Fr> = w.aux.iter().copied().chain([Fr::one()]).collect();
+        expect_code(
+            run(h, &w.inputs, &long_aux, &mut buf, log_n),
+            ErrorCode::INVALID_INPUT,
+        )?;
+        // h_out of another length than 2^log_n, and a domain too small.
+        expect_code(
+            run(h, &w.inputs, &w.aux, &mut buf[..n - 1], log_n),
+            ErrorCode::INVALID_INPUT,
+        )?;
+        let mut twice = vec![Fr::ZERO; 2 * n];
+        expect_code(
+            run(h, &w.inputs, &w.aux, &mut twice, log_n),
+            ErrorCode::INVALID_INPUT,
+        )?;
+        expect_code(
+            run(h, &w.inputs, &w.aux, &mut buf[..n / 2], log_n - 1),
+            ErrorCode::INVALID_INPUT,
+        )?;
+        expect_code(
+            run(h, &w.inputs, &w.aux, &mut buf, 40),
+            ErrorCode::INVALID_INPUT,
+        )?;
+        // A device it does not live on.
+        let mut cfg = spmv_config(log_n, true);
+        cfg.device = 1;
+        expect_code(
+            be.quotient_from_witness(h, &w.inputs, &w.aux, &mut buf, &cfg),
+            ErrorCode::INVALID_INPUT,
+        )?;
+        // The handle still works after the refusals.
+        if fail_on(run(h, &w.inputs, &w.aux, &mut buf, log_n))?.is_some() {
+            return Err("a satisfying witness was reported unsatisfied".into());
+        }
+        // Dropped handles, twice dropped, never made.
+        fail_on(be.drop_r1cs(h))?;
+        expect_code(
+            run(h, &w.inputs, &w.aux, &mut buf, log_n),
+            ErrorCode::INVALID_INPUT,
+        )?;
+        expect_code(be.drop_r1cs(h), ErrorCode::INVALID_INPUT)?;
+        expect_code(
+            run(
+                zkpipe::plugin::R1csHandle(12345),
+                &w.inputs,
+                &w.aux,
+                &mut buf,
+                log_n,
+            ),
+            ErrorCode::INVALID_INPUT,
+        )?;
+        // A handle of another instance of this backend.
+        if let Some(other) = &other {
+            let theirs = fail_on(other.upload_r1cs(&r1cs, 0))?;
+            let r = run(theirs, &w.inputs, &w.aux, &mut buf, log_n);
+            fail_on(other.drop_r1cs(theirs))?;
+            expect_code(r, ErrorCode::INVALID_INPUT)?;
+        }
+        // Malformed matrices are refused before the backend sees them.
+        let broken: [fn(&mut R1cs); 6] = [
+            |r| r.a.row_ptr[1] = r.a.row_ptr[2] + 1,
+            |r| r.b.cols[0] = (r.num_inputs + r.num_aux) as u32,
+            |r| r.c.vals.push(Fr::one()),
+            |r| {
+                r.b.row_ptr.pop();
+            },
+            |r| r.a.row_ptr[0] = 1,
+            |r| *r.c.row_ptr.last_mut().unwrap() += 1,
+        ];
+        for (k, f) in broken.iter().enumerate() {
+            let mut bad = r1cs.clone();
+            f(&mut bad);
+            expect_code(be.upload_r1cs(&bad, 0), ErrorCode::INVALID_INPUT)
+                .map_err(|e| format!("malformed case {k}: {}", e.message().unwrap_or("")))?;
+        }
+        expect_code(be.upload_r1cs(&r1cs, 99), ErrorCode::INVALID_INPUT)
+    }));
+    // A whole proof through the op equals the host SpMV path's, byte for byte.
+    out.push(t.shared_trial("spmv/whole-proof/sha256-1", move |be| {
+        let circuit = || zkpipe_circuits::BenchCircuit::new("sha256", "1", 3).unwrap();
+        let (r1cs, w) = fail_on(R1cs::record(circuit()))?;
+        let params = Arc::new(zkpipe::groth16::setup(&r1cs, 4));
+        let r1cs = Arc::new(r1cs);
+        let build = |device: bool| {
+            zkpipe::groth16::ProverBuilder::new(be.clone())
+                .device_spmv(device)
+                .build(params.clone(), r1cs.clone())
+        };
+        let (fused, host) = (fail_on(build(true))?, fail_on(build(false))?);
+        if !fused.device_spmv() || host.device_spmv() {
+            return Err("device_spmv(true/false) was not honoured".into());
+        }
+        let (r, s) = (Fr::from_u64(17), Fr::from_u64(19));
+        let (p1, _) = fail_on(fused.prove(&w, r, s))?;
+        let (p2, _) = fail_on(host.prove(&w, r, s))?;
+        if p1.to_bytes() != p2.to_bytes() {
+            return Err("the fused path's proof differs from the host path's".into());
+        }
+        let pvk = zkpipe::groth16::PreparedVerifyingKey::new(&params.vk);
+        if !fail_on(zkpipe::groth16::verify(&pvk, &p1, w.public_inputs()))? {
+            return Err("the fused path's proof does not verify".into());
+        }
+        // An unsatisfying witness: the same refusal on both paths.
+        let mut bad = w.clone();
+        let k = bad.aux.len() / 2;
+        bad.aux[k] = bad.aux[k].add(&Fr::one());
+        let e1 = fused.prove(&bad, r, s).err().map(|e| e.to_string());
+        let e2 = host.prove(&bad, r, s).err().map(|e| e.to_string());
+        if e1.is_none() || e1 != e2 {
+            return Err(format!("unsatisfied witness: fused {e1:?}, host {e2:?}").into());
+        }
+        Ok(())
+    }));
+}
+
 /// Backend settings whose resident MSMs are checked again: the CUDA
 /// backend's precomputed tables at the most windows (12-bit, 22 windows)
 /// and at the widest window (22-bit: buckets far outnumber the points),
@@ -750,6 +1121,10 @@ fn main() {
         },
     ));
 
+    let cpu_reference = registry
+        .create("cpu", &BackendConfig::default())
+        .ok()
+        .map(Arc::new);
     for plugin in &registry.plugins {
         let backend = match plugin.create(&BackendConfig::default()) {
             Ok(b) => Arc::new(b),
@@ -795,6 +1170,16 @@ fn main() {
         ntt_trials(&target, &mut trials);
         quotient_trials(&target, &mut trials);
         host_memory_trials(&target, &mut trials);
+        match &cpu_reference {
+            Some(cpu) => {
+                let other = plugin.create(&BackendConfig::default()).ok().map(Arc::new);
+                spmv_trials(&target, cpu, other, &mut trials);
+            }
+            None => trials.push(Trial::test(
+                format!("[{}] spmv (no cpu backend to compare with)", plugin.name),
+                || Err("the spmv trials need the cpu plugin as their reference".into()),
+            )),
+        }
         // Settings that change how resident bases are kept: their MSMs again.
         for (key, value) in SETTINGS
             .iter()

@@ -672,3 +672,41 @@ fn proof_files_are_bounded_before_they_are_read() {
     );
     assert!(start.elapsed() < std::time::Duration::from_secs(1));
 }
+
+/// With SpMV in the backend (asked of the CPU plugin here), a proof's host
+/// bytes leave out the three evaluation vectors and the device's memory
+/// left for proofs leaves out the uploaded matrices; the proofs are the
+/// host path's.
+#[test]
+fn device_spmv_accounts_for_its_memory_and_proves_the_same_bytes() {
+    let (r1cs, w) = R1cs::record(BenchCircuit::new("squaring-chain", "100", 1).unwrap()).unwrap();
+    let params = Arc::new(groth16::setup(&r1cs, 5));
+    let r1cs = Arc::new(r1cs);
+    let build = |on: bool| {
+        groth16::ProverBuilder::new(cpu())
+            .device_spmv(on)
+            .build(params.clone(), r1cs.clone())
+            .unwrap()
+    };
+    let (fused, host) = (build(true), build(false));
+    // The CPU's default: host SpMV (the matrices would be a second copy).
+    assert!(
+        !Prover::new(cpu(), params.clone(), r1cs.clone())
+            .unwrap()
+            .device_spmv()
+    );
+    assert!(fused.device_spmv() && !host.device_spmv());
+    let n = 1u64 << groth16::domain_log_size(r1cs.num_constraints(), r1cs.num_inputs);
+    assert_eq!(host.partition_bytes() - fused.partition_bytes(), 3 * 32 * n);
+    let matrices = r1cs.as_seam().bytes();
+    assert!(matrices > 0);
+    assert_eq!(host.device_memory() - fused.device_memory(), matrices);
+    let (r, s) = (Fr::from_u64(3), Fr::from_u64(4));
+    let (a, times) = fused.prove(&w, r, s).unwrap();
+    let (b, _) = host.prove(&w, r, s).unwrap();
+    assert_eq!(a.to_bytes(), b.to_bytes());
+    assert_eq!(
+        times.get(groth16::Stage::Quotient),
+        std::time::Duration::ZERO
+    );
+}

@@ -6,8 +6,9 @@ use abi_stable::std_types::{RResult, RSlice, RSliceMut};
 use crate::Error;
 use crate::plugin::{
     AccelError, AccelResult, AcceleratorBox, BackendInfo, BasesHandle, BasesRef, Capabilities,
-    MsmConfig, NttConfig,
+    MsmConfig, NttConfig, R1csHandle, SpmvConfig,
 };
+use crate::r1cs::R1cs;
 use crate::types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 /// One backend instance. Cheap to share by reference across threads.
@@ -223,6 +224,52 @@ impl Backend {
     /// `INVALID_INPUT` for an address the backend did not lend.
     pub fn host_free(&self, address: u64) -> Result<(), Error> {
         self.lift(self.inner.host_free(address))
+    }
+
+    /// Keeps `r1cs`'s matrices in the backend on `device` (see
+    /// [`crate::plugin::Accelerator::upload_r1cs`]).
+    ///
+    /// # Errors
+    /// `UNSUPPORTED` unless [`Backend::capabilities`] lists
+    /// [`ops::SPMV`](crate::plugin::ops::SPMV); `OUT_OF_MEMORY`; `INVALID_INPUT`
+    /// for malformed matrices.
+    pub fn upload_r1cs(&self, r1cs: &R1cs, device: u32) -> Result<R1csHandle, Error> {
+        self.lift(self.inner.upload_r1cs(r1cs.as_seam(), device))
+    }
+
+    /// Frees matrices from [`Backend::upload_r1cs`].
+    ///
+    /// # Errors
+    /// `INVALID_INPUT` for an unknown handle.
+    pub fn drop_r1cs(&self, handle: R1csHandle) -> Result<(), Error> {
+        self.lift(self.inner.drop_r1cs(handle))
+    }
+
+    /// Groth16's quotient from a witness over resident matrices, into
+    /// `h_out`; `Some(row)`, `h_out` then unspecified, when `config.check`
+    /// finds constraint `row` unsatisfied (see
+    /// [`crate::plugin::Accelerator::quotient_from_witness`]).
+    ///
+    /// # Errors
+    /// `INVALID_INPUT` for a handle this backend does not hold, a witness of
+    /// another shape or an `h_out` not of the domain's length; other
+    /// backend errors.
+    pub fn quotient_from_witness(
+        &self,
+        handle: R1csHandle,
+        inputs: &[Fr],
+        aux: &[Fr],
+        h_out: &mut [Fr],
+        config: &SpmvConfig,
+    ) -> Result<Option<u64>, Error> {
+        self.lift(self.inner.quotient_from_witness(
+            handle,
+            RSlice::from_slice(inputs),
+            RSlice::from_slice(aux),
+            RSliceMut::from_mut_slice(h_out),
+            config,
+        ))
+        .map(|r| r.into_option())
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::circuit::CircuitSource;
 use crate::groth16::{self, ProverBuilder};
 use crate::loader::Registry;
-use crate::plugin::{MsmConfig, NttConfig, NttDirection, NttOrder};
+use crate::plugin::{MsmConfig, NttConfig, NttDirection, NttOrder, SpmvConfig};
 use crate::r1cs::R1cs;
 use crate::{Backend, Error, Fr, sample};
 
@@ -101,6 +101,14 @@ pub fn run(
             check(format!("ntt/{name}/2^{log}"), ops.ntt(log, &cfg));
         }
     }
+    check(
+        format!(
+            "spmv + quotient from the witness ({} {})",
+            circuit.name(),
+            circuit.size()
+        ),
+        ops.spmv(circuit, &r1cs),
+    );
     check(
         format!(
             "groth16 proof bytes ({} {})",
@@ -214,6 +222,40 @@ impl Ops<'_> {
             ..cfg.clone()
         };
         self.reference.ntt(&mut b, &on_reference)?;
+        Ok(a.iter().zip(&b).position(|(x, y)| x != y).map(|i| {
+            format!(
+                "first mismatch at index {i}: got {:?}, reference {:?}",
+                a[i], b[i]
+            )
+        }))
+    }
+
+    /// The circuit's `h` from its witness over uploaded matrices, with the
+    /// check, on both backends.
+    fn spmv(&self, circuit: &dyn CircuitSource, r1cs: &R1cs) -> Result<Option<String>, Error> {
+        let w = circuit.witness(self.seed)?;
+        let log_n = groth16::domain_log_size(r1cs.num_constraints(), r1cs.num_inputs);
+        let run = |be: &Backend, device: u32| -> Result<Vec<Fr>, Error> {
+            let handle = be.upload_r1cs(r1cs, device)?;
+            let mut h = vec![Fr::ZERO; 1 << log_n];
+            let cfg = SpmvConfig {
+                device,
+                coset: Fr::from_u64(groth16::COSET_SHIFT),
+                log_n,
+                check: true,
+                ext: Default::default(),
+            };
+            let r = be.quotient_from_witness(handle, &w.inputs, &w.aux, &mut h, &cfg);
+            let _ = be.drop_r1cs(handle);
+            match r? {
+                None => Ok(h),
+                Some(row) => Err(Error::InvalidInput(format!(
+                    "{}: constraint {row} fails for the witness",
+                    be.name()
+                ))),
+            }
+        };
+        let (a, b) = (run(self.test, self.device)?, run(self.reference, 0)?);
         Ok(a.iter().zip(&b).position(|(x, y)| x != y).map(|i| {
             format!(
                 "first mismatch at index {i}: got {:?}, reference {:?}",

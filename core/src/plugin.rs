@@ -204,6 +204,11 @@ pub mod ops {
     /// Host memory the backend moves fastest, lent to the caller (see
     /// [`Accelerator::host_alloc`]).
     pub const HOST_MEMORY: &str = "host_memory";
+    /// R1CS matrices kept in the backend and Groth16's quotient straight
+    /// from a witness: SpMV, the satisfaction check and the quotient in one
+    /// call (see [`Accelerator::quotient_from_witness`]). Its size limit is
+    /// the domain's log size.
+    pub const SPMV: &str = "spmv";
     /// Every op name, in display order.
     pub const ALL: &[&str] = &[
         MSM_G1,
@@ -214,6 +219,7 @@ pub mod ops {
         NTT,
         QUOTIENT,
         HOST_MEMORY,
+        SPMV,
     ];
 }
 
@@ -413,6 +419,215 @@ pub struct QuotientConfig {
     pub ext: RVec<KeyValue>,
 }
 
+/// Identifies R1CS matrices kept inside a backend ([`Accelerator::upload_r1cs`]).
+/// Backends mint them with [`HandleMint`], so a handle of another backend
+/// instance is refused as unknown rather than taken for one of its own.
+#[repr(transparent)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct R1csHandle(pub u64);
+
+/// One sparse matrix in compressed sparse row form, borrowed for a call:
+/// row `r`'s entries are `row_ptr[r]..row_ptr[r + 1]` of `cols` (the
+/// variable, an index into `inputs ‖ aux`) and `vals` (its coefficient).
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug)]
+pub struct CsrRef<'a> {
+    /// Row starts, one more than the rows; the first 0, the last `cols.len()`.
+    pub row_ptr: RSlice<'a, u64>,
+    /// Column of each entry.
+    pub cols: RSlice<'a, u32>,
+    /// Coefficient of each entry.
+    pub vals: RSlice<'a, Fr>,
+}
+
+impl CsrRef<'_> {
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.row_ptr.len().saturating_sub(1)
+    }
+
+    /// Bytes of its three arrays.
+    pub fn bytes(&self) -> u64 {
+        (8 * self.row_ptr.len() + 4 * self.cols.len() + 32 * self.vals.len()) as u64
+    }
+
+    fn check(&self, name: &str, vars: u64) -> Result<(), AccelError> {
+        let bad = |what: String| AccelError::invalid_input(format!("upload_r1cs: {name}: {what}"));
+        let (ptr, nnz) = (self.row_ptr.as_slice(), self.cols.len());
+        if ptr.first() != Some(&0) {
+            return Err(bad("row_ptr must start with 0".into()));
+        }
+        if self.vals.len() != nnz {
+            return Err(bad(format!(
+                "{nnz} columns but {} coefficients",
+                self.vals.len()
+            )));
+        }
+        if let Some(r) = ptr.windows(2).position(|w| w[0] > w[1]) {
+            return Err(bad(format!("row_ptr decreases at row {r}")));
+        }
+        if ptr.last() != Some(&(nnz as u64)) {
+            return Err(bad(format!(
+                "row_ptr ends at {:?}, not at the {nnz} entries",
+                ptr.last()
+            )));
+        }
+        use rayon::prelude::*;
+        if let Some(k) = self
+            .cols
+            .as_slice()
+            .par_iter()
+            .with_min_len(1 << 16)
+            .position_first(|&c| c as u64 >= vars)
+        {
+            return Err(bad(format!(
+                "entry {k} names variable {} of {vars}",
+                self.cols[k]
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A recorded constraint system borrowed for [`Accelerator::upload_r1cs`]:
+/// `A·w ∘ B·w = C·w` row by row for `w = inputs ‖ aux`.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug)]
+pub struct R1csRef<'a> {
+    /// Left factors, one row per constraint.
+    pub a: CsrRef<'a>,
+    /// Right factors.
+    pub b: CsrRef<'a>,
+    /// Products.
+    pub c: CsrRef<'a>,
+    /// Public inputs, the constant one included.
+    pub num_inputs: u64,
+    /// Private variables.
+    pub num_aux: u64,
+}
+
+impl R1csRef<'_> {
+    /// Its size, as ops check calls against it.
+    pub fn shape(&self) -> R1csShape {
+        R1csShape {
+            rows: self.a.rows() as u64,
+            num_inputs: self.num_inputs,
+            num_aux: self.num_aux,
+        }
+    }
+
+    /// Bytes of the three matrices' arrays.
+    pub fn bytes(&self) -> u64 {
+        self.a.bytes() + self.b.bytes() + self.c.bytes()
+    }
+
+    /// Checks that the matrices are well-formed CSR of one row count whose
+    /// columns name variables that exist ([`Guarded`] runs it before a
+    /// backend sees the matrices, so kernels may index without checks).
+    ///
+    /// # Errors
+    /// `INVALID_INPUT`, saying what is wrong.
+    pub fn check(&self) -> Result<(), AccelError> {
+        let vars = self
+            .num_inputs
+            .checked_add(self.num_aux)
+            .ok_or_else(|| AccelError::invalid_input("upload_r1cs: variable count overflows"))?;
+        for (name, m) in [("A", &self.a), ("B", &self.b), ("C", &self.c)] {
+            m.check(name, vars)?;
+        }
+        if self.b.rows() != self.a.rows() || self.c.rows() != self.a.rows() {
+            return Err(AccelError::invalid_input(format!(
+                "upload_r1cs: A, B and C have {}, {} and {} rows",
+                self.a.rows(),
+                self.b.rows(),
+                self.c.rows()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The size of uploaded matrices: what a witness and a domain must fit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct R1csShape {
+    /// Constraints.
+    pub rows: u64,
+    /// Public inputs, the constant one included.
+    pub num_inputs: u64,
+    /// Private variables.
+    pub num_aux: u64,
+}
+
+impl R1csShape {
+    /// Checks a [`Accelerator::quotient_from_witness`] call against this
+    /// shape: the witness's lengths, and a domain of `n` holding the
+    /// constraints and bellman's one row per input.
+    ///
+    /// # Errors
+    /// `INVALID_INPUT`, saying what does not fit.
+    pub fn check_call(&self, inputs: usize, aux: usize, n: usize) -> Result<(), AccelError> {
+        if inputs as u64 != self.num_inputs || aux as u64 != self.num_aux {
+            return Err(AccelError::invalid_input(format!(
+                "quotient_from_witness: witness of {inputs} inputs and {aux} aux; \
+                 the R1CS has {} and {}",
+                self.num_inputs, self.num_aux
+            )));
+        }
+        if (n as u64) < self.rows + self.num_inputs {
+            return Err(AccelError::invalid_input(format!(
+                "quotient_from_witness: a domain of {n} cannot hold {} constraints and {} input rows",
+                self.rows, self.num_inputs
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Mints handles unique to one backend instance: a random tag in the top
+/// 32 bits, a counter below. Handles of another instance (or another
+/// backend, whose counter starts at the same place) then miss its table.
+#[derive(Debug)]
+pub struct HandleMint {
+    tag: u64,
+    next: std::sync::atomic::AtomicU64,
+}
+
+impl Default for HandleMint {
+    fn default() -> Self {
+        use std::hash::BuildHasher;
+        // RandomState's keys differ per instance: no RNG dependency needed.
+        let random = std::collections::hash_map::RandomState::new().hash_one(0u8);
+        HandleMint {
+            tag: (random | 1) << 32,
+            next: std::sync::atomic::AtomicU64::new(1),
+        }
+    }
+}
+
+impl HandleMint {
+    /// A handle value not returned before by this mint.
+    pub fn next(&self) -> u64 {
+        self.tag | (self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) & 0xffff_ffff)
+    }
+}
+
+/// Settings of [`Accelerator::quotient_from_witness`].
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug)]
+pub struct SpmvConfig {
+    /// Device index: where the matrices were uploaded.
+    pub device: u32,
+    /// Coset shift g (bellperson: 7).
+    pub coset: Fr,
+    /// The domain's log size: `h_out` holds 2^`log_n` elements.
+    pub log_n: u32,
+    /// Check `(A·w)·(B·w) = C·w` on every constraint first, and report the
+    /// first that fails instead of computing `h`.
+    pub check: bool,
+    /// Backend-only settings.
+    pub ext: RVec<KeyValue>,
+}
+
 // ------------------------------------------------------------------ the trait at the seam
 
 /// The FFI-safe accelerator interface (one object per backend instance).
@@ -487,6 +702,35 @@ pub trait Accelerator: Send + Sync {
     /// Frees memory from [`Accelerator::host_alloc`]; the caller has no op
     /// in flight on it. `INVALID_INPUT` for an address it did not return.
     fn host_free(&self, address: u64) -> AccelResult<()>;
+    /// Copies R1CS matrices into the backend (device memory for GPUs) for
+    /// [`Accelerator::quotient_from_witness`]; they count against the
+    /// device's memory like resident bases. Listed as [`ops::SPMV`].
+    /// Added after `host_free`: a plugin built before it has a shorter
+    /// vtable, which the loader's layout check refuses ("incompatible
+    /// plugin interface"; rebuild it).
+    fn upload_r1cs(&self, r1cs: R1csRef<'_>, device: u32) -> AccelResult<R1csHandle>;
+    /// Frees uploaded matrices. `INVALID_INPUT` for an unknown handle.
+    fn drop_r1cs(&self, handle: R1csHandle) -> AccelResult<()>;
+    /// Groth16's quotient from a witness `w = inputs ‖ aux` (two slices:
+    /// joining them would cost the host copy this op exists to avoid), over
+    /// the domain of n = `h_out.len()` = 2^`config.log_n` points: `a, b, c`
+    /// = `A·w, B·w, C·w` on the constraints' rows, then bellman's rows
+    /// `input_i · 1 = 0` (the inputs in `a`), then zeros; with
+    /// `config.check`, the first constraint where `a·b ≠ c` is returned as
+    /// `Some(row)` and `h_out`'s contents are unspecified (a host backend
+    /// may have used it for `a`); else `h_out` gets what
+    /// [`Accelerator::quotient`] gives for `a, b, c` and the result is
+    /// `None`. The vectors stay inside the backend. `INVALID_INPUT` for an
+    /// unknown or dropped handle, one of another device, a witness of
+    /// another shape, or a domain too small for the rows.
+    fn quotient_from_witness(
+        &self,
+        handle: R1csHandle,
+        inputs: RSlice<'_, Fr>,
+        aux: RSlice<'_, Fr>,
+        h_out: RSliceMut<'_, Fr>,
+        config: &SpmvConfig,
+    ) -> AccelResult<ROption<u64>>;
 }
 
 /// An owned accelerator trait object, as returned by a plugin's `new`.
@@ -619,6 +863,37 @@ pub trait AcceleratorImpl: Send + Sync + 'static {
     /// `INVALID_INPUT` for an address this backend did not lend.
     fn host_free(&self, _address: u64) -> Result<(), AccelError> {
         Err(AccelError::unsupported(ops::HOST_MEMORY))
+    }
+    /// See [`Accelerator::upload_r1cs`]; the matrices arrive checked
+    /// ([`R1csRef::check`]).
+    ///
+    /// # Errors
+    /// `OUT_OF_MEMORY` when they do not fit; any other [`AccelError`].
+    fn upload_r1cs(&self, _r1cs: R1csRef<'_>, _device: u32) -> Result<R1csHandle, AccelError> {
+        Err(AccelError::unsupported(ops::SPMV))
+    }
+    /// See [`Accelerator::drop_r1cs`].
+    ///
+    /// # Errors
+    /// `INVALID_INPUT` for an unknown handle.
+    fn drop_r1cs(&self, _handle: R1csHandle) -> Result<(), AccelError> {
+        Err(AccelError::unsupported(ops::SPMV))
+    }
+    /// See [`Accelerator::quotient_from_witness`]; `h_out` arrives of
+    /// length 2^`config.log_n` and the coset shift nonzero. Check the rest
+    /// with [`R1csShape::check_call`].
+    ///
+    /// # Errors
+    /// `INVALID_INPUT` as listed there; any other [`AccelError`].
+    fn quotient_from_witness(
+        &self,
+        _handle: R1csHandle,
+        _inputs: &[Fr],
+        _aux: &[Fr],
+        _h_out: &mut [Fr],
+        _config: &SpmvConfig,
+    ) -> Result<Option<u64>, AccelError> {
+        Err(AccelError::unsupported(ops::SPMV))
     }
 }
 
@@ -808,6 +1083,49 @@ impl<T: AcceleratorImpl> Accelerator for Guarded<T> {
     }
     fn host_free(&self, address: u64) -> AccelResult<()> {
         guard(ops::HOST_MEMORY, || self.0.host_free(address))
+    }
+    fn upload_r1cs(&self, r1cs: R1csRef<'_>, device: u32) -> AccelResult<R1csHandle> {
+        guard("upload_r1cs", || {
+            r1cs.check()?;
+            self.0.upload_r1cs(r1cs, device)
+        })
+    }
+    fn drop_r1cs(&self, handle: R1csHandle) -> AccelResult<()> {
+        guard("drop_r1cs", || self.0.drop_r1cs(handle))
+    }
+    fn quotient_from_witness(
+        &self,
+        handle: R1csHandle,
+        inputs: RSlice<'_, Fr>,
+        aux: RSlice<'_, Fr>,
+        mut h_out: RSliceMut<'_, Fr>,
+        config: &SpmvConfig,
+    ) -> AccelResult<ROption<u64>> {
+        guard("quotient_from_witness", || {
+            if config.log_n > crate::types::FR_TWO_ADICITY
+                || h_out.len() as u64 != 1u64 << config.log_n
+            {
+                return Err(AccelError::invalid_input(format!(
+                    "quotient_from_witness: h_out holds {} elements, not the 2^{} of the domain",
+                    h_out.len(),
+                    config.log_n
+                )));
+            }
+            if config.coset.is_zero() {
+                return Err(AccelError::invalid_input(
+                    "quotient_from_witness: coset shift must be nonzero",
+                ));
+            }
+            self.0
+                .quotient_from_witness(
+                    handle,
+                    inputs.as_slice(),
+                    aux.as_slice(),
+                    h_out.as_mut_slice(),
+                    config,
+                )
+                .map(ROption::from)
+        })
     }
 }
 

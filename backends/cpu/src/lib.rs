@@ -22,8 +22,10 @@ use std::sync::{Arc, Mutex};
 use zkpipe_core::lent_memory::LentMemory;
 use zkpipe_core::plugin::{
     AccelError, AcceleratorImpl, BackendConfig, BackendInfo, BackendPlugin, BasesHandle, BasesRef,
-    Capabilities, DeviceInfo, DeviceKind, ErrorCode, MsmConfig, NttConfig, OpSupport, ops,
+    Capabilities, DeviceInfo, DeviceKind, ErrorCode, HandleMint, MsmConfig, NttConfig, OpSupport,
+    R1csHandle, R1csRef, SpmvConfig, ops,
 };
+use zkpipe_core::r1cs::R1cs;
 use zkpipe_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 /// Bases kept across calls (cheap to clone: shared).
@@ -55,6 +57,9 @@ pub struct CpuBackend {
     /// Heap blocks lent through `host_alloc` (the prover reuses them
     /// across proofs instead of faulting fresh pages in each time).
     lent: LentMemory,
+    /// Uploaded R1CS matrices and the logical device of each.
+    matrices: Mutex<HashMap<u64, (u32, Arc<R1cs>)>>,
+    mint: HandleMint,
 }
 
 impl BackendPlugin for CpuBackend {
@@ -120,6 +125,8 @@ impl BackendPlugin for CpuBackend {
             twiddles: ntt::Twiddles::default(),
             lent: LentMemory::default(),
             faults,
+            matrices: Mutex::new(HashMap::new()),
+            mint: HandleMint::default(),
         })
     }
 }
@@ -225,6 +232,13 @@ fn short_bases(h: BasesHandle, have: usize, want: usize) -> AccelError {
     ))
 }
 
+fn unknown_r1cs(h: R1csHandle) -> AccelError {
+    AccelError::invalid_input(format!(
+        "unknown r1cs handle {:#x} (dropped, or of another backend)",
+        h.0
+    ))
+}
+
 fn unknown_handle(h: BasesHandle) -> AccelError {
     AccelError::invalid_input(format!("unknown bases handle {}", h.0))
 }
@@ -276,6 +290,8 @@ impl AcceleratorImpl for CpuBackend {
                 OpSupport::new(ops::RESIDENT_BASES, 32),
                 op(ops::NTT, 32),
                 OpSupport::new(ops::HOST_MEMORY, 32),
+                // B·w and C·w beside h_out, and the NTTs' table.
+                op(ops::SPMV, 3 * 32),
             ]
             .into(),
         }
@@ -342,6 +358,76 @@ impl AcceleratorImpl for CpuBackend {
         }
         pool.install(|| ntt::ntt(values, config, &self.twiddles));
         Ok(())
+    }
+
+    fn upload_r1cs(&self, r1cs: R1csRef<'_>, device: u32) -> Result<R1csHandle, AccelError> {
+        let pool = self.pool(device)?;
+        let copy = Arc::new(pool.install(|| R1cs::from_seam(&r1cs)));
+        let id = self.mint.next();
+        self.matrices.lock().unwrap().insert(id, (device, copy));
+        Ok(R1csHandle(id))
+    }
+
+    fn drop_r1cs(&self, handle: R1csHandle) -> Result<(), AccelError> {
+        self.matrices
+            .lock()
+            .unwrap()
+            .remove(&handle.0)
+            .map(|_| ())
+            .ok_or_else(|| unknown_r1cs(handle))
+    }
+
+    /// The reference: core's host SpMV and its quotient steps over this
+    /// backend's NTTs, as the prover's host path runs them.
+    fn quotient_from_witness(
+        &self,
+        handle: R1csHandle,
+        inputs: &[Fr],
+        aux: &[Fr],
+        h_out: &mut [Fr],
+        config: &SpmvConfig,
+    ) -> Result<Option<u64>, AccelError> {
+        let pool = self.pool(config.device)?;
+        let r1cs = match self.matrices.lock().unwrap().get(&handle.0) {
+            None => return Err(unknown_r1cs(handle)),
+            Some((d, _)) if *d != config.device => {
+                return Err(AccelError::invalid_input(format!(
+                    "r1cs handle {:#x} lives on device {d}, not on device {}",
+                    handle.0, config.device
+                )));
+            }
+            Some((_, r)) => r.clone(),
+        };
+        let shape = r1cs.as_seam().shape();
+        let n = h_out.len();
+        shape.check_call(inputs.len(), aux.len(), n)?;
+        let z_inv = zkpipe_core::groth16::vanishing_inverse(&config.coset, n).ok_or_else(|| {
+            AccelError::invalid_input("quotient_from_witness: gⁿ = 1 for this coset shift")
+        })?;
+        pool.install(|| {
+            let (mut b, mut c) = (vec![Fr::ZERO; n], vec![Fr::ZERO; n]);
+            r1cs.domain_evaluations_into(inputs, aux, [&mut *h_out, &mut b, &mut c])
+                .map_err(|e| AccelError::invalid_input(e.to_string()))?;
+            let m = r1cs.num_constraints();
+            if config.check {
+                let rows = [&h_out[..m], &b[..m], &c[..m]];
+                if let Some(row) = zkpipe_core::r1cs::first_unsatisfied_row(rows) {
+                    return Ok(Some(row as u64));
+                }
+            }
+            let mut ntt = |v: &mut [Fr], cfg: &NttConfig| -> Result<(), AccelError> {
+                ntt::ntt(v, cfg, &self.twiddles);
+                Ok(())
+            };
+            zkpipe_core::groth16::quotient_steps(
+                &mut ntt,
+                [h_out, &mut b, &mut c],
+                config.coset,
+                z_inv,
+                config.device,
+            )?;
+            Ok(None)
+        })
     }
 
     fn host_alloc(&self, bytes: u64) -> Result<u64, AccelError> {

@@ -41,6 +41,10 @@ pub(crate) struct Gpu {
     pub(crate) powers: CudaFunction,
     /// The twiddle table's lower stages from its top one.
     pub(crate) twiddle_lower: CudaFunction,
+    /// CSR SpMV: a thread per short row, a warp per long one; the check.
+    pub(crate) spmv_rows: CudaFunction,
+    pub(crate) spmv_long: CudaFunction,
+    pub(crate) r1cs_check: CudaFunction,
     pub(crate) msm: MsmKernels,
     /// Twiddles `[ω^0 .. ω^(n/2−1)]` per (log n, inverse), kept on the device.
     /// Per direction (forward, inverse): the stage-major twiddle table and
@@ -125,6 +129,9 @@ fn open_gpu(ordinal: usize, lent: &Arc<LentMemory>) -> Result<(Gpu, String), Str
         quotient_combine: f("quotient_combine")?,
         powers: f("powers")?,
         twiddle_lower: f("twiddle_lower")?,
+        spmv_rows: f("spmv_rows")?,
+        spmv_long: f("spmv_long")?,
+        r1cs_check: f("r1cs_check")?,
         msm: MsmKernels::load(&module)?,
         twiddles: Mutex::new([None, None]),
         factors: Mutex::new(HashMap::new()),
@@ -166,6 +173,9 @@ pub(crate) fn discover(lent: &Arc<LentMemory>) -> (Vec<Gpu>, String) {
     if count == 0 {
         notes.push("the driver reports no CUDA devices".into());
     }
-    notes.push("ops: msm_g1, msm_g2 (resident bases), ntt, quotient, host_memory".into());
+    notes.push(
+        "ops: msm_g1, msm_g2 (resident bases), ntt, quotient, host_memory, spmv (resident r1cs)"
+            .into(),
+    );
     (gpus, notes.join("; "))
 }

@@ -4,7 +4,8 @@
 //!
 //! Ops: G1/G2 MSM (Pippenger, signed digits, bucket sorting, XYZZ buckets),
 //! bases resident on the device behind handles, NTT in all orders and on
-//! cosets.
+//! cosets, Groth16's quotient from a witness over resident R1CS matrices
+//! (CSR SpMV on the device).
 //!
 //! With no NVIDIA driver (or no NVRTC) the plugin still loads and reports
 //! zero devices and the reason; it never panics or aborts.
@@ -24,6 +25,7 @@ mod msm_kernels;
 mod ntt;
 mod ntt_plan;
 mod nvrtc;
+mod spmv;
 mod staging;
 mod words;
 
@@ -34,8 +36,8 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::CudaSlice;
 use zkpipe_core::plugin::{
     AccelError, AcceleratorImpl, BackendConfig, BackendInfo, BackendPlugin, BasesHandle, BasesRef,
-    Capabilities, DeviceInfo, DeviceKind, ErrorCode, MsmConfig, NttConfig, OpSupport,
-    QuotientConfig, ext_get, ops,
+    Capabilities, DeviceInfo, DeviceKind, ErrorCode, HandleMint, MsmConfig, NttConfig, OpSupport,
+    QuotientConfig, R1csHandle, R1csRef, SpmvConfig, ext_get, ops,
 };
 use zkpipe_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
@@ -56,6 +58,9 @@ pub fn kernels() -> impl Iterator<Item = &'static str> {
         "quotient_combine",
         "powers",
         "twiddle_lower",
+        "spmv_rows",
+        "spmv_long",
+        "r1cs_check",
     ]
     .into_iter()
     .chain(msm_kernels::KERNELS)
@@ -156,6 +161,9 @@ pub struct CudaBackend {
     precompute: Precompute,
     resident: Mutex<HashMap<u64, Resident>>,
     next_handle: AtomicU64,
+    /// R1CS matrices on the devices.
+    matrices: Mutex<HashMap<u64, Arc<spmv::DeviceR1cs>>>,
+    mint: HandleMint,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -202,6 +210,8 @@ impl BackendPlugin for CudaBackend {
             precompute,
             resident: Mutex::new(HashMap::new()),
             next_handle: AtomicU64::new(1),
+            matrices: Mutex::new(HashMap::new()),
+            mint: HandleMint::default(),
         })
     }
 }
@@ -365,15 +375,20 @@ impl CudaBackend {
         if !notes.is_empty() {
             notes.push_str("; ");
         }
+        let matrices = self.matrices.lock().unwrap();
+        let matrix_bytes: usize = matrices.values().map(|m| m.bytes).sum();
         notes.push_str(&format!(
-            "precompute {}; resident bases: {} sets ({fixed} precomputed), {} MiB",
+            "precompute {}; resident bases: {} sets ({fixed} precomputed), {} MiB; \
+             resident r1cs: {} ({} MiB)",
             match self.precompute {
                 Precompute::Off => "off".to_string(),
                 Precompute::Auto => "auto".to_string(),
                 Precompute::Window(c) => format!("{c}-bit"),
             },
             map.len(),
-            bytes >> 20
+            bytes >> 20,
+            matrices.len(),
+            matrix_bytes >> 20
         ));
         notes
     }
@@ -418,6 +433,8 @@ impl AcceleratorImpl for CudaBackend {
             }
         };
         let (ntt, quotient) = (|n: u64| (3 + 1) * 32 * n, |n: u64| (5 + 2) * 32 * n);
+        // The quotient's, and the witness (taken as no longer than the domain).
+        let spmv = |n: u64| (5 + 2 + 1) * 32 * n;
         Capabilities {
             ops: vec![
                 op(ops::MSM_G1).with_scratch(msm(<msm::G1 as msm::Curve>::WORDS)),
@@ -428,6 +445,7 @@ impl AcceleratorImpl for CudaBackend {
                 op(ops::NTT).with_scratch(ntt),
                 op(ops::QUOTIENT).with_scratch(quotient),
                 OpSupport::new(ops::HOST_MEMORY, MAX_LOG),
+                op(ops::SPMV).with_scratch(spmv),
             ]
             .into(),
         }
@@ -500,6 +518,60 @@ impl AcceleratorImpl for CudaBackend {
         self.gpu(config.device)?.lane()?.ntt(values, config)
     }
 
+    fn upload_r1cs(&self, r1cs: R1csRef<'_>, device: u32) -> Result<R1csHandle, AccelError> {
+        spmv::DeviceR1cs::fits(&r1cs)?;
+        let matrices = self.gpu(device)?.lane()?.upload_r1cs(&r1cs, device)?;
+        let id = self.mint.next();
+        self.matrices.lock().unwrap().insert(id, Arc::new(matrices));
+        Ok(R1csHandle(id))
+    }
+
+    fn drop_r1cs(&self, handle: R1csHandle) -> Result<(), AccelError> {
+        match self.matrices.lock().unwrap().remove(&handle.0) {
+            Some(_) => Ok(()),
+            None => Err(unknown_r1cs(handle)),
+        }
+    }
+
+    fn quotient_from_witness(
+        &self,
+        handle: R1csHandle,
+        inputs: &[Fr],
+        aux: &[Fr],
+        h_out: &mut [Fr],
+        config: &SpmvConfig,
+    ) -> Result<Option<u64>, AccelError> {
+        if h_out.len() > 1 << 28 {
+            return Err(AccelError::invalid_input(
+                "quotient_from_witness: the CUDA backend handles domains up to 2^28",
+            ));
+        }
+        let matrices = self
+            .matrices
+            .lock()
+            .unwrap()
+            .get(&handle.0)
+            .cloned()
+            .ok_or_else(|| unknown_r1cs(handle))?;
+        if matrices.device != config.device {
+            return Err(AccelError::invalid_input(format!(
+                "r1cs handle {:#x} lives on device {}, not on device {}",
+                handle.0, matrices.device, config.device
+            )));
+        }
+        matrices
+            .shape
+            .check_call(inputs.len(), aux.len(), h_out.len())?;
+        self.gpu(config.device)?.lane()?.quotient_from_witness(
+            &matrices,
+            inputs,
+            aux,
+            h_out,
+            &config.coset,
+            config.check,
+        )
+    }
+
     fn host_alloc(&self, bytes: u64) -> Result<u64, AccelError> {
         host_memory::alloc(&self.gpu(0)?.ctx, &self.lent, bytes as usize)
     }
@@ -519,6 +591,13 @@ impl Drop for CudaBackend {
             }
         }
     }
+}
+
+fn unknown_r1cs(h: R1csHandle) -> AccelError {
+    AccelError::invalid_input(format!(
+        "unknown r1cs handle {:#x} (dropped, or of another backend)",
+        h.0
+    ))
 }
 
 zkpipe_core::export_backend!(CudaBackend);

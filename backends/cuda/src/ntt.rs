@@ -145,17 +145,6 @@ impl Lane<'_> {
         let n = a.len();
         let log_n = n.trailing_zeros();
         self.check_free(n * 32 * 5)?;
-        // Bit-reversed coefficients feed the coset NTT directly: no permutation between.
-        let to_coeffs = NttConfig {
-            direction: NttDirection::Inverse,
-            order: NttOrder::NR,
-            ..Default::default()
-        };
-        let to_coset = NttConfig {
-            order: NttOrder::RN,
-            coset: Some(*g).into(),
-            ..Default::default()
-        };
         // The inputs move on a stream of their own, each input's transforms
         // queued (behind its copy's event) as soon as its copy is: the copy
         // engine moves the next input while the kernels transform this one,
@@ -180,14 +169,50 @@ impl Lane<'_> {
             self.upload_into_on(&copies, limbs(v), buf)?;
             let copied = copies.record_event(None).map_err(e("recording an event"))?;
             self.stream.wait(&copied).map_err(e("waiting for a copy"))?;
-            self.ntt_on_device(buf, log_n, &to_coeffs)?;
-            self.ntt_on_device(buf, log_n, &to_coset)?;
+            self.to_coset(buf, log_n, g)?;
         }
         prof.mark("copy in + transforms");
-        let bufs: [CudaSlice<u64>; 3] = bufs.try_into().expect("three buffers");
+        let qa = self.quotient_from_coset(bufs.try_into().expect("three buffers"), log_n, g)?;
+        prof.mark("combine + transform");
+        self.download(&qa, limbs_mut(a))?;
+        prof.mark("copy out");
+        prof.report(&format!("quotient n={n}"));
+        Ok(())
+    }
+
+    /// Evaluations over ⟨ω⟩ in `buf` → evaluations on the coset g·⟨ω⟩.
+    pub(crate) fn to_coset(
+        &self,
+        buf: &mut CudaSlice<u64>,
+        log_n: u32,
+        g: &Fr,
+    ) -> Result<(), AccelError> {
+        // Bit-reversed coefficients feed the coset NTT directly: no permutation between.
+        let to_coeffs = NttConfig {
+            direction: NttDirection::Inverse,
+            order: NttOrder::NR,
+            ..Default::default()
+        };
+        let to_coset = NttConfig {
+            order: NttOrder::RN,
+            coset: Some(*g).into(),
+            ..Default::default()
+        };
+        self.ntt_on_device(buf, log_n, &to_coeffs)?;
+        self.ntt_on_device(buf, log_n, &to_coset)
+    }
+
+    /// From a, b, c on the coset g·⟨ω⟩ (2^log_n elements each): the
+    /// coefficients of h = (a·b − c)/Z, in `a`'s buffer.
+    pub(crate) fn quotient_from_coset(
+        &self,
+        [mut qa, qb, qc]: [CudaSlice<u64>; 3],
+        log_n: u32,
+        g: &Fr,
+    ) -> Result<CudaSlice<u64>, AccelError> {
+        let n = 1usize << log_n;
         let z_inv = zkpipe_core::groth16::vanishing_inverse(g, n)
             .ok_or_else(|| AccelError::invalid_input("quotient: gⁿ = 1 for this coset shift"))?;
-        let [mut qa, qb, qc] = bufs;
         let (z, n32) = (z_inv.limbs, n as u32);
         let mut l = self.stream.launch_builder(&self.quotient_combine);
         l.arg(&mut qa)
@@ -206,11 +231,7 @@ impl Lane<'_> {
             ..Default::default()
         };
         self.ntt_on_device(&mut qa, log_n, &from_coset)?;
-        prof.mark("combine + transform");
-        self.download(&qa, limbs_mut(a))?;
-        prof.mark("copy out");
-        prof.report(&format!("quotient n={n}"));
-        Ok(())
+        Ok(qa)
     }
 
     /// The NTT of `buf` (2^log_n elements on this device), in place.

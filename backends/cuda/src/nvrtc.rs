@@ -10,12 +10,13 @@ use sha2::{Digest, Sha256};
 
 /// Kernel sources, in include order (the `#include` lines are dropped: NVRTC
 /// gets one translation unit).
-pub const KERNEL_SOURCES: [(&str, &str); 5] = [
+pub const KERNEL_SOURCES: [(&str, &str); 6] = [
     ("arith.cuh", include_str!("../kernels/arith.cuh")),
     ("fr.cuh", include_str!("../kernels/fr.cuh")),
     ("fp.cuh", include_str!("../kernels/fp.cuh")),
     ("ntt.cu", include_str!("../kernels/ntt.cu")),
     ("msm.cu", include_str!("../kernels/msm.cu")),
+    ("spmv.cu", include_str!("../kernels/spmv.cu")),
 ];
 
 /// The single translation unit NVRTC compiles.

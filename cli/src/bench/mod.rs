@@ -68,6 +68,10 @@ pub enum BenchOp {
         /// SpMV (at PoRep sizes it costs a second recording, minutes).
         #[arg(long)]
         no_synthesis_comparison: bool,
+        /// SpMV on the host even where the backend runs it with the
+        /// quotient from the witness (op `spmv`), for comparison.
+        #[arg(long)]
+        host_spmv: bool,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -236,11 +240,19 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
             runs,
             synthetic,
             no_synthesis_comparison,
+            host_spmv,
             json,
             ..
         } => {
             let compare = !*no_synthesis_comparison;
-            return bench_prove(args, circuit, backend, *runs, *synthetic, compare, *json);
+            let opts = prove::Options {
+                runs: *runs,
+                synthetic: *synthetic,
+                compare,
+                host_spmv: *host_spmv,
+                json: *json,
+            };
+            return bench_prove(args, circuit, backend, opts);
         }
         BenchOp::Msm {
             common,

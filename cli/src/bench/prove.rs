@@ -13,6 +13,9 @@ struct ProveReport {
     private_variables: usize,
     domain_log_size: u32,
     synthetic_keys: bool,
+    /// Whether SpMV ran in the backend with the quotient (then the `spmv`
+    /// stage is that one call and `quotient` is empty).
+    device_spmv: bool,
     runs: u32,
     /// Median per stage, in pipeline order.
     stages_ms: Vec<(String, f64)>,
@@ -40,15 +43,34 @@ struct ProveReport {
     lent_buffers_bytes: u64,
 }
 
+/// What `bench prove` was asked for besides the circuit and the backend.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Options {
+    /// Timed proofs.
+    pub runs: u32,
+    /// Synthetic keys.
+    pub synthetic: bool,
+    /// Time synthesis with constraints against witness-only + SpMV.
+    pub compare: bool,
+    /// Keep SpMV on the host where the backend could run it.
+    pub host_spmv: bool,
+    /// JSON output.
+    pub json: bool,
+}
+
 pub(super) fn bench_prove(
     args: &PluginArgs,
     c: &crate::circuit::CircuitArgs,
     backend: &str,
-    runs: u32,
-    synthetic: bool,
-    compare: bool,
-    json: bool,
+    opts: Options,
 ) -> Result<(), Error> {
+    let Options {
+        runs,
+        synthetic,
+        compare,
+        host_spmv,
+        json,
+    } = opts;
     use std::sync::Arc;
     use zkpipe_core::groth16::{ProverBuilder, Stage};
     use zkpipe_core::r1cs::{R1cs, Witness};
@@ -77,9 +99,11 @@ pub(super) fn bench_prove(
     let keys = crate::prove::keys(c, &circuit, &r1cs, None, synthetic)?;
     let synthetic = keys.synthetic();
     let registry = args.registry();
-    let prover = ProverBuilder::new(be.clone())
-        .cpu_fallback(&registry)
-        .build(Arc::new(keys.params), r1cs.clone())?;
+    let mut builder = ProverBuilder::new(be.clone()).cpu_fallback(&registry);
+    if host_spmv {
+        builder = builder.device_spmv(false);
+    }
+    let prover = builder.build(Arc::new(keys.params), r1cs.clone())?;
     if let Some(note) = prover.fallback_note() {
         eprintln!("note: {note}");
     }
@@ -126,6 +150,7 @@ pub(super) fn bench_prove(
             r1cs.num_inputs,
         ),
         synthetic_keys: synthetic,
+        device_spmv: prover.device_spmv(),
         runs,
         stages_ms: stages
             .iter()
@@ -164,8 +189,14 @@ pub(super) fn bench_prove(
         }
     );
     println!(
-        "backend: {}; median of {} proofs after a warm-up",
-        report.backend, runs
+        "backend: {}; median of {} proofs after a warm-up{}",
+        report.backend,
+        runs,
+        if report.device_spmv {
+            "; SpMV + quotient in one backend call (the spmv line)"
+        } else {
+            ""
+        }
     );
     for (name, t) in &report.stages_ms {
         println!("  {name:<9} {t:>10.1} ms");

@@ -38,6 +38,7 @@ pub struct ProverBuilder<'a> {
     device: u32,
     fallback: Fallback<'a>,
     msms_side_by_side: bool,
+    device_spmv: Option<bool>,
 }
 
 impl<'a> ProverBuilder<'a> {
@@ -48,6 +49,7 @@ impl<'a> ProverBuilder<'a> {
             device: 0,
             fallback: Fallback::None,
             msms_side_by_side: true,
+            device_spmv: None,
         }
     }
 
@@ -77,8 +79,20 @@ impl<'a> ProverBuilder<'a> {
         self
     }
 
+    /// Whether SpMV and the quotient run in the NTT backend from the
+    /// witness, over R1CS matrices uploaded there ([`ops::SPMV`](crate::plugin::ops::SPMV),
+    /// where the backend declares it). Default: on where that backend's
+    /// device is a GPU (a, b, c then never reach host memory), off on a
+    /// host backend (the matrices would be a second copy in the same
+    /// memory). Off keeps SpMV on the host, for comparisons.
+    pub fn device_spmv(mut self, on: bool) -> Self {
+        self.device_spmv = Some(on);
+        self
+    }
+
     /// Checks the device and the parameters, routes the ops and uploads
-    /// the bases to the device.
+    /// the bases (and the matrices, see [`ProverBuilder::device_spmv`]) to
+    /// the device.
     ///
     /// # Errors
     /// [`Error::NoDevice`] when the backend has no device of that index
@@ -98,7 +112,14 @@ impl<'a> ProverBuilder<'a> {
                 Some(created)
             }
         };
-        let mut prover = Prover::build(self.backend, self.device, fallback, params, r1cs)?;
+        let mut prover = Prover::build(
+            self.backend,
+            self.device,
+            fallback,
+            params,
+            r1cs,
+            self.device_spmv,
+        )?;
         if !self.msms_side_by_side {
             prover.allow_msms_side_by_side(false);
         }

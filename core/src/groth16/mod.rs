@@ -21,7 +21,7 @@ pub use keys::{Parameters, VerifyingKey};
 pub use odd_coset::{HQuery, odd_coset_scalars, root_exponent, snarkjs_root_of_unity};
 pub use proof::Proof;
 pub use prover::{G1Sums, Prover, StageTimes};
-pub use quotient::quotient_by_ntts;
+pub use quotient::{quotient_by_ntts, quotient_steps};
 pub use setup::{setup, setup_for, setup_with_progress, synthetic_parameters};
 pub use verifier::{PreparedVerifyingKey, verify};
 

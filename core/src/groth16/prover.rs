@@ -11,7 +11,7 @@ use super::proof::Proof;
 use crate::Error;
 use crate::backend::{Backend, is_unsupported};
 use crate::host_buffer::{BufferPool, FrBuffer};
-use crate::plugin::{BasesHandle, DeviceKind, MsmConfig, ops};
+use crate::plugin::{BasesHandle, DeviceKind, MsmConfig, R1csHandle, SpmvConfig, ops};
 use crate::r1cs::{R1cs, Witness};
 use crate::stage::Stage;
 use crate::types::{Fr, G1Affine, G1Projective, G2Projective};
@@ -90,6 +90,10 @@ pub struct Prover {
     g2: Arc<Backend>,
     /// Whether `ntt` has the fused quotient op.
     pub(super) fused_quotient: bool,
+    /// The matrices resident in `ntt` when SpMV and the quotient run there
+    /// in one call from the witness ([`ops::SPMV`]): a, b, c never reach
+    /// host memory.
+    r1cs_handle: Option<R1csHandle>,
     /// Takes an MSM the chosen backend turns down at run time (e.g. a bucket
     /// over a driver limit) with an `UNSUPPORTED` error.
     fallback: Option<Arc<Backend>>,
@@ -110,18 +114,6 @@ pub struct Prover {
     queries: [Query; 5], // a, b_g1, b_g2, l, h
     /// The evaluation vectors' memory, lent by `ntt` where it offers some.
     buffers: Arc<BufferPool>,
-}
-
-/// `v[from..]` = `head`, then zeros: the rows after the constraints. The
-/// zeros are written on all threads (at 2^25 a pool's reused buffer holds
-/// the last proof's values; a fresh one's pages fault in).
-fn fill_rows(v: &mut [Fr], from: usize, head: &[Fr]) {
-    let (rows, zeros) = v[from..].split_at_mut(head.len());
-    rows.copy_from_slice(head);
-    zeros
-        .par_iter_mut()
-        .with_min_len(1 << 16)
-        .for_each(|x| *x = Fr::ZERO);
 }
 
 /// The device index a prover bound to `device` of `backend` names on `be`:
@@ -169,13 +161,16 @@ impl Prover {
 
     /// Checks that `params` fit `r1cs`, routes each op to `backend` or, when
     /// `backend` does not run it, to `fallback`, and uploads the bases to
-    /// `device` (see [`ProverBuilder`](super::ProverBuilder)).
+    /// `device`, and the matrices where SpMV runs in the NTT backend
+    /// (`device_spmv`: `None` where its device is a GPU; see
+    /// [`ProverBuilder`](super::ProverBuilder)).
     pub(super) fn build(
         backend: Arc<Backend>,
         device: u32,
         fallback: Option<Arc<Backend>>,
         params: Arc<Parameters>,
         r1cs: Arc<R1cs>,
+        device_spmv: Option<bool>,
     ) -> Result<Self, Error> {
         params.check_shape(&r1cs)?;
         let log_n = super::domain_log_size(r1cs.num_constraints(), r1cs.num_inputs);
@@ -240,6 +235,7 @@ impl Prover {
             op_devices: [&ntt, &g1, &g2].map(|be| device_on(&backend, be, device)),
             primary: backend.clone(),
             fused_quotient: ntt.capabilities().supports_size(ops::QUOTIENT, log_n),
+            r1cs_handle: None,
             ntt,
             g1,
             g2,
@@ -263,6 +259,22 @@ impl Prover {
         };
         prover.msm_room = roomy_gpu(&prover.g1) && roomy_gpu(&prover.g2);
         prover.concurrent_msms = prover.msm_room;
+        // On a host backend the matrices would be a second copy in the
+        // same memory, for no gain: there it is asked for, not assumed.
+        let ntt_device = prover.op_devices[0];
+        let on_gpu = prover
+            .ntt
+            .info()
+            .devices
+            .get(ntt_device as usize)
+            .is_some_and(|d| d.kind == DeviceKind::Gpu);
+        if device_spmv.unwrap_or(on_gpu)
+            && prover.params.h_query == super::HQuery::TauPowers
+            && prover.ntt.capabilities().supports_size(ops::SPMV, log_n)
+        {
+            // On failure `prover`'s drop frees the bases.
+            prover.r1cs_handle = Some(prover.ntt.upload_r1cs(&prover.r1cs, ntt_device)?);
+        }
         Ok(prover)
     }
 
@@ -315,12 +327,20 @@ impl Prover {
     }
 
     /// Host bytes one proof holds at its peak: the witness, the three
-    /// domain-sized evaluation vectors and the MSM scalar copies (for
+    /// domain-sized evaluation vectors (none where SpMV runs in the
+    /// backend: only `h` comes back) and the MSM scalar copies (for
     /// admission by memory budget).
     pub fn partition_bytes(&self) -> u64 {
         let n = 1u64 << self.log_n;
         let vars = (self.r1cs.num_inputs + self.r1cs.num_aux) as u64;
-        32 * (2 * vars + 4 * n)
+        let vectors = if self.device_spmv() { 1 } else { 4 };
+        32 * (2 * vars + vectors * n)
+    }
+
+    /// Whether SpMV and the quotient run in the NTT backend, from the
+    /// witness, over matrices resident there ([`Prover::quotient_from_witness`]).
+    pub fn device_spmv(&self) -> bool {
+        self.r1cs_handle.is_some()
     }
 
     /// Device bytes this prover's device stages need at their peak besides
@@ -330,7 +350,9 @@ impl Prover {
     /// they run side by side). 0 for host backends.
     pub fn partition_device_bytes(&self) -> u64 {
         let n = 1u64 << self.log_n;
-        let quotient = if self.fused_quotient {
+        let quotient = if self.device_spmv() {
+            self.ntt.capabilities().scratch_bytes(ops::SPMV, n)
+        } else if self.fused_quotient {
             self.ntt.capabilities().scratch_bytes(ops::QUOTIENT, n)
         } else {
             // a, b, c stay on the host; one NTT at a time on the device.
@@ -356,8 +378,8 @@ impl Prover {
     }
 
     /// Memory of the device the MSMs run on left for proofs: what its
-    /// backend reports, less the bases this prover keeps resident there
-    /// (0: unknown).
+    /// backend reports, less the bases and the R1CS matrices this prover
+    /// keeps resident there (0: unknown).
     pub fn device_memory(&self) -> u64 {
         let total = self
             .g1
@@ -379,7 +401,11 @@ impl Prover {
             .filter(|&q| q != B2 || Arc::ptr_eq(&self.g2, &self.g1))
             .map(|q| bytes[q] as u64)
             .sum();
-        total.saturating_sub(resident)
+        let matrices = match self.r1cs_handle {
+            Some(_) if Arc::ptr_eq(&self.ntt, &self.g1) => self.r1cs.as_seam().bytes(),
+            _ => 0,
+        };
+        total.saturating_sub(resident + matrices)
     }
 
     /// One G1 MSM on this prover's backend, or on `on` from host bases.
@@ -430,17 +456,20 @@ impl Prover {
     /// device work: its proof could not verify); backend errors.
     pub fn prove(&self, w: &Witness, r: Fr, s: Fr) -> Result<(Proof, StageTimes), Error> {
         let mut times = StageTimes::default();
-        let abc = times.time(Stage::Spmv, || {
-            let abc = self.spmv(w)?;
-            let m = self.r1cs.num_constraints();
-            match crate::r1cs::first_unsatisfied_row(abc.each_ref().map(|v| &v[..m])) {
-                None => Ok(abc),
-                Some(row) => Err(Error::InvalidInput(format!(
-                    "the witness does not satisfy the circuit: constraint {row} fails"
-                ))),
-            }
-        })?;
-        let h = times.time(Stage::Quotient, || self.quotient(abc))?;
+        let h = if self.device_spmv() {
+            // One backend call: its span is the spmv stage's.
+            times.time(Stage::Spmv, || self.quotient_from_witness(w, true))?
+        } else {
+            let abc = times.time(Stage::Spmv, || {
+                let abc = self.spmv(w)?;
+                let m = self.r1cs.num_constraints();
+                match crate::r1cs::first_unsatisfied_row(abc.each_ref().map(|v| &v[..m])) {
+                    None => Ok(abc),
+                    Some(row) => Err(unsatisfied(row)),
+                }
+            })?;
+            times.time(Stage::Quotient, || self.quotient(abc))?
+        };
         let t0 = Instant::now();
         let mut spans = Vec::new();
         let msms = self.msm_stage(w, &h, true, &mut |s, a, b| spans.push((s, b - a)));
@@ -479,9 +508,12 @@ impl Prover {
             inputs,
             aux: vec![Fr::ZERO; r1cs.num_aux],
         };
-        let n = 1usize << self.log_n;
-        let zeros = [(); 3].map(|_| self.buffers.take_zeroed(n));
-        let h = self.quotient(zeros)?;
+        let h = if self.device_spmv() {
+            self.quotient_from_witness(&w, false)?
+        } else {
+            let n = 1usize << self.log_n;
+            self.quotient([(); 3].map(|_| self.buffers.take_zeroed(n)))?
+        };
         self.msm_stage(&w, &h, true, &mut |_, _, _| {})?;
         Ok(())
     }
@@ -494,22 +526,60 @@ impl Prover {
     /// [`Error::InvalidInput`] for a witness of another shape.
     pub fn spmv(&self, w: &Witness) -> Result<[FrBuffer; 3], Error> {
         let n = 1usize << self.log_n;
-        let m = self.r1cs.num_constraints();
         let mut abc = [(); 3].map(|_| self.buffers.take(n));
         let [a, b, c] = &mut abc;
-        self.r1cs.spmv_into(w, [a, b, c])?;
-        let [a, b, c] = &mut abc;
-        fill_rows(a, m, &w.inputs);
-        fill_rows(b, m, &[]);
-        fill_rows(c, m, &[]);
+        self.r1cs
+            .domain_evaluations_into(&w.inputs, &w.aux, [a, b, c])?;
         Ok(abc)
     }
 
-    /// Makes the evaluation vectors (A·w, B·w, C·w) of `partitions`
-    /// partitions in flight now rather than in their first proofs (see
-    /// [`BufferPool::reserve`]).
+    /// Makes the host evaluation vectors of `partitions` partitions in
+    /// flight now rather than in their first proofs (see
+    /// [`BufferPool::reserve`]): A·w, B·w, C·w, or only `h` where SpMV
+    /// runs on the device.
     pub fn reserve_buffers(&self, partitions: usize) {
-        self.buffers.reserve(3 * partitions, 1usize << self.log_n);
+        let per_partition = if self.r1cs_handle.is_some() { 1 } else { 3 };
+        self.buffers
+            .reserve(per_partition * partitions, 1usize << self.log_n);
+    }
+
+    /// Stages `spmv` and `quotient` in one call of the NTT backend, over
+    /// the matrices resident there: `h`'s n − 1 coefficients, as
+    /// [`Prover::spmv`] then [`Prover::quotient`] give them, with `a, b, c`
+    /// kept inside the backend. With `check`, a witness that does not
+    /// satisfy the circuit is refused as [`Prover::prove`] refuses it.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when this prover has no resident matrices
+    /// ([`Prover::device_spmv`]), for a witness of another shape, or an
+    /// unsatisfied constraint; backend errors.
+    pub fn quotient_from_witness(&self, w: &Witness, check: bool) -> Result<FrBuffer, Error> {
+        let handle = self.r1cs_handle.ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "this prover runs SpMV on the host: backend `{}` holds no matrices for it",
+                self.ntt.name()
+            ))
+        })?;
+        self.r1cs.check_witness(w)?;
+        let n = 1usize << self.log_n;
+        let mut h = self.buffers.take(n);
+        let cfg = SpmvConfig {
+            device: self.op_devices[0],
+            coset: Fr::from_u64(super::COSET_SHIFT),
+            log_n: self.log_n,
+            check,
+            ext: Default::default(),
+        };
+        match self
+            .ntt
+            .quotient_from_witness(handle, &w.inputs, &w.aux, &mut h, &cfg)?
+        {
+            Some(row) => Err(unsatisfied(row as usize)),
+            None => {
+                h.truncate(n - 1);
+                Ok(h)
+            }
+        }
     }
 
     /// The pool the evaluation vectors come from (its idle blocks are
@@ -717,8 +787,18 @@ impl Prover {
     }
 }
 
+/// The error of a witness whose constraint `row` fails.
+fn unsatisfied(row: usize) -> Error {
+    Error::InvalidInput(format!(
+        "the witness does not satisfy the circuit: constraint {row} fails"
+    ))
+}
+
 impl Drop for Prover {
     fn drop(&mut self) {
+        if let Some(h) = self.r1cs_handle {
+            let _ = self.ntt.drop_r1cs(h);
+        }
         for (i, q) in self.queries.iter().enumerate() {
             if let Query::Resident(h) = q {
                 let _ = if i == B2 { &self.g2 } else { &self.g1 }.drop_bases(*h);
@@ -754,19 +834,4 @@ fn gather_into(w: &Witness, vars: &[u32], out: &mut [Fr]) {
                 w.aux[i - split]
             };
         });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rows_after_the_constraints_are_inputs_then_zeros() {
-        let x = Fr::from_u64(5);
-        let mut v = vec![x; 1 << 17];
-        fill_rows(&mut v, 3, &[Fr::one(), Fr::one()]);
-        assert!(v[..3].iter().all(|e| *e == x));
-        assert_eq!(&v[3..5], &[Fr::one(), Fr::one()]);
-        assert!(v[5..].iter().all(|e| *e == Fr::ZERO));
-    }
 }

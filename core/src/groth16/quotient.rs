@@ -78,6 +78,25 @@ pub fn quotient_by_ntts(
     g: Fr,
     device: u32,
 ) -> Result<(), Error> {
+    let z_inv = super::vanishing_inverse(&g, a.len())
+        .ok_or_else(|| Error::InvalidInput("quotient: gⁿ = 1 for this coset shift".into()))?;
+    quotient_steps(&mut |v, cfg| ntt.ntt(v, cfg), [a, b, c], g, z_inv, device)
+}
+
+/// The quotient's steps over any NTT (`ntt` transforms a vector in place
+/// as [`Backend::ntt`] does), with `z_inv = 1/(gⁿ − 1)` given: the CPU
+/// backend's [`ops::SPMV`](crate::plugin::ops::SPMV) runs it on its own
+/// NTTs, so its quotient is this one.
+///
+/// # Errors
+/// Whatever `ntt` returns.
+pub fn quotient_steps<E>(
+    ntt: &mut impl FnMut(&mut [Fr], &NttConfig) -> Result<(), E>,
+    [a, b, c]: [&mut [Fr]; 3],
+    g: Fr,
+    z_inv: Fr,
+    device: u32,
+) -> Result<(), E> {
     let cfg = |direction, order, coset: Option<Fr>| NttConfig {
         device,
         direction,
@@ -87,13 +106,11 @@ pub fn quotient_by_ntts(
     };
     // Bit-reversed coefficients feed the coset NTT directly: no permutation between.
     for v in [&mut *a, &mut *b, &mut *c] {
-        ntt.ntt(v, &cfg(NttDirection::Inverse, NttOrder::NR, None))?;
-        ntt.ntt(v, &cfg(NttDirection::Forward, NttOrder::RN, Some(g)))?;
+        ntt(v, &cfg(NttDirection::Inverse, NttOrder::NR, None))?;
+        ntt(v, &cfg(NttDirection::Forward, NttOrder::RN, Some(g)))?;
     }
-    let z_inv = super::vanishing_inverse(&g, a.len())
-        .ok_or_else(|| Error::InvalidInput("quotient: gⁿ = 1 for this coset shift".into()))?;
     pointwise(a, b, c, &z_inv);
-    ntt.ntt(a, &cfg(NttDirection::Inverse, NttOrder::NN, Some(g)))
+    ntt(a, &cfg(NttDirection::Inverse, NttOrder::NN, Some(g)))
 }
 
 /// `a ← (a·b − c)·z_inv`, in parallel.

@@ -142,6 +142,40 @@ impl R1cs {
         self.a.rows()
     }
 
+    /// The matrices as the plugin seam borrows them.
+    pub fn as_seam(&self) -> crate::plugin::R1csRef<'_> {
+        fn csr(m: &Csr) -> crate::plugin::CsrRef<'_> {
+            crate::plugin::CsrRef {
+                row_ptr: m.row_ptr.as_slice().into(),
+                cols: m.cols.as_slice().into(),
+                vals: m.vals.as_slice().into(),
+            }
+        }
+        crate::plugin::R1csRef {
+            a: csr(&self.a),
+            b: csr(&self.b),
+            c: csr(&self.c),
+            num_inputs: self.num_inputs as u64,
+            num_aux: self.num_aux as u64,
+        }
+    }
+
+    /// Builds an R1CS from matrices borrowed at the seam (copies them).
+    pub fn from_seam(r: &crate::plugin::R1csRef<'_>) -> R1cs {
+        let csr = |m: &crate::plugin::CsrRef<'_>| Csr {
+            row_ptr: m.row_ptr.to_vec(),
+            cols: m.cols.to_vec(),
+            vals: m.vals.to_vec(),
+        };
+        R1cs {
+            num_inputs: r.num_inputs as usize,
+            num_aux: r.num_aux as usize,
+            a: csr(&r.a),
+            b: csr(&r.b),
+            c: csr(&r.c),
+        }
+    }
+
     /// `(A·w, B·w, C·w)` for the full assignment `w = inputs ‖ aux`.
     ///
     /// # Errors
@@ -176,6 +210,50 @@ impl R1cs {
         self.a.mul_split_into(i, x, a);
         self.b.mul_split_into(i, x, b);
         self.c.mul_split_into(i, x, c);
+        Ok(())
+    }
+
+    /// `[A·w, B·w, C·w]` for `w = inputs ‖ aux` over a whole domain (the
+    /// length of `out`'s vectors): the constraints' rows, then bellman's
+    /// extra rows `input_i · 1 = 0` (the inputs, in A), then zeros. What the
+    /// quotient takes; the host path and the CPU backend's
+    /// [`ops::SPMV`](crate::plugin::ops::SPMV) both run it.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a witness of another shape, or vectors
+    /// of unequal lengths or too short for the rows and the inputs.
+    pub fn domain_evaluations_into(
+        &self,
+        inputs: &[Fr],
+        aux: &[Fr],
+        out: [&mut [Fr]; 3],
+    ) -> Result<(), Error> {
+        if inputs.len() != self.num_inputs || aux.len() != self.num_aux {
+            return Err(Error::InvalidInput(format!(
+                "witness has {} inputs and {} aux; the R1CS expects {} and {}",
+                inputs.len(),
+                aux.len(),
+                self.num_inputs,
+                self.num_aux
+            )));
+        }
+        let (m, n) = (self.num_constraints(), out[0].len());
+        if out.iter().any(|o| o.len() != n) || n < m + self.num_inputs {
+            return Err(Error::InvalidInput(format!(
+                "spmv: vectors of {}, {} and {} elements for {m} constraints and {} inputs",
+                out[0].len(),
+                out[1].len(),
+                out[2].len(),
+                self.num_inputs
+            )));
+        }
+        let [a, b, c] = out;
+        self.a.mul_split_into(inputs, aux, a);
+        self.b.mul_split_into(inputs, aux, b);
+        self.c.mul_split_into(inputs, aux, c);
+        fill_rows(a, m, inputs);
+        fill_rows(b, m, &[]);
+        fill_rows(c, m, &[]);
         Ok(())
     }
 
@@ -228,6 +306,18 @@ impl R1cs {
     }
 }
 
+/// `v[from..]` = `head`, then zeros: the rows after the constraints. The
+/// zeros are written on all threads (at 2^25 a pool's reused buffer holds
+/// the last proof's values; a fresh one's pages fault in).
+fn fill_rows(v: &mut [Fr], from: usize, head: &[Fr]) {
+    let (rows, zeros) = v[from..].split_at_mut(head.len());
+    rows.copy_from_slice(head);
+    zeros
+        .par_iter_mut()
+        .with_min_len(1 << 16)
+        .for_each(|x| *x = Fr::ZERO);
+}
+
 /// Index of the first row where `a·b ≠ c` in `[A·w, B·w, C·w]`, if any
 /// (all threads: it runs on every proof).
 pub fn first_unsatisfied_row([a, b, c]: [&[Fr]; 3]) -> Option<usize> {
@@ -244,5 +334,15 @@ mod tests {
     #[test]
     fn one_constant_is_montgomery_one() {
         assert_eq!(ONE_MONT, Fr::one());
+    }
+
+    #[test]
+    fn rows_after_the_constraints_are_inputs_then_zeros() {
+        let x = Fr::from_u64(5);
+        let mut v = vec![x; 1 << 17];
+        fill_rows(&mut v, 3, &[Fr::one(), Fr::one()]);
+        assert!(v[..3].iter().all(|e| *e == x));
+        assert_eq!(&v[3..5], &[Fr::one(), Fr::one()]);
+        assert!(v[5..].iter().all(|e| *e == Fr::ZERO));
     }
 }

@@ -45,7 +45,8 @@ pub trait JobSource: Send + Sync {
 pub struct Part {
     provers: DeviceProvers,
     witness: Witness,
-    /// `[A·w, B·w, C·w]`, taken by the quotient stage.
+    /// `[A·w, B·w, C·w]`, taken by the quotient stage (never made where
+    /// the prover runs SpMV on the device).
     abc: Mutex<Option<[FrBuffer; 3]>>,
     /// The device its device stages ran on (`usize::MAX`: the host).
     device: AtomicUsize,
@@ -66,6 +67,9 @@ pub struct Groth16Workload {
     cpu: Arc<Backend>,
     /// Host bytes of a partition when every job has the same key (else 0).
     partition_bytes: u64,
+    /// Whether some job's SpMV runs on the host (known for one key;
+    /// assumed for a source of many).
+    host_spmv: bool,
 }
 
 impl std::fmt::Debug for Groth16Workload {
@@ -99,7 +103,9 @@ impl Groth16Workload {
     /// the backend that runs B in G2 when a policy places it on the CPU.
     pub fn new(provers: Vec<Prover>, cpu: Arc<Backend>, witness: WitnessFn) -> Self {
         let partition_bytes = provers.first().map_or(0, |p| p.partition_bytes());
+        let host_spmv = !provers.first().is_some_and(Prover::device_spmv);
         Groth16Workload {
+            host_spmv,
             devices: provers.len(),
             source: Box::new(OneKey {
                 provers: provers.into(),
@@ -117,6 +123,7 @@ impl Groth16Workload {
             devices,
             cpu,
             partition_bytes: 0,
+            host_spmv: true,
         }
     }
 
@@ -160,12 +167,20 @@ impl Groth16Workload {
     ) -> Result<(G1Sums, Option<G2Projective>), Error> {
         // The quotient consumes A·w, B·w, C·w; a retry after a failure rebuilds them.
         let abc = part.abc.lock().unwrap().take();
-        let abc = match abc {
-            Some(abc) => abc,
-            None => timed(rec, Stage::Spmv, || prover.spmv(&part.witness))?,
-        };
         let w = &part.witness;
-        let h = timed(rec, Stage::Quotient, || prover.quotient_on(host, abc))?;
+        let h = match abc {
+            // SpMV and the quotient in one device call: its span is spmv's.
+            None if host.is_none() && prover.device_spmv() => {
+                timed(rec, Stage::Spmv, || prover.quotient_from_witness(w, true))?
+            }
+            abc => {
+                let abc = match abc {
+                    Some(abc) => abc,
+                    None => timed(rec, Stage::Spmv, || prover.spmv(w))?,
+                };
+                timed(rec, Stage::Quotient, || prover.quotient_on(host, abc))?
+            }
+        };
         let Some(be) = host else {
             return prover.msm_stage(w, &h, with_b_g2, rec);
         };
@@ -271,10 +286,14 @@ impl Workload for Groth16Workload {
     }
 
     fn has_prepare(&self) -> bool {
-        true
+        self.host_spmv
     }
 
     fn prepare(&self, part: &Part, mut rec: Recorder<'_>) -> Result<(), Error> {
+        // Where the device runs SpMV, a, b, c are made there, not here.
+        if part.provers[0].device_spmv() {
+            return Ok(());
+        }
         let abc = timed(&mut rec, Stage::Spmv, || {
             part.provers[0].spmv(&part.witness)
         })?;
