@@ -15,10 +15,12 @@ use crate::progress::CliProgress;
 /// Which circuit, at which size, cached where.
 #[derive(Args, Debug, Clone)]
 pub struct CircuitArgs {
-    /// Built-in circuit: sha256, poseidon-merkle, squaring-chain.
+    /// Built-in circuit: sha256, sha256-gadget (the same circuit, witnessed
+    /// through bellpepper's gadget: a PoRep-like host cost),
+    /// poseidon-merkle, squaring-chain.
     #[arg(long, default_value = "poseidon-merkle")]
     pub circuit: String,
-    /// Size: sha256 — blocks; poseidon-merkle — KxH (challenges x height);
+    /// Size: sha256, sha256-gadget — blocks; poseidon-merkle — KxH (challenges x height);
     /// squaring-chain — squarings (2^k allowed). Default: a small demo size.
     #[arg(long)]
     pub size: Option<String>,

@@ -154,3 +154,41 @@ fn the_adaptive_policy_backs_off_the_syntheses_that_slow_the_device() {
         fixed.per_partition * 1e3
     );
 }
+
+#[test]
+fn the_first_partition_s_stage_times_size_the_syntheses_left_to_the_engine() {
+    // Witness 40 ms, device 10 ms alone: four syntheses keep the device
+    // fed; half as many again and one more is seven, at most one per core.
+    let engine = Engine::new(
+        Contended {
+            synthesizing: AtomicUsize::new(0),
+        },
+        builtin("pipelined", None, &[]).unwrap(),
+    )
+    .unwrap();
+    let cores = zkpipe_core::machine::cores();
+    assert_eq!(
+        engine.limits().synthesis,
+        cores,
+        "sized from the machine first"
+    );
+    let one = JobRequest {
+        partitions: 1,
+        priority: 0,
+        seed: 0,
+    };
+    engine.submit(one).wait().result.unwrap();
+    assert_eq!(engine.limits().synthesis, 7.min(cores));
+    assert_eq!(engine.limit_changes().len(), usize::from(cores > 7));
+    // Set by hand, the count stands.
+    let two = [("partition_workers".to_string(), "2".to_string())];
+    let engine = Engine::new(
+        Contended {
+            synthesizing: AtomicUsize::new(0),
+        },
+        builtin("pipelined", None, &two).unwrap(),
+    )
+    .unwrap();
+    engine.submit(one).wait().result.unwrap();
+    assert_eq!(engine.limits().synthesis, 2);
+}

@@ -2,14 +2,19 @@
 //! automatic. It watches the engine's own stage times and moves the
 //! limits of the classes of work while the engine runs:
 //!
-//! - a device stage that takes longer than it does alone (inflation over
-//!   [`INFLATED`]) means its host side is losing the machine to the work
-//!   that feeds it: fewer syntheses at once (a quarter fewer), and the
-//!   count that did it becomes a roof that growth stays under;
-//! - a host SpMV inflated past [`INFLATED`] while the devices wait: one
-//!   SpMV fewer (bandwidth-bound streams slow each other down);
+//! - devices busy (idle less than [`IDLE`] of the time) whose stages take
+//!   longer than they do alone (inflation over [`INFLATED`]) are losing
+//!   their host side to the work that feeds them; devices busy with
+//!   partitions waiting for them while the witness inflates are fed by
+//!   more syntheses than they need. Either way: a quarter fewer syntheses
+//!   at once, and the count that did it becomes a roof that growth stays
+//!   under;
 //! - devices idle more than [`IDLE`] of the time with no partition waiting
 //!   for them: more SpMVs if partitions wait for one, else more syntheses.
+//!
+//! A device stage's inflation matters only where the devices bound the
+//! batch: on a host-bound batch fewer syntheses would cost more than the
+//! devices gain.
 //!
 //! A stage's time alone is the fastest the policy has seen it take (a
 //! batch's first partition runs alone). Each decision looks only at the
@@ -127,19 +132,19 @@ impl Policy for Adaptive {
         let busy = device_busy_s(&owned).values().sum::<f64>() * 1e3
             / (span_ms * seen.devices.max(1) as f64);
         let device_inflation = inflation(&fresh, &t.alone, true);
-        let spmv: Vec<&Span> = fresh
+        let witness: Vec<&Span> = fresh
             .iter()
             .copied()
-            .filter(|s| s.stage == Stage::Spmv)
+            .filter(|s| s.stage == Stage::Witness)
             .collect();
-        let spmv_inflation = inflation(&spmv, &t.alone, false);
+        let witness_inflation = inflation(&witness, &t.alone, false);
+        let device_bound = busy >= 1.0 - IDLE;
+        let surplus = witness_inflation > INFLATED && seen.waiting_device > 0;
         let mut next = seen.limits;
-        if device_inflation > INFLATED && next.synthesis > 1 {
+        if device_bound && (device_inflation > INFLATED || surplus) && next.synthesis > 1 {
             t.roof = Some(next.synthesis);
             next.synthesis -= (next.synthesis / 4).max(1);
-        } else if spmv_inflation > INFLATED && busy < 1.0 - IDLE && next.spmv > 1 {
-            next.spmv -= 1;
-        } else if busy < 1.0 - IDLE && seen.waiting_device == 0 {
+        } else if !device_bound && seen.waiting_device == 0 {
             if seen.waiting_spmv > 0 && next.spmv < seen.ceiling.spmv {
                 next.spmv += 1;
             } else {
@@ -205,10 +210,29 @@ mod tests {
     }
 
     #[test]
-    fn inflated_device_stages_cut_the_syntheses_by_a_quarter() {
-        let next = answer(30.0, 40.0, 0).expect("a move");
+    fn inflated_stages_of_busy_devices_cut_the_syntheses_by_a_quarter() {
+        let next = answer(30.0, 30.0, 0).expect("a move");
         assert_eq!(next.synthesis, 12);
         assert_eq!((next.spmv, next.lookahead), (2, 2));
+        // Devices idle a quarter of the time: the host bounds the batch,
+        // and fewer syntheses would cost more than the devices gain.
+        assert_eq!(answer(30.0, 40.0, 0), None);
+    }
+
+    #[test]
+    fn busy_devices_with_a_backlog_and_an_inflated_witness_cut_the_syntheses() {
+        let p = Adaptive::new("adaptive", Settings::default());
+        let mut spans = vec![span(Stage::Witness, None, 0.0, 10.0)];
+        let mut next = None;
+        for i in 0..4 {
+            let s = i as f64 * 10.0;
+            spans.push(span(Stage::Witness, None, s, s + 40.0));
+            spans.push(span(Stage::Msm, Some(0), s, s + 10.0));
+            let mut seen = observe(&spans, s + 10.0, 0);
+            seen.waiting_device = 3;
+            next = p.adjust(&seen);
+        }
+        assert_eq!(next.expect("a move").synthesis, 12);
     }
 
     #[test]
@@ -238,11 +262,11 @@ mod tests {
         let p = Adaptive::new("adaptive", Settings::default());
         let mut spans = vec![span(Stage::Msm, Some(0), 0.0, 10.0)];
         let mut limits = LIMITS;
-        // Inflated: 16 → 12, roof 16.
+        // Inflated on busy devices: 16 → 12, roof 16.
         for i in 1..=4 {
-            let s = i as f64 * 40.0;
+            let s = i as f64 * 30.0;
             spans.push(span(Stage::Msm, Some(0), s, s + 30.0));
-            let mut seen = observe(&spans, s + 40.0, 0);
+            let mut seen = observe(&spans, s + 30.0, 0);
             seen.limits = limits;
             if let Some(next) = p.adjust(&seen) {
                 limits = next;

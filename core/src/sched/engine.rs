@@ -345,8 +345,11 @@ struct Inner<W: Workload> {
     pools: Pools,
     /// The last spans recorded, for the policy's eyes.
     recent: Mutex<VecDeque<Span>>,
-    /// When and to what a policy moved the limits.
+    /// When and to what the limits moved.
     limit_changes: Mutex<Vec<(f64, Limits)>>,
+    /// Whether the synthesis limit is still to be sized from the first
+    /// partition's stage times (`partition_workers` left at 0).
+    size_synthesis: std::sync::atomic::AtomicBool,
     /// Host bytes partitions may hold at once (changed by `set_budget_bytes`).
     budget: AtomicU64,
     start: Instant,
@@ -466,6 +469,7 @@ impl<W: Workload> Engine<W> {
     /// [`Error::InvalidInput`] for invalid settings or a workload with no device.
     pub fn new(workload: W, policy: Arc<dyn Policy>) -> Result<Self, Error> {
         policy.settings().validate()?;
+        let policy_workers_unset = policy.settings().partition_workers == 0;
         let devices = workload.devices();
         if devices == 0 {
             return Err(Error::InvalidInput("the workload has no device".into()));
@@ -525,6 +529,7 @@ impl<W: Workload> Engine<W> {
             pools,
             recent: Mutex::new(VecDeque::with_capacity(RECENT_SPANS)),
             limit_changes: Mutex::new(vec![]),
+            size_synthesis: std::sync::atomic::AtomicBool::new(policy_workers_unset),
         });
         let mut threads = Vec::new();
         let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
@@ -825,6 +830,55 @@ impl<W: Workload> Inner<W> {
             recent.push_back(span.clone());
         }
         self.timeline.lock().unwrap().push(span);
+    }
+
+    /// Sizes the synthesis limit, once, from the first partition that ran
+    /// through the devices, where `partition_workers` was left at 0: the
+    /// syntheses that keep every device fed are its witness time × devices
+    /// ÷ its device time; half as many again and one more cover what load
+    /// adds. The machine's sizing (one per core) is the ceiling: a host
+    /// 50× faster than the device then runs two syntheses, not sixteen
+    /// that only fight over memory.
+    fn size_synthesis_from(&self, ticket: &Ticket) {
+        if !self.size_synthesis.load(Ordering::Relaxed) {
+            return;
+        }
+        let mine: Vec<Span> = self
+            .recent
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|s| s.job == ticket.job && s.partition == ticket.partition)
+            .cloned()
+            .collect();
+        let witness_ms: f64 = mine
+            .iter()
+            .filter(|s| s.stage == Stage::Witness)
+            .map(|s| s.end_ms - s.start_ms)
+            .sum();
+        let device_ms = super::metrics::device_busy_s(&mine).values().sum::<f64>() * 1e3;
+        if witness_ms <= 0.0 || device_ms <= 0.0 {
+            return; // a partition that fell back to the host, or failed: the next one
+        }
+        if !self.size_synthesis.swap(false, Ordering::Relaxed) {
+            return;
+        }
+        let devices = self.device_locks.len() as f64;
+        let need = (witness_ms * devices / device_ms * 1.5).ceil() as usize + 1;
+        let mut st = self.lock();
+        let next = Limits {
+            synthesis: need.clamp(1, self.ceiling.synthesis),
+            ..st.limits
+        };
+        if next != st.limits {
+            st.limits = next;
+            drop(st);
+            self.limit_changes
+                .lock()
+                .unwrap()
+                .push((self.ms(Instant::now()), next));
+            self.cv.notify_all();
+        }
     }
 
     /// Shows the policy what happened and takes the limits it answers,
@@ -1138,6 +1192,7 @@ impl<W: Workload> Inner<W> {
                 }
                 Err(failure) => self.fail_partition(ticket, device, part, failure),
             }
+            self.size_synthesis_from(&ticket);
             self.adjust();
         }
     }
