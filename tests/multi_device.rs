@@ -109,6 +109,56 @@ fn a_batch_runs_on_every_device_and_every_proof_verifies() {
     assert!(summary.device_busy_s.iter().all(|&b| b > 0.0));
 }
 
+/// The adaptive policy on the CPU backend's logical devices: it sees the
+/// stage times of real proofs on two devices, the batch's summary says
+/// what bounded it, and every proof verifies whatever the policy moved.
+#[test]
+fn the_adaptive_policy_proves_on_every_device_and_reports_the_bound() {
+    let reg = Registry::load(&SearchPath::only([common::build_dir()]));
+    let be = cpu_with_devices(&reg, 2);
+    let c = Arc::new(BuiltinCircuit::new("poseidon-merkle", "1x2").unwrap());
+    let r1cs = Arc::new(zkpipe::circuit::CircuitSource::record(&*c).unwrap());
+    let params = Arc::new(groth16::setup(&r1cs, 5));
+    let policy = builtin("adaptive", None, &[]).unwrap();
+    let workload =
+        batch::groth16_workload(&reg, be, params.clone(), r1cs, c, policy.settings()).unwrap();
+    let engine = Engine::new(workload, policy.clone()).unwrap();
+    let spec = BatchSpec {
+        count: 12,
+        partitions: 2,
+        concurrency: 4,
+        verify: Verify::All,
+    };
+    let pvk = PreparedVerifyingKey::new(&params.vk);
+    let run = batch::run_batch(engine, &spec, &pvk, &mut |_| {}).unwrap();
+    assert!(run.failures.is_empty(), "{:?}", run.failures);
+    assert_eq!(run.verified, 24);
+    assert!(!run.alone.is_empty(), "a partition ran alone first");
+    let sized = run.settings.as_ref().expect("the engine's knobs");
+    for (at, limits) in &run.limit_changes {
+        assert!(*at >= -1e3, "a move {at} ms into the batch");
+        assert!(
+            (1..=sized.partition_workers).contains(&limits.synthesis),
+            "{limits:?} within 1..={}",
+            sized.partition_workers
+        );
+    }
+    let summary = batch::summarize(policy.as_ref(), &run, spec.count);
+    assert!(summary.bound == "device" || summary.bound == "host");
+    assert!(summary.device_floor_alone_s_per_proof > 0.0);
+    assert!(summary.host_floor_s_per_proof > 0.0);
+    let stages: Vec<_> = summary.stages.iter().map(|l| (l.stage, l.on_device)).collect();
+    for want in [
+        (zkpipe::stage::Stage::Witness, false),
+        (zkpipe::stage::Stage::Spmv, false),
+        (zkpipe::stage::Stage::Quotient, true),
+        (zkpipe::stage::Stage::Msm, true),
+    ] {
+        assert!(stages.contains(&want), "{want:?} in {stages:?}");
+    }
+    assert!(summary.stages.iter().all(|l| l.inflation > 0.0));
+}
+
 /// One MSM cut over several devices equals the one-device MSM, for host and
 /// resident bases, G1 and G2, sizes that do not divide evenly (and fewer
 /// points than devices); bad requests are refused.
