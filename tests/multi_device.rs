@@ -8,7 +8,7 @@ use zkpipe::groth16::{self, PreparedVerifyingKey, ProverBuilder};
 use zkpipe::loader::{Registry, SearchPath};
 use zkpipe::plugin::{BackendConfig, KeyValue, MsmConfig};
 use zkpipe::sched::batch::{self, BatchSpec, Verify};
-use zkpipe::sched::{Engine, builtin};
+use zkpipe::sched::{Engine, Policy, builtin};
 use zkpipe::{Error, sample};
 use zkpipe_circuits::BuiltinCircuit;
 
@@ -70,19 +70,20 @@ fn a_prover_for_a_device_the_backend_lacks_is_refused() {
     assert_eq!(prover.device(), 1);
 }
 
-#[test]
-fn a_batch_runs_on_every_device_and_every_proof_verifies() {
+/// `count` requests of two partitions, four in flight, under built-in
+/// `policy` on the CPU backend's two logical devices, every proof verified.
+fn batch_on_two_devices(policy: &str, count: u32) -> (batch::BatchRun, Arc<dyn Policy>) {
     let reg = Registry::load(&SearchPath::only([common::build_dir()]));
     let be = cpu_with_devices(&reg, 2);
     let c = Arc::new(BuiltinCircuit::new("poseidon-merkle", "1x2").unwrap());
     let r1cs = Arc::new(zkpipe::circuit::CircuitSource::record(&*c).unwrap());
     let params = Arc::new(groth16::setup(&r1cs, 4));
-    let policy = builtin("pipelined", None, &[]).unwrap();
+    let policy = builtin(policy, None, &[]).unwrap();
     let workload =
         batch::groth16_workload(&reg, be, params.clone(), r1cs, c, policy.settings()).unwrap();
     let engine = Engine::new(workload, policy.clone()).unwrap();
     let spec = BatchSpec {
-        count: 4,
+        count,
         partitions: 2,
         concurrency: 4,
         verify: Verify::All,
@@ -90,7 +91,13 @@ fn a_batch_runs_on_every_device_and_every_proof_verifies() {
     let pvk = PreparedVerifyingKey::new(&params.vk);
     let run = batch::run_batch(engine, &spec, &pvk, &mut |_| {}).unwrap();
     assert!(run.failures.is_empty(), "{:?}", run.failures);
-    assert_eq!(run.verified, 8);
+    assert_eq!(run.verified, 2 * count);
+    (run, policy)
+}
+
+#[test]
+fn a_batch_runs_on_every_device_and_every_proof_verifies() {
+    let (run, policy) = batch_on_two_devices("pipelined", 4);
     assert_eq!(run.devices, 2);
     for d in 0..2 {
         assert!(
@@ -104,7 +111,7 @@ fn a_batch_runs_on_every_device_and_every_proof_verifies() {
             "device {d}'s stages are on its own lanes"
         );
     }
-    let summary = batch::summarize(policy.as_ref(), &run, spec.count);
+    let summary = batch::summarize(policy.as_ref(), &run, 4);
     assert_eq!(summary.device_busy_s.len(), 2);
     assert!(summary.device_busy_s.iter().all(|&b| b > 0.0));
 }
@@ -114,25 +121,7 @@ fn a_batch_runs_on_every_device_and_every_proof_verifies() {
 /// what bounded it, and every proof verifies whatever the policy moved.
 #[test]
 fn the_adaptive_policy_proves_on_every_device_and_reports_the_bound() {
-    let reg = Registry::load(&SearchPath::only([common::build_dir()]));
-    let be = cpu_with_devices(&reg, 2);
-    let c = Arc::new(BuiltinCircuit::new("poseidon-merkle", "1x2").unwrap());
-    let r1cs = Arc::new(zkpipe::circuit::CircuitSource::record(&*c).unwrap());
-    let params = Arc::new(groth16::setup(&r1cs, 5));
-    let policy = builtin("adaptive", None, &[]).unwrap();
-    let workload =
-        batch::groth16_workload(&reg, be, params.clone(), r1cs, c, policy.settings()).unwrap();
-    let engine = Engine::new(workload, policy.clone()).unwrap();
-    let spec = BatchSpec {
-        count: 12,
-        partitions: 2,
-        concurrency: 4,
-        verify: Verify::All,
-    };
-    let pvk = PreparedVerifyingKey::new(&params.vk);
-    let run = batch::run_batch(engine, &spec, &pvk, &mut |_| {}).unwrap();
-    assert!(run.failures.is_empty(), "{:?}", run.failures);
-    assert_eq!(run.verified, 24);
+    let (run, policy) = batch_on_two_devices("adaptive", 12);
     assert!(!run.alone.is_empty(), "a partition ran alone first");
     let sized = run.settings.as_ref().expect("the engine's knobs");
     for (at, limits) in &run.limit_changes {
@@ -143,11 +132,15 @@ fn the_adaptive_policy_proves_on_every_device_and_reports_the_bound() {
             sized.partition_workers
         );
     }
-    let summary = batch::summarize(policy.as_ref(), &run, spec.count);
+    let summary = batch::summarize(policy.as_ref(), &run, 12);
     assert!(summary.bound == "device" || summary.bound == "host");
     assert!(summary.device_floor_alone_s_per_proof > 0.0);
     assert!(summary.host_floor_s_per_proof > 0.0);
-    let stages: Vec<_> = summary.stages.iter().map(|l| (l.stage, l.on_device)).collect();
+    let stages: Vec<_> = summary
+        .stages
+        .iter()
+        .map(|l| (l.stage, l.on_device))
+        .collect();
     for want in [
         (zkpipe::stage::Stage::Witness, false),
         (zkpipe::stage::Stage::Spmv, false),

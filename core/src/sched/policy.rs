@@ -72,9 +72,16 @@ pub trait Policy: Send + Sync {
             .min_by_key(|&i| key(&queue[i]))
             .expect("pick on an empty queue")
     }
-    /// Device for a partition, given each device's partitions in flight.
-    fn place(&self, _ticket: &Ticket, load: &[usize]) -> usize {
-        (0..load.len()).min_by_key(|&d| load[d]).unwrap_or(0)
+    /// Device for a partition, given each device's partitions in flight:
+    /// the least loaded, ties taken in turn (by the ticket's arrival), so
+    /// that devices that keep up with the host share the work instead of
+    /// the first one taking all of it.
+    fn place(&self, ticket: &Ticket, load: &[usize]) -> usize {
+        let Some(&least) = load.iter().min() else {
+            return 0;
+        };
+        let tied: Vec<usize> = (0..load.len()).filter(|&d| load[d] == least).collect();
+        tied[(ticket.seq % tied.len() as u64) as usize]
     }
     /// Whether a partition needing `need` bytes may start with `in_use` of `budget` taken.
     fn admit(&self, need: u64, in_use: u64, budget: u64) -> bool {
