@@ -444,11 +444,11 @@ pub(crate) fn synthesize_witness<CS: ConstraintSystem<Scalar>>(
 
 /// Synthesizes `piece` with bellpepper's gadgets, allocating what earlier
 /// pieces allocate (message bits, chaining values) as carried variables:
-/// the reference the word model is checked against, piece by piece.
+/// `sha256-gadget`'s witness on several threads, and the reference the
+/// word model is checked against, piece by piece.
 ///
 /// # Errors
 /// A gadget's error.
-#[cfg(test)]
 pub(crate) fn synthesize_gadget(
     piece: &Piece<'_>,
     cs: &mut zkpipe_core::r1cs::PieceCs,
@@ -588,6 +588,11 @@ mod tests {
                 .num_threads(threads)
                 .build()
                 .unwrap();
+            assert_eq!(
+                pool.install(|| through_gadget.witness(9)).unwrap(),
+                gadget,
+                "sha256-gadget, {threads} threads"
+            );
             // Twice: the second reserves what the first allocated.
             for _ in 0..2 {
                 assert_eq!(
