@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 use zkpipe_circom::{CircomR1cs, json};
-use zkpipe_core::fsutil::{check_writable, write_atomically};
+use zkpipe_core::fsutil::{check_input, check_outputs, check_writable, write_atomically};
 use zkpipe_core::groth16::{
     self, HQuery, Parameters, PreparedVerifyingKey, ProverBuilder, VerifyingKey,
 };
@@ -103,18 +103,7 @@ const MAX_WASM_BYTES: u64 = 1 << 30;
 /// # Errors
 /// Missing or malformed files, inputs the circuit refuses (exit 2).
 fn run_generator(wasm: &Path, input: &Path, fuel: Option<u64>) -> Result<Vec<Fr>, Error> {
-    let io = |source| Error::Io {
-        path: wasm.to_path_buf(),
-        source,
-    };
-    let size = std::fs::metadata(wasm).map_err(io)?.len();
-    if size > MAX_WASM_BYTES {
-        return Err(Error::InvalidEncoding(format!(
-            "{}: {size} bytes, over the limit of {MAX_WASM_BYTES}",
-            name(wasm)
-        )));
-    }
-    let code = std::fs::read(wasm).map_err(io)?;
+    let code = zkpipe_core::fsutil::read_capped(wasm, MAX_WASM_BYTES)?;
     let input_json = read_json(input)?;
     let t = Instant::now();
     let (w, used) = zkpipe_circom::calculate_witness(&name(wasm), &code, &input_json, fuel)
@@ -137,6 +126,12 @@ fn run_generator(wasm: &Path, input: &Path, fuel: Option<u64>) -> Result<Vec<Fr>
 /// # Errors
 /// As [`run_generator`]; I/O errors writing `out`.
 pub fn witness(a: &WitnessArgs) -> Result<(), Error> {
+    check_outputs(
+        &[("--wasm", &a.wasm), ("--input", &a.input)],
+        &[("--out", &a.out)],
+    )?;
+    check_input(&a.wasm)?;
+    check_input(&a.input)?;
     check_writable(&a.out)?;
     let w = run_generator(&a.wasm, &a.input, a.wasm_fuel)?;
     write_atomically(&a.out, &zkpipe_circom::wtns_to_bytes(&w))
@@ -188,15 +183,32 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
             "--r1cs needs a witness: --wtns FILE, or --wasm FILE --input FILE".into(),
         ));
     }
-    for out in [&c.proof, &c.public] {
-        if out.as_os_str() != "-" {
-            check_writable(out)?;
-        }
-    }
     if c.proof.as_os_str() == "-" && c.public.as_os_str() == "-" {
         return Err(Error::InvalidInput(
             "--proof - and --public - would both write to stdout: give one a file".into(),
         ));
+    }
+    let inputs: Vec<(&str, &Path)> = [
+        ("--r1cs", c.r1cs.as_deref()),
+        ("--wtns", c.wtns.as_deref()),
+        ("--wasm", c.wasm.as_deref()),
+        ("--input", c.input.as_deref()),
+        ("--zkey", c.zkey.as_deref()),
+        ("--params", p.params.as_deref()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, path)| Some((flag, path?)))
+    .collect();
+    check_outputs(&inputs, &[("--proof", &c.proof), ("--public", &c.public)])?;
+    for &(flag, path) in &inputs {
+        if flag != "--params" {
+            check_input(path)?;
+        }
+    }
+    for out in [&c.proof, &c.public] {
+        if out.as_os_str() != "-" {
+            check_writable(out)?;
+        }
     }
     let t = Instant::now();
     let circuit = CircomR1cs::load(r1cs_path)?;
@@ -293,6 +305,12 @@ pub fn setup(
     zkey: Option<&Path>,
     seed: u64,
 ) -> Result<(), Error> {
+    let dir_files = dir.map(|d| ["params.bin", "vk.bin", "vk.json"].map(|f| d.join(f)));
+    let mut outputs: Vec<(&str, &Path)> = zkey.map(|z| ("--zkey", z)).into_iter().collect();
+    if let Some(files) = &dir_files {
+        outputs.extend(files.iter().map(|f| ("--out", f.as_path())));
+    }
+    check_outputs(&[("--r1cs", r1cs_path)], &outputs)?;
     if let Some(z) = zkey {
         check_writable(z)?;
     }
@@ -346,6 +364,11 @@ pub fn setup(
 /// # Errors
 /// As [`VerifyingKey::load`] or [`zkpipe_circom::load_zkey_vk`].
 pub fn export_vk(a: &ExportVkArgs) -> Result<(), Error> {
+    let inputs: Vec<(&str, &Path)> = [("--vk", a.vk.as_deref()), ("--zkey", a.zkey.as_deref())]
+        .into_iter()
+        .filter_map(|(flag, path)| Some((flag, path?)))
+        .collect();
+    check_outputs(&inputs, &[("--out", &a.out)])?;
     let vk = match (&a.vk, &a.zkey) {
         (Some(vk), _) => VerifyingKey::load(vk)?,
         (None, Some(zkey)) => zkpipe_circom::load_zkey_vk(zkey)?.1,
@@ -365,6 +388,11 @@ pub fn export_vk(a: &ExportVkArgs) -> Result<(), Error> {
 pub fn is_json(path: &Path) -> bool {
     if path.extension().is_some_and(|e| e == "json") {
         return true;
+    }
+    // Opening a fifo would wait for a writer: what is not a file is left
+    // to the binary reader, which refuses it.
+    if check_input(path).is_err() {
+        return false;
     }
     let mut first = [0u8; 1];
     std::fs::File::open(path)

@@ -208,8 +208,19 @@ impl JobArgs {
             );
             (format!("{stem}.proof"), format!("{stem}.public.json"))
         };
-        let proof_out = Output::resolve(out, proof_default)?;
-        let public_out = Output::resolve(public_out, public_default)?;
+        let proof_path = out.map_or_else(|| proof_default.into(), std::path::Path::to_path_buf);
+        let public_path =
+            public_out.map_or_else(|| public_default.into(), std::path::Path::to_path_buf);
+        let inputs: Vec<(&str, &std::path::Path)> =
+            (self.zkey.iter().map(|z| ("--zkey", z.as_path())))
+                .chain(self.wtns.iter().map(|w| ("--wtns", w.as_path())))
+                .collect();
+        zkpipe_core::fsutil::check_outputs(
+            &inputs,
+            &[("--out", &proof_path), ("--public-out", &public_path)],
+        )?;
+        let proof_out = Output::resolve(Some(&proof_path), String::new())?;
+        let public_out = Output::resolve(Some(&public_path), String::new())?;
         if matches!((&proof_out, &public_out), (Output::Stdout, Output::Stdout)) {
             return Err(Error::InvalidInput(
                 "--out - and --public-out - would both write to stdout: give one a file".into(),
@@ -262,20 +273,25 @@ async fn run_async(args: &ClientArgs) -> Result<(), Error> {
         } => Some(job.outputs(out.as_deref(), public_out.as_deref())?),
         _ => None,
     };
+    // Files named in the request are read (and refused) before connecting.
+    let request = match &args.op {
+        ClientOp::Prove { job, .. } | ClientOp::Submit { job } => Some(job.request()?),
+        _ => None,
+    };
     let mut c = connect(&args.addr, args.token_file.as_deref()).await?;
     match &args.op {
         ClientOp::Prove { job, .. } => {
             let r = c
-                .prove(job.request()?)
+                .prove(request.expect("made above"))
                 .await
                 .map_err(status_error)?
                 .into_inner();
             let (proof_out, public_out) = outputs.expect("resolved above");
             save(&r, &proof_out, &public_out, job.zkey.is_some())
         }
-        ClientOp::Submit { job } => {
+        ClientOp::Submit { .. } => {
             let r = c
-                .submit(job.request()?)
+                .submit(request.expect("made above"))
                 .await
                 .map_err(status_error)?
                 .into_inner();

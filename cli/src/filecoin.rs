@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use clap::{Args, Subcommand};
 use zkpipe_core::Error;
-use zkpipe_core::fsutil::{check_writable, read_capped, write_atomically};
+use zkpipe_core::fsutil::{check_outputs, check_writable, read_capped, write_atomically};
 use zkpipe_core::groth16::ProverBuilder;
 use zkpipe_core::r1cs::cache::R1csCache;
 use zkpipe_filecoin::commitment::Commitment;
@@ -346,6 +346,7 @@ fn params(_args: &PluginArgs, p: &ParamsArgs) -> Result<(), Error> {
 }
 
 fn seal(args: &PluginArgs, s: &SealCommitArgs) -> Result<(), Error> {
+    check_outputs(&[("--c1", &s.c1)], &[("--out", &s.opts.out)])?;
     check_writable(&s.opts.out)?;
     let prover_id = s.miner.prover_id()?;
     let bytes = read_capped(&s.c1, MAX_C1_BYTES as u64)?;
@@ -414,6 +415,12 @@ fn vanilla_proofs(path: &Path) -> Result<Vec<Vec<u8>>, Error> {
 }
 
 fn post(args: &PluginArgs, p: &PostArgs, window: bool) -> Result<(), Error> {
+    let inputs: Vec<(&str, &Path)> = p
+        .vanilla
+        .iter()
+        .map(|v| ("--vanilla", v.as_path()))
+        .collect();
+    check_outputs(&inputs, &[("--out", &p.opts.out)])?;
     check_writable(&p.opts.out)?;
     let registered: RegisteredPoStProof = match (&p.registered_proof, &p.sector_size) {
         (Some(t), _) => parse_post_proof(t)?,
@@ -452,6 +459,12 @@ fn post(args: &PluginArgs, p: &PostArgs, window: bool) -> Result<(), Error> {
 }
 
 fn snap_update(args: &PluginArgs, u: &SnapArgs) -> Result<(), Error> {
+    let inputs: Vec<(&str, &Path)> = u
+        .vanilla
+        .iter()
+        .map(|v| ("--vanilla", v.as_path()))
+        .collect();
+    check_outputs(&inputs, &[("--out", &u.opts.out)])?;
     check_writable(&u.opts.out)?;
     let registered: RegisteredUpdateProof = match (u.registered_proof, &u.sector_size) {
         (Some(n), _) => update_proof(n)?,

@@ -675,6 +675,27 @@ fn malformed_and_oversized_requests_are_refused_and_the_daemon_stays_up() {
         };
         let e = c.submit(huge).await.unwrap_err();
         assert_eq!(e.code(), tonic::Code::OutOfRange, "{e:?}");
+        // A key far over the host budget is refused before it is queued
+        // (recording it would abort the daemon), by submit and by preload.
+        let e = c
+            .submit(job("squaring-chain", "2^31", 1, 1, Priority::Normal))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e:?}");
+        assert!(e.message().contains("host budget"), "{e:?}");
+        let r = c
+            .preload_keys(proto::KeysRequest {
+                keys: vec![proto::KeyId {
+                    circuit: "squaring-chain".into(),
+                    size: "2^31".into(),
+                }],
+            })
+            .await;
+        let refused = match r {
+            Err(e) => e.message().contains("host budget"),
+            Ok(reply) => format!("{:?}", reply.into_inner()).contains("host budget"),
+        };
+        assert!(refused, "preload of a key over the budget");
         let e = c
             .r#await(proto::AwaitRequest {
                 job_id: 12345,

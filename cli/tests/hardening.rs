@@ -314,3 +314,228 @@ fn a_bad_cache_setting_is_refused_before_any_work() {
     }
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
 }
+
+/// [`zkpipe`], killed (and the test failed) if it runs past `limit`: a
+/// reader that blocks on a fifo must not hang the suite.
+fn zkpipe_within(dir: &Path, args: &[&str], limit: std::time::Duration) -> Output {
+    let mut child = support::zkpipe_command()
+        .args(args)
+        .env("ZKPIPE_CACHE_DIR", dir.join("cache"))
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{args:?} still ran after {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// A file with `content`, for checks that run before any file is read.
+fn file(dir: &Path, name: &str, content: &[u8]) -> std::path::PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, content).unwrap();
+    p
+}
+
+#[test]
+fn an_output_that_names_an_input_is_refused_and_the_input_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    for name in ["c.r1cs", "w.wtns", "c.zkey", "c.wasm", "input.json"] {
+        file(d, name, name.as_bytes());
+    }
+    let circom_prove = [
+        "prove", "--r1cs", "c.r1cs", "--wtns", "w.wtns", "--zkey", "c.zkey",
+    ];
+    let with = |base: &[&'static str], extra: &[&'static str]| -> Vec<&'static str> {
+        base.iter().chain(extra).copied().collect()
+    };
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (with(&circom_prove, &["--proof", "c.zkey"]), "c.zkey"),
+        (with(&circom_prove, &["--public", "w.wtns"]), "w.wtns"),
+        (
+            with(&circom_prove, &["--proof", "./sub/../c.r1cs"]),
+            "c.r1cs",
+        ),
+        (
+            vec!["export-vk", "--zkey", "c.zkey", "--out", "c.zkey"],
+            "c.zkey",
+        ),
+        (
+            vec![
+                "witness",
+                "--wasm",
+                "c.wasm",
+                "--input",
+                "input.json",
+                "--out",
+                "input.json",
+            ],
+            "input.json",
+        ),
+        (
+            vec![
+                "witness",
+                "--wasm",
+                "c.wasm",
+                "--input",
+                "input.json",
+                "--out",
+                "c.wasm",
+            ],
+            "c.wasm",
+        ),
+        (
+            vec!["setup", "--r1cs", "c.r1cs", "--zkey", "c.r1cs"],
+            "c.r1cs",
+        ),
+    ];
+    std::fs::create_dir(d.join("sub")).unwrap();
+    for (args, kept) in cases {
+        let o = zkpipe(d, &args);
+        refused(&o, 2, "refusing to overwrite an input");
+        assert_eq!(
+            std::fs::read(d.join(kept)).unwrap(),
+            kept.as_bytes(),
+            "{args:?} changed {kept}"
+        );
+    }
+    // Keys named with --params are never changed.
+    let o = zkpipe(
+        d,
+        &[
+            "setup",
+            "--circuit",
+            "squaring-chain",
+            "--size",
+            "16",
+            "--out",
+            "k",
+        ],
+    );
+    refused_not(&o);
+    let params = std::fs::read(d.join("k/params.bin")).unwrap();
+    let o = prove(d, &["--params", "k", "--out", "k/params.bin"]);
+    refused(&o, 2, "inside the input --params");
+    assert_eq!(std::fs::read(d.join("k/params.bin")).unwrap(), params);
+    // Two outputs, one file: refused before the proof is made.
+    let o = prove(
+        d,
+        &["--params", "k", "--out", "same", "--public-out", "./same"],
+    );
+    refused(&o, 2, "both name");
+    assert!(!d.join("same").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn devices_pipes_and_folders_as_inputs_are_refused_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    for name in ["c.r1cs", "w.wtns", "c.zkey", "input.json"] {
+        file(d, name, b"x");
+    }
+    let fifo = d.join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let f = s(&fifo);
+    let cases: Vec<Vec<&str>> = vec![
+        vec![
+            "prove",
+            "--r1cs",
+            "/dev/zero",
+            "--wtns",
+            "w.wtns",
+            "--zkey",
+            "c.zkey",
+        ],
+        vec!["prove", "--r1cs", "c.r1cs", "--wtns", f, "--zkey", "c.zkey"],
+        vec![
+            "prove",
+            "--r1cs",
+            "c.r1cs",
+            "--wtns",
+            "w.wtns",
+            "--zkey",
+            "/dev/zero",
+        ],
+        vec![
+            "witness",
+            "--wasm",
+            "/dev/zero",
+            "--input",
+            "input.json",
+            "--out",
+            "w2.wtns",
+        ],
+        vec![
+            "witness",
+            "--wasm",
+            f,
+            "--input",
+            "input.json",
+            "--out",
+            "w2.wtns",
+        ],
+        vec![
+            "verify",
+            "--vk",
+            "/dev/zero",
+            "--proof",
+            "c.zkey",
+            "--public",
+            "input.json",
+        ],
+        vec![
+            "verify",
+            "--vk",
+            f,
+            "--proof",
+            "c.zkey",
+            "--public",
+            "input.json",
+        ],
+        vec!["export-vk", "--zkey", f],
+        vec!["serve", "--config", "/dev/zero", "--print-config"],
+        vec!["serve", "--config", f, "--print-config"],
+        vec![
+            "client",
+            "--token-file",
+            f,
+            "--addr",
+            "127.0.0.1:1",
+            "status",
+        ],
+        vec![
+            "client",
+            "--addr",
+            "127.0.0.1:1",
+            "submit",
+            "--zkey",
+            "/dev/zero",
+            "--wtns",
+            "w.wtns",
+        ],
+    ];
+    for args in cases {
+        let o = zkpipe_within(d, &args, std::time::Duration::from_secs(60));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("not a regular file"),
+            "{args:?}: expected `not a regular file` in: {err}"
+        );
+    }
+}

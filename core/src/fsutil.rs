@@ -1,19 +1,65 @@
-//! Files from and for strangers: read no more than a limit, and written so
-//! that readers never see half of one, and never over something that is
-//! not a file.
+//! Files from and for strangers: read only regular files and no more than
+//! a limit, never write over an input, and write so that readers never see
+//! half of a file, and never over something that is not a file.
 
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::Error;
 
-/// Reads `path` whole, refusing more than `limit` bytes: a file's size is
-/// checked before reading, and a stream with no size (a pipe, `/dev/zero`)
-/// is read no further than one byte past the limit.
+/// Refuses an input that is not a regular file: a folder, a device such as
+/// `/dev/zero` (endless), a fifo (opening it waits for a writer) or a
+/// socket. Checked on the path, without opening it.
 ///
 /// # Errors
-/// [`Error::Io`] naming the path; [`Error::InvalidInput`] for more than
-/// `limit` bytes.
+/// [`Error::Io`] when it cannot be found; [`Error::InvalidInput`] naming
+/// what it is instead.
+pub fn check_input(path: &Path) -> Result<(), Error> {
+    let meta = std::fs::metadata(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if meta.is_file() {
+        return Ok(());
+    }
+    let what = if meta.is_dir() {
+        "a folder"
+    } else {
+        kind_of_special(&meta)
+    };
+    Err(Error::InvalidInput(format!(
+        "{} is {what}, not a regular file",
+        path.display()
+    )))
+}
+
+#[cfg(unix)]
+fn kind_of_special(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_fifo() {
+        "a pipe (fifo)"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    }
+}
+
+#[cfg(not(unix))]
+fn kind_of_special(_: &std::fs::Metadata) -> &'static str {
+    "not a file"
+}
+
+/// Reads the regular file `path` whole, refusing more than `limit` bytes
+/// (checked on its size before reading, and again while reading, should it
+/// grow meanwhile).
+///
+/// # Errors
+/// [`Error::Io`] naming the path; [`Error::InvalidInput`] for something
+/// that is not a regular file, or more than `limit` bytes.
 pub fn read_capped(path: &Path, limit: u64) -> Result<Vec<u8>, Error> {
     let io = |source| Error::Io {
         path: path.to_path_buf(),
@@ -25,9 +71,10 @@ pub fn read_capped(path: &Path, limit: u64) -> Result<Vec<u8>, Error> {
             path.display()
         ))
     };
+    check_input(path)?;
     let file = std::fs::File::open(path).map_err(io)?;
     let meta = file.metadata().map_err(io)?;
-    if meta.is_file() && meta.len() > limit {
+    if meta.len() > limit {
         return Err(too_large());
     }
     let mut bytes = Vec::new();
@@ -38,6 +85,76 @@ pub fn read_capped(path: &Path, limit: u64) -> Result<Vec<u8>, Error> {
         return Err(too_large());
     }
     Ok(bytes)
+}
+
+/// A path as the file system resolves it: the file itself when it exists,
+/// else its resolved folder joined with its name; `None` when neither
+/// resolves (a missing folder, which writing will report).
+fn resolved(path: &Path) -> Option<PathBuf> {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return Some(p);
+    }
+    let (dir, name) = dir_and_name(path).ok()?;
+    Some(std::fs::canonicalize(dir).ok()?.join(name))
+}
+
+/// Whether two existing paths are one file (hard links included).
+#[cfg(unix)]
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &Path, _: &Path) -> bool {
+    false
+}
+
+/// Refuses, before any work, outputs that would destroy an input or each
+/// other: an output that is an input's file (by name, through links, or a
+/// hard link to it), one inside an input folder (keys named as inputs are
+/// never changed), or two outputs that are one file (the second write would
+/// leave only it). Each path comes with the flag that named it; `-`
+/// (stdout) is no file.
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming both flags.
+pub fn check_outputs(inputs: &[(&str, &Path)], outputs: &[(&str, &Path)]) -> Result<(), Error> {
+    let outputs: Vec<(&str, &Path, Option<PathBuf>)> = outputs
+        .iter()
+        .filter(|(_, p)| p.as_os_str() != "-")
+        .map(|&(flag, p)| (flag, p, resolved(p)))
+        .collect();
+    for (i, (flag, path, at)) in outputs.iter().enumerate() {
+        for (other_flag, other, other_at) in &outputs[..i] {
+            if (at.is_some() && at == other_at) || same_file(path, other) {
+                return Err(Error::InvalidInput(format!(
+                    "{other_flag} and {flag} both name {}: give each output its own file",
+                    path.display()
+                )));
+            }
+        }
+        for &(in_flag, input) in inputs {
+            let input_at = resolved(input);
+            let clash = if input.is_dir() {
+                matches!((at, &input_at), (Some(o), Some(d)) if o.starts_with(d))
+            } else {
+                (at.is_some() && *at == input_at) || same_file(path, input)
+            };
+            if clash {
+                let how = if input.is_dir() { "is inside" } else { "is" };
+                return Err(Error::InvalidInput(format!(
+                    "{flag} {} {how} the input {in_flag} {}: refusing to overwrite an input",
+                    path.display(),
+                    input.display()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same folder,
@@ -192,5 +309,71 @@ mod tests {
         write_atomically(&dir.path().join("out"), b"whole").unwrap();
         assert!(!stale.exists());
         assert_eq!(std::fs::read(dir.path().join("out")).unwrap(), b"whole");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn inputs_that_are_not_regular_files_are_refused_without_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = read_capped(Path::new("/dev/zero"), 1 << 30).unwrap_err();
+        assert!(e.to_string().contains("a device"), "{e}");
+        let e = read_capped(dir.path(), 10).unwrap_err();
+        assert!(e.to_string().contains("a folder"), "{e}");
+        // A fifo with no writer: opening it would wait forever.
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            let e = read_capped(&fifo, 10).unwrap_err();
+            assert!(e.to_string().contains("pipe"), "{e}");
+        }
+        let f = dir.path().join("f");
+        std::fs::write(&f, b"12345").unwrap();
+        assert_eq!(read_capped(&f, 5).unwrap(), b"12345");
+        assert!(read_capped(&f, 4).is_err());
+    }
+
+    #[test]
+    fn an_output_never_overwrites_an_input_or_another_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let zkey = d.join("c.zkey");
+        std::fs::write(&zkey, b"key").unwrap();
+        let keys = d.join("keys");
+        std::fs::create_dir(&keys).unwrap();
+        let proof = d.join("proof.json");
+        let ok = check_outputs(
+            &[("--zkey", &zkey), ("--params", &keys)],
+            &[("--proof", &proof), ("--public", Path::new("-"))],
+        );
+        assert!(ok.is_ok(), "{ok:?}");
+        // The same file by another spelling.
+        let spelled = d.join("keys/../c.zkey");
+        let e = check_outputs(&[("--zkey", &zkey)], &[("--proof", &spelled)]).unwrap_err();
+        assert!(e.to_string().contains("--proof"), "{e}");
+        assert!(e.to_string().contains("--zkey"), "{e}");
+        // Inside an input folder, even a file not there yet.
+        let e = check_outputs(
+            &[("--params", &keys)],
+            &[("--out", &keys.join("params.bin"))],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("inside"), "{e}");
+        // Two outputs, one file (not there yet).
+        let e = check_outputs(&[], &[("--out", &proof), ("--public-out", &proof)]).unwrap_err();
+        assert!(e.to_string().contains("both name"), "{e}");
+        // A hard link to an input.
+        #[cfg(unix)]
+        {
+            let link = d.join("link");
+            std::fs::hard_link(&zkey, &link).unwrap();
+            assert!(check_outputs(&[("--zkey", &zkey)], &[("--proof", &link)]).is_err());
+        }
+        // A symbolic link to an input.
+        #[cfg(unix)]
+        {
+            let sym = d.join("sym");
+            std::os::unix::fs::symlink(&zkey, &sym).unwrap();
+            assert!(check_outputs(&[("--zkey", &zkey)], &[("--proof", &sym)]).is_err());
+        }
     }
 }

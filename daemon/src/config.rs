@@ -308,17 +308,11 @@ impl Config {
     /// [`Error::Io`] when it cannot be read; [`Error::InvalidInput`] for a
     /// file over 1 MiB, bad TOML, unknown keys or invalid values.
     pub fn load(path: &std::path::Path) -> Result<Config, Error> {
-        let len = std::fs::metadata(path)
-            .map_err(|e| Error::InvalidInput(format!("config {}: {e}", path.display())))?
-            .len();
-        if len > MAX_CONFIG_BYTES {
-            return Err(Error::InvalidInput(format!(
-                "config {}: {len} bytes, over the {MAX_CONFIG_BYTES}-byte limit",
-                path.display()
-            )));
-        }
-        let text = std::fs::read_to_string(path)
+        let bytes = zkpipe_core::fsutil::read_capped(path, MAX_CONFIG_BYTES)
             .map_err(|e| Error::InvalidInput(format!("config {}: {e}", path.display())))?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            Error::InvalidInput(format!("config {}: not UTF-8 text", path.display()))
+        })?;
         let config: Config = toml::from_str(&text)
             .map_err(|e| Error::InvalidInput(format!("config {}: {e}", path.display())))?;
         config.validate_values()?;

@@ -22,7 +22,7 @@ use zkpipe_filecoin::snap::{self, SnapRequest};
 use zkpipe_filecoin::{FilecoinJob, RegisteredPoStProof, RegisteredSealProof};
 
 use crate::cuzk_proto::{self as pb, proving_engine_server::ProvingEngine};
-use crate::daemon::{Daemon, FilecoinInputs, JobInputs, NewJob, Refusal};
+use crate::daemon::{Daemon, FilecoinInputs, JobInputs, NewJob};
 use crate::keys::{FILECOIN, KeyId};
 use crate::proto::{JobState, Priority};
 
@@ -278,11 +278,7 @@ impl CuzkService {
                 partitions: job.partitions() as u32,
                 inputs: JobInputs::Filecoin(FilecoinInputs(job.clone())),
             })
-            .map_err(|r| match r {
-                Refusal::Conflict(m) => Status::already_exists(m),
-                Refusal::Busy(m) => Status::resource_exhausted(m),
-                Refusal::Draining => Status::unavailable("the daemon is shutting down"),
-            })?;
+            .map_err(Status::from)?;
         if !request_id.is_empty() {
             self.requests
                 .lock()

@@ -28,6 +28,9 @@ pub enum Refusal {
     Conflict(String),
     /// Too many jobs (RESOURCE_EXHAUSTED).
     Busy(String),
+    /// The job's key cannot fit the daemon's host budget, whatever else it
+    /// evicts (RESOURCE_EXHAUSTED).
+    TooLarge(String),
     /// The daemon is shutting down (UNAVAILABLE).
     Draining,
 }
@@ -296,6 +299,7 @@ impl Daemon {
         if self.draining.load(Ordering::Relaxed) {
             return Err(Refusal::Draining);
         }
+        self.keys.admit(&job.key).map_err(Refusal::TooLarge)?;
         let mut table = self.table.lock().unwrap();
         if !job.request_id.is_empty()
             && let Some(&id) = table.by_request.get(&job.request_id)
@@ -721,10 +725,13 @@ impl Daemon {
     pub async fn preload(self: &Arc<Self>, ids: Vec<KeyId>) -> Vec<(KeyId, Result<(), Error>)> {
         let mut out = vec![];
         for id in ids {
-            let r = self
-                .acquire_key(id.clone())
-                .await
-                .map(|key| self.keys.release(&key.id));
+            let r = match self.keys.admit(&id) {
+                Err(why) => Err(Error::InvalidInput(why)),
+                Ok(()) => self
+                    .acquire_key(id.clone())
+                    .await
+                    .map(|key| self.keys.release(&key.id)),
+            };
             out.push((id, r));
         }
         out

@@ -79,7 +79,8 @@ impl NodeRunner {
         // The fleet keeps the request id; locally each attempt is new.
         spec.request_id.clear();
         let reply = self.daemon.submit(spec).map_err(|r| match r {
-            Refusal::Busy(m) | Refusal::Conflict(m) => failure(m, true),
+            // Another node may have the memory this one lacks.
+            Refusal::Busy(m) | Refusal::Conflict(m) | Refusal::TooLarge(m) => failure(m, true),
             Refusal::Draining => failure("the node is shutting down", true),
         })?;
         let mut guard = CancelOnDrop {

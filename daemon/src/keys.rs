@@ -238,6 +238,36 @@ impl KeyCache {
         ))
     }
 
+    /// Refuses, before any work, a key that cannot fit the host budget
+    /// even alone: a built-in circuit's estimated peak (constraints ×
+    /// [`zkpipe_core::machine::PROVE_BYTES_PER_CONSTRAINT`]) over the
+    /// budget. A loaded key, a circom or a Filecoin key passes (their files
+    /// are the operator's; their loads check the budget).
+    ///
+    /// # Errors
+    /// The estimate and the budget, in words.
+    pub fn admit(&self, id: &KeyId) -> Result<(), String> {
+        if matches!(id.circuit.as_str(), CIRCOM | FILECOIN)
+            || self.table.lock().unwrap().entries.contains_key(id)
+        {
+            return Ok(());
+        }
+        let Ok(circuit) = BuiltinCircuit::new(&id.circuit, &id.size) else {
+            return Ok(()); // named keys were validated; loading reports it
+        };
+        let constraints = circuit.shape().estimated_constraints();
+        let need = constraints.saturating_mul(zkpipe_core::machine::PROVE_BYTES_PER_CONSTRAINT);
+        if need > self.budget {
+            return Err(format!(
+                "key {id} (about {constraints} constraints) needs about {} MiB of host memory; \
+                 the daemon's host budget is {} MiB",
+                need >> 20,
+                self.budget >> 20
+            ));
+        }
+        Ok(())
+    }
+
     /// One user fewer.
     pub fn release(&self, id: &KeyId) {
         let mut table = self.table.lock().unwrap();
@@ -328,6 +358,7 @@ impl KeyCache {
         id: &KeyId,
         progress: &dyn Progress,
     ) -> Result<(KeyCircuit, Parameters, R1cs), Error> {
+        self.admit(id).map_err(Error::InvalidInput)?;
         let circuit = Arc::new(
             BuiltinCircuit::new(&id.circuit, &id.size)
                 .map_err(|e| Error::InvalidInput(e.to_string()))?,

@@ -99,13 +99,8 @@ pub async fn bind_tcp(
 /// [`Error::InvalidInput`] naming the file and what is wrong.
 pub fn read_token(path: &Path) -> Result<String, Error> {
     let bad = |why: String| Error::InvalidInput(format!("token file {}: {why}", path.display()));
-    let len = std::fs::metadata(path)
-        .map_err(|e| bad(e.to_string()))?
-        .len();
-    if len > 4096 {
-        return Err(bad(format!("{len} bytes, over 4 KiB")));
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let bytes = zkpipe_core::fsutil::read_capped(path, 4096).map_err(|e| bad(e.to_string()))?;
+    let text = String::from_utf8(bytes).map_err(|_| bad("not UTF-8 text".into()))?;
     let token = text.trim();
     if token.is_empty() {
         return Err(bad("empty".into()));

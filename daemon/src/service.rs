@@ -89,11 +89,17 @@ impl Service {
 
     fn submit_job(&self, req: &proto::SubmitRequest) -> Result<proto::SubmitReply, Status> {
         let job = validate::new_job(req).map_err(Status::invalid_argument)?;
-        self.daemon.submit(job).map_err(|r| match r {
+        self.daemon.submit(job).map_err(Status::from)
+    }
+}
+
+impl From<Refusal> for Status {
+    fn from(r: Refusal) -> Status {
+        match r {
             Refusal::Conflict(m) => Status::already_exists(m),
-            Refusal::Busy(m) => Status::resource_exhausted(m),
+            Refusal::Busy(m) | Refusal::TooLarge(m) => Status::resource_exhausted(m),
             Refusal::Draining => Status::unavailable("the daemon is shutting down"),
-        })
+        }
     }
 }
 

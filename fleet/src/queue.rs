@@ -25,7 +25,7 @@ const MAX_NAME_LEN: usize = 256;
 /// Longest error message stored.
 const MAX_ERROR_LEN: usize = 8192;
 /// Most attempts a job may ask for.
-const MAX_ATTEMPTS: i32 = 1000;
+const MAX_ATTEMPTS: i32 = 20;
 
 type Params<'a> = [&'a (dyn ToSql + Sync)];
 

@@ -277,6 +277,7 @@ impl VerifyingKey {
             path: path.to_path_buf(),
             source,
         };
+        crate::fsutil::check_input(path)?;
         let mut file = std::fs::File::open(path).map_err(io)?;
         let metadata = file.metadata().map_err(io)?;
         // A pipe or a device has no length to check: it is read no further than the key's.
@@ -405,6 +406,7 @@ impl Parameters {
             path: path.to_path_buf(),
             source,
         };
+        crate::fsutil::check_input(path)?;
         let file = std::fs::File::open(path).map_err(io)?;
         // SAFETY: the map is read-only and dropped before returning; a file
         // rewritten underneath would at worst give garbage points, which

@@ -531,26 +531,32 @@ impl<W: Workload> Engine<W> {
             limit_changes: Mutex::new(vec![]),
             size_synthesis: std::sync::atomic::AtomicBool::new(policy_workers_unset),
         });
-        let mut threads = Vec::new();
+        // Built first so that, should the system refuse a thread (a
+        // process limit), dropping it stops the threads started so far.
+        let mut engine = Engine {
+            inner: inner.clone(),
+            threads: Vec::new(),
+        };
+        let threads = &mut engine.threads;
         let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
             std::thread::Builder::new()
-                .name(name)
+                .name(name.clone())
                 .spawn(f)
-                .expect("spawn engine thread")
+                .map_err(|e| Error::Failed(format!("starting engine thread {name}: {e}")))
         };
         for i in 0..settings.partition_workers {
             let inner = inner.clone();
             threads.push(spawn(
                 format!("synth-{i}"),
                 Box::new(move || inner.synthesis_worker(i)),
-            ));
+            )?);
         }
         for i in 0..spmv_workers {
             let inner = inner.clone();
             threads.push(spawn(
                 format!("spmv-{i}"),
                 Box::new(move || inner.spmv_worker(i)),
-            ));
+            )?);
         }
         for d in 0..devices {
             for k in 0..settings.gpu_workers_per_device {
@@ -558,7 +564,7 @@ impl<W: Workload> Engine<W> {
                 threads.push(spawn(
                     format!("dev{d}-w{k}"),
                     Box::new(move || inner.device_worker(d, k)),
-                ));
+                )?);
             }
         }
         if settings.b_g2 == G2Placement::CpuSplit {
@@ -567,7 +573,7 @@ impl<W: Workload> Engine<W> {
                 threads.push(spawn(
                     format!("cpu-g2-{i}"),
                     Box::new(move || inner.g2_worker(i)),
-                ));
+                )?);
             }
         }
         if settings.dealloc != Dealloc::Inline {
@@ -577,9 +583,9 @@ impl<W: Workload> Engine<W> {
             threads.push(spawn(
                 "dealloc".into(),
                 Box::new(move || worker.dealloc_worker(rx)),
-            ));
+            )?);
         }
-        Ok(Engine { inner, threads })
+        Ok(engine)
     }
 
     /// Queues a job; it starts as soon as the policy lets it. Jobs are
