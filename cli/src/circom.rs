@@ -34,7 +34,7 @@ pub struct CircomProveArgs {
     #[arg(long, value_name = "FILE", requires = "wasm")]
     pub input: Option<PathBuf>,
     /// The most instructions the witness generator may run (default: 10^10
-    /// plus 2·10^6 per wire), so that a generator that loops stops.
+    /// plus 5·10^4 per wire), so that a generator that loops stops.
     #[arg(long, value_name = "N", requires = "wasm")]
     pub wasm_fuel: Option<u64>,
     /// snarkjs's Groth16 proving key (or --params DIR from `zkpipe setup --r1cs`).
@@ -90,7 +90,7 @@ pub struct WitnessArgs {
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
     /// The most instructions the generator may run (default: 10^10 plus
-    /// 2·10^6 per wire), so that a generator that loops stops.
+    /// 5·10^4 per wire), so that a generator that loops stops.
     #[arg(long, value_name = "N")]
     pub wasm_fuel: Option<u64>,
 }

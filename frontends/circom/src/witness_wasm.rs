@@ -26,15 +26,26 @@ use zkpipe_core::{Error, Fr};
 /// The most memory a witness generator may grow to: wasm32's whole space.
 const MAX_MEMORY_BYTES: usize = 4 << 30;
 
+/// The most witness values a generator may declare: it keeps each in its
+/// memory, 32 bytes a value, so more cannot be real and would only inflate
+/// the default fuel budget.
+const MAX_WIRES: usize = MAX_MEMORY_BYTES / 32;
+
+/// The most 32-bit words a field element may take: BLS12-381's and
+/// BN254's r take 8; more is no circom prime and would make the host read
+/// (and print) a number as large as the generator says.
+const MAX_FIELD_WORDS: i32 = 16;
+
 /// Fuel (wasmi's count of executed instructions) for loading a generator
 /// and setting its inputs, and the base of a witness's budget.
 const BASE_FUEL: u64 = 10_000_000_000;
 
-/// Fuel per witness value on top of [`BASE_FUEL`]: the circom circuits
-/// measured here used 760–5,300 per wire (bench log, "circom at 2^16 and
-/// 2^20"), so a real generator stays two orders of magnitude below the
-/// budget while an endless loop stops after minutes, not never.
-const FUEL_PER_WIRE: u64 = 2_000_000;
+/// Fuel per witness value on top of [`BASE_FUEL`]: about 10× the most
+/// measured (bench log, "circom at 2^16 and 2^20": hash chain 5,320,
+/// merkle 3,958, many_public 758, the 2^16 chain 4,819 per wire). With
+/// [`MAX_WIRES`] the budget stays under 7·10^12, a few hours at the ~5·10^8
+/// instructions a second measured there; `--wasm-fuel` raises it.
+const FUEL_PER_WIRE: u64 = 50_000;
 
 /// The default fuel budget of a witness of `wires` values.
 pub fn default_fuel(wires: u64) -> u64 {
@@ -96,6 +107,8 @@ pub struct WitnessGenerator {
     fuel: Option<u64>,
     /// The budget of the call under way, for the message when it runs out.
     budget: u64,
+    /// The wire count the witness must have, when the caller knows it.
+    expected_wires: Option<usize>,
 }
 
 fn wasm_error(name: &str, what: &str, e: impl std::fmt::Display) -> Error {
@@ -115,7 +128,8 @@ impl WitnessGenerator {
     /// # Errors
     /// [`Error::InvalidEncoding`] for bytes that are not a WebAssembly
     /// module; [`Error::InvalidInput`] for a module that is not a circom 2
-    /// witness generator, or one for another prime than BLS12-381's r.
+    /// witness generator (field elements of other than 1 to 16 words
+    /// included), or one for another prime than BLS12-381's r.
     pub fn new(name: &str, wasm: &[u8]) -> Result<WitnessGenerator, Error> {
         WitnessGenerator::with_fuel(name, wasm, None)
     }
@@ -194,12 +208,28 @@ impl WitnessGenerator {
             name: name.to_string(),
             fuel,
             budget,
+            expected_wires: None,
         };
-        g.n32 = g.call_i32("getFieldNumLen32", ())? as usize;
+        // Checked before anything is read: the host sizes its reads by it.
+        let n32 = g.call_i32("getFieldNumLen32", ())?;
+        if !(1..=MAX_FIELD_WORDS).contains(&n32) {
+            return Err(Error::InvalidInput(format!(
+                "{name}: its field elements take {n32} 32-bit words (getFieldNumLen32), \
+                 not 1 to {MAX_FIELD_WORDS}: not a circom 2 witness generator"
+            )));
+        }
+        g.n32 = n32 as usize;
         g.call::<(), ()>("getRawPrime", ())?;
         let prime = g.read_shared()?;
         if prime.len() != 32 || prime[..] != BLS12_381_R[..] {
-            let hex: String = prime.iter().rev().map(|b| format!("{b:02x}")).collect();
+            // At most MAX_FIELD_WORDS words here; bounded again so that a
+            // message stays a line.
+            let hex: String = prime
+                .iter()
+                .rev()
+                .take(4 * MAX_FIELD_WORDS as usize)
+                .map(|b| format!("{b:02x}"))
+                .collect();
             let bn = "30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001";
             let why = if hex.trim_start_matches('0') == bn {
                 "BN254 is not supported yet".to_string()
@@ -227,6 +257,13 @@ impl WitnessGenerator {
                 Some(TrapCode::OutOfFuel) => out_of_fuel(&self.name, self.budget),
                 _ => Error::InvalidInput(format!("{}: {f}: {e}", self.name)),
             })
+    }
+
+    /// Makes [`WitnessGenerator::calculate`] refuse a generator that does
+    /// not declare `wires` witness values (the constraint system's wire
+    /// count), before it runs.
+    pub fn expect_wires(&mut self, wires: usize) {
+        self.expected_wires = Some(wires);
     }
 
     /// Fuel the last [`WitnessGenerator::calculate`] used.
@@ -264,16 +301,35 @@ impl WitnessGenerator {
     ///
     /// # Errors
     /// [`Error::InvalidInput`] for an input the circuit does not have, the
-    /// wrong number of values, missing inputs, or a failed assert;
-    /// [`Error::InvalidEncoding`] for a value that is not a number.
+    /// wrong number of values, missing inputs, or a failed assert; for a
+    /// generator that declares no witness values, more than its memory can
+    /// hold (2^27), or other than [`WitnessGenerator::expect_wires`] says,
+    /// or that runs out of fuel; [`Error::InvalidEncoding`] for a value
+    /// that is not a number.
     pub fn calculate(&mut self, input: &Value) -> Result<Vec<Fr>, Error> {
         let obj = input.as_object().ok_or_else(|| {
             Error::InvalidEncoding("input: expected a JSON object of signal names".into())
         })?;
-        let wires = self.call_i32("getWitnessSize", ())?;
-        self.budget = self
-            .fuel
-            .unwrap_or_else(|| default_fuel(u64::try_from(wires).unwrap_or(0)));
+        let declared = self.call_i32("getWitnessSize", ())?;
+        // The default budget grows with this count: checked before it is set.
+        let wires = usize::try_from(declared)
+            .ok()
+            .filter(|w| (1..=MAX_WIRES).contains(w))
+            .ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "{} declares {declared} witness values (getWitnessSize), \
+                     not 1 to {MAX_WIRES} (what 4 GiB of memory holds)",
+                    self.name
+                ))
+            })?;
+        if let Some(expected) = self.expected_wires.filter(|&e| e != wires) {
+            return Err(Error::InvalidInput(format!(
+                "{} declares {wires} witness values but the constraint system has \
+                 {expected} wires: a generator of another circuit?",
+                self.name
+            )));
+        }
+        self.budget = self.fuel.unwrap_or_else(|| default_fuel(wires as u64));
         self.store
             .set_fuel(self.budget)
             .map_err(|e| wasm_error(&self.name, "fuel", e))?;
@@ -312,7 +368,7 @@ impl WitnessGenerator {
             )));
         }
         let mut w = Vec::new();
-        for i in 0..wires.max(0) {
+        for i in 0..declared {
             self.call::<i32, ()>("getWitness", i)?;
             let b = self.read_shared()?;
             let b: &[u8; 32] = b[..].try_into().map_err(|_| {
@@ -344,12 +400,31 @@ pub fn calculate_witness(
     input: &Value,
     fuel: Option<u64>,
 ) -> Result<(Vec<Fr>, u64), Error> {
+    calculate_witness_expecting(name, wasm, input, fuel, None)
+}
+
+/// [`calculate_witness`] for a caller that knows the constraint system:
+/// a generator that does not declare `wires` witness values is refused
+/// before it runs ([`WitnessGenerator::expect_wires`]).
+///
+/// # Errors
+/// As [`calculate_witness`].
+pub fn calculate_witness_expecting(
+    name: &str,
+    wasm: &[u8],
+    input: &Value,
+    fuel: Option<u64>,
+    wires: Option<usize>,
+) -> Result<(Vec<Fr>, u64), Error> {
     std::thread::scope(|s| {
         std::thread::Builder::new()
             .name("circom-witness".into())
             .stack_size(GENERATOR_STACK_BYTES)
             .spawn_scoped(s, || {
                 let mut g = WitnessGenerator::with_fuel(name, wasm, fuel)?;
+                if let Some(n) = wires {
+                    g.expect_wires(n);
+                }
                 let w = g.calculate(input)?;
                 Ok((w, g.fuel_used()))
             })
@@ -459,6 +534,161 @@ mod tests {
         m
     }
 
+    /// Unsigned LEB128: wasm's counts and sizes.
+    fn uleb(mut x: usize, out: &mut Vec<u8>) {
+        loop {
+            let b = (x & 0x7f) as u8;
+            x >>= 7;
+            if x == 0 {
+                out.push(b);
+                return;
+            }
+            out.push(b | 0x80);
+        }
+    }
+
+    /// `i32.const x`.
+    fn i32_const(x: i32) -> Vec<u8> {
+        let (mut x, mut out) = (i64::from(x), vec![0x41]);
+        loop {
+            let b = (x & 0x7f) as u8;
+            x >>= 7;
+            if (x == 0 && b & 0x40 == 0) || (x == -1 && b & 0x40 != 0) {
+                out.push(b);
+                return out;
+            }
+            out.push(b | 0x80);
+        }
+    }
+
+    fn section(id: u8, items: usize, body: &[u8], m: &mut Vec<u8>) {
+        let mut content = Vec::new();
+        uleb(items, &mut content);
+        content.extend(body);
+        m.push(id);
+        uleb(content.len(), m);
+        m.extend(content);
+    }
+
+    /// A module exporting `funcs` (name, type, code) with types 0: `() ->
+    /// i32`, 1: `() -> ()`, 2: `(i32) -> i32`; with a page of memory that
+    /// starts with `data` unless `data` is empty.
+    fn module(funcs: &[(&str, u8, Vec<u8>)], data: &[u8]) -> Vec<u8> {
+        let mut m = b"\0asm\x01\0\0\0".to_vec();
+        let types = [0x60, 0, 1, 0x7f, 0x60, 0, 0, 0x60, 1, 0x7f, 1, 0x7f];
+        section(1, 3, &types, &mut m);
+        let kinds: Vec<u8> = funcs.iter().map(|f| f.1).collect();
+        section(3, funcs.len(), &kinds, &mut m);
+        if !data.is_empty() {
+            section(5, 1, &[0, 1], &mut m);
+        }
+        let mut exports = Vec::new();
+        for (i, (name, _, _)) in funcs.iter().enumerate() {
+            uleb(name.len(), &mut exports);
+            exports.extend(name.as_bytes());
+            exports.push(0);
+            uleb(i, &mut exports);
+        }
+        section(7, funcs.len(), &exports, &mut m);
+        let mut code = Vec::new();
+        for (_, _, body) in funcs {
+            uleb(body.len() + 2, &mut code);
+            code.push(0); // no locals
+            code.extend(body);
+            code.push(0x0b);
+        }
+        section(10, funcs.len(), &code, &mut m);
+        if !data.is_empty() {
+            let mut segment = vec![0, 0x41, 0, 0x0b]; // memory 0 at offset 0
+            uleb(data.len(), &mut segment);
+            segment.extend(data);
+            section(11, 1, &segment, &mut m);
+        }
+        m
+    }
+
+    /// A generator for BLS12-381 that declares `wires` witness values and
+    /// has nothing else (no `init`).
+    fn witness_size_module(wires: i32) -> Vec<u8> {
+        // readSharedRWMemory(i): the i-th word of memory, where r lies.
+        let read = vec![0x20, 0, 0x41, 2, 0x74, 0x28, 2, 0];
+        module(
+            &[
+                ("getFieldNumLen32", 0, i32_const(8)),
+                ("getRawPrime", 1, vec![]),
+                ("readSharedRWMemory", 2, read),
+                ("getWitnessSize", 0, i32_const(wires)),
+            ],
+            &BLS12_381_R,
+        )
+    }
+
+    /// A generator whose field elements take `n32` words, and which traps
+    /// when the shared memory is read.
+    fn field_words_module(n32: i32) -> Vec<u8> {
+        module(
+            &[
+                ("getFieldNumLen32", 0, i32_const(n32)),
+                ("getRawPrime", 1, vec![]),
+                ("readSharedRWMemory", 2, vec![0]), // unreachable
+            ],
+            &[],
+        )
+    }
+
+    fn run(wasm: &[u8]) -> String {
+        // On calculate_witness's thread: wasmi needs more stack than a test thread's.
+        calculate_witness("g.wasm", wasm, &serde_json::json!({}), None)
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn a_field_element_of_no_or_too_many_words_is_refused_before_reading() {
+        for n32 in [-1, 0, 17, 0x1000_0000, 0x7fff_ffff] {
+            let e = run(&field_words_module(n32));
+            assert!(
+                e.contains(&format!(
+                    "g.wasm: its field elements take {n32} 32-bit words"
+                )),
+                "{e}"
+            );
+        }
+        // 8 words pass the check, and the prime is read (here: a trap).
+        let e = run(&field_words_module(8));
+        assert!(e.contains("readSharedRWMemory"), "{e}");
+    }
+
+    #[test]
+    fn a_witness_larger_than_memory_can_hold_is_refused() {
+        for wires in [-1, 0, (1 << 27) + 1, 0x7fff_ffff] {
+            let e = run(&witness_size_module(wires));
+            assert!(
+                e.contains(&format!("g.wasm declares {wires} witness values")),
+                "{e}"
+            );
+        }
+        // The largest size passes, and `init` runs next (here: missing).
+        let e = run(&witness_size_module(1 << 27));
+        assert!(e.contains("export `init`"), "{e}");
+    }
+
+    #[test]
+    fn a_witness_size_other_than_the_expected_is_refused() {
+        let expecting = |wires| {
+            let m = witness_size_module(3);
+            calculate_witness_expecting("g.wasm", &m, &serde_json::json!({}), None, Some(wires))
+                .unwrap_err()
+                .to_string()
+        };
+        let e = expecting(4);
+        assert!(
+            e.contains("g.wasm declares 3 witness values but the constraint system has 4 wires"),
+            "{e}"
+        );
+        assert!(expecting(3).contains("export `init`"));
+    }
+
     #[test]
     fn an_endless_loop_runs_out_of_fuel() {
         // On calculate_witness's thread: wasmi needs more stack than a test thread's.
@@ -479,6 +709,8 @@ mod tests {
     fn default_budget_grows_with_the_witness() {
         assert_eq!(default_fuel(0), BASE_FUEL);
         assert!(default_fuel(1 << 20) > default_fuel(1 << 10));
+        // The most a generator can declare gets hours, not weeks.
+        assert!(default_fuel(MAX_WIRES as u64) < 7_000_000_000_000);
         assert_eq!(default_fuel(u64::MAX), u64::MAX);
     }
 
