@@ -102,17 +102,30 @@ const MAX_WASM_BYTES: u64 = 1 << 30;
 ///
 /// # Errors
 /// Missing or malformed files, inputs the circuit refuses (exit 2).
-fn run_generator(wasm: &Path, input: &Path, fuel: Option<u64>) -> Result<Vec<Fr>, Error> {
+/// `wires`: the constraint system's wire count, when known: a generator
+/// declaring another is refused before it runs.
+fn run_generator(
+    wasm: &Path,
+    input: &Path,
+    fuel: Option<u64>,
+    wires: Option<usize>,
+) -> Result<Vec<Fr>, Error> {
     let code = zkpipe_core::fsutil::read_capped(wasm, MAX_WASM_BYTES)?;
     let input_json = read_json(input)?;
     let t = Instant::now();
-    let (w, used) = zkpipe_circom::calculate_witness(&name(wasm), &code, &input_json, fuel)
-        .map_err(|e| match e {
-            Error::InvalidInput(m) | Error::InvalidEncoding(m) => {
-                Error::InvalidInput(format!("{}: {m}", name(input)))
-            }
-            other => other,
-        })?;
+    let (w, used) = zkpipe_circom::witness_wasm::calculate_witness_expecting(
+        &name(wasm),
+        &code,
+        &input_json,
+        fuel,
+        wires,
+    )
+    .map_err(|e| match e {
+        Error::InvalidInput(m) | Error::InvalidEncoding(m) => {
+            Error::InvalidInput(format!("{}: {m}", name(input)))
+        }
+        other => other,
+    })?;
     eprintln!(
         "witness: {} values in {:.2?} ({used} instructions)",
         w.len(),
@@ -133,7 +146,7 @@ pub fn witness(a: &WitnessArgs) -> Result<(), Error> {
     check_input(&a.wasm)?;
     check_input(&a.input)?;
     check_writable(&a.out)?;
-    let w = run_generator(&a.wasm, &a.input, a.wasm_fuel)?;
+    let w = run_generator(&a.wasm, &a.input, a.wasm_fuel, None)?;
     write_atomically(&a.out, &zkpipe_circom::wtns_to_bytes(&w))
 }
 
@@ -214,7 +227,10 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
     let circuit = CircomR1cs::load(r1cs_path)?;
     let (values, wtns_path) = match (&c.wtns, &c.wasm, &c.input) {
         (Some(w), _, _) => (zkpipe_circom::load_wtns(w)?, w),
-        (None, Some(wasm), Some(input)) => (run_generator(wasm, input, c.wasm_fuel)?, wasm),
+        (None, Some(wasm), Some(input)) => (
+            run_generator(wasm, input, c.wasm_fuel, Some(circuit.num_wires))?,
+            wasm,
+        ),
         _ => unreachable!("checked above and by clap"),
     };
     let witness = zkpipe_circom::witness_for(values, &circuit, &name(wtns_path), &name(r1cs_path))?;
