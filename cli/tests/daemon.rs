@@ -260,7 +260,7 @@ fn kill_9_mid_batch_gives_clients_errors_and_a_restart_serves_cleanly() {
     let dir_path = dir.path().to_path_buf();
     let mut served = Served::start_in(dir, &keys, &[]);
     let rt = runtime();
-    rt.block_on(async {
+    let killed_job = rt.block_on(async {
         let mut c = served.client().await;
         // Long enough to be mid-run when the daemon dies.
         let r = c
@@ -289,6 +289,7 @@ fn kill_9_mid_batch_gives_clients_errors_and_a_restart_serves_cleanly() {
             "{status:?}"
         );
         assert!(t.elapsed() < Duration::from_secs(5));
+        r.job_id
     });
     served.wait_exit(Duration::from_secs(5));
     // The socket file is left behind; a new daemon replaces it.
@@ -312,6 +313,16 @@ fn kill_9_mid_batch_gives_clients_errors_and_a_restart_serves_cleanly() {
             let r = c.prove(req.clone()).await.unwrap().into_inner();
             check_proofs(&keys, &req, &r);
         }
+        // The killed run's job id names no job of the new run: its client
+        // is never handed another client's proofs.
+        let e = c
+            .r#await(proto::AwaitRequest {
+                job_id: killed_job,
+                timeout_ms: 0,
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::NotFound, "{e:?}");
     });
     restarted.signal(libc::SIGTERM);
     assert!(restarted.wait_exit(Duration::from_secs(30)).success());
@@ -575,14 +586,14 @@ fn keys_are_evicted_under_a_small_budget_and_on_request() {
             !r.keys[0].done && r.keys[0].error.contains("not loaded"),
             "{r:?}"
         );
-        // A key too large for the budget fails its job with the reason; the daemon stays up.
-        let r = c
+        // A key too large for the budget is refused with the reason, before
+        // it is queued; the daemon stays up.
+        let e = c
             .prove(job("squaring-chain", "65536", 1, 1, Priority::Normal))
             .await
-            .unwrap()
-            .into_inner();
-        assert_eq!(state(&r), JobState::Failed);
-        assert!(r.error.contains("budget"), "{}", r.error);
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e:?}");
+        assert!(e.message().contains("budget"), "{e:?}");
         c.status(proto::StatusRequest {}).await.unwrap();
     });
 }

@@ -539,3 +539,26 @@ fn devices_pipes_and_folders_as_inputs_are_refused_at_once() {
         );
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn with_no_home_the_cache_is_the_user_s_own_temporary_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = support::zkpipe_command()
+        .args(["prove", "--circuit", "squaring-chain", "--size", "16"])
+        .env_remove("ZKPIPE_CACHE_DIR")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("HOME")
+        .env("TMPDIR", tmp.path())
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    refused_not(&o);
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    assert!(tmp.path().join(format!("zkpipe-{uid}/keys")).is_dir());
+    assert!(
+        !tmp.path().join("zkpipe").exists(),
+        "a folder shared by all users"
+    );
+}

@@ -12,17 +12,35 @@ use crate::Error;
 pub const CACHE_DIR_ENV: &str = "ZKPIPE_CACHE_DIR";
 
 /// The cache folder: `$ZKPIPE_CACHE_DIR`, else `$XDG_CACHE_HOME/zkpipe`,
-/// else `~/.cache/zkpipe`, else the temporary folder's `zkpipe`.
+/// else `~/.cache/zkpipe`, else the temporary folder's `zkpipe-<uid>` (one
+/// per user: a shared one would be the first user's).
 pub fn default_dir() -> PathBuf {
     if let Some(d) = std::env::var_os(CACHE_DIR_ENV).filter(|d| !d.is_empty()) {
         return PathBuf::from(d);
     }
-    std::env::var_os("XDG_CACHE_HOME")
+    let home = std::env::var_os("XDG_CACHE_HOME")
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir)
-        .join("zkpipe")
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| PathBuf::from(h).join(".cache"))
+        });
+    match home {
+        Some(dir) => dir.join("zkpipe"),
+        None => std::env::temp_dir().join(format!("zkpipe-{}", user_id())),
+    }
+}
+
+#[cfg(unix)]
+fn user_id() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
+}
+
+#[cfg(not(unix))]
+fn user_id() -> u32 {
+    0
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {

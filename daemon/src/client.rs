@@ -99,6 +99,9 @@ pub async fn channel(addr: &Address) -> Result<Channel, Error> {
             .await
             .map_err(|e| Error::Failed(format!("connecting to {uri}: {e}")))?,
         Address::Unix(path) => {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                crate::listen::check_socket_folder(dir, true)?;
+            }
             let path = path.clone();
             let shown = path.display().to_string();
             // The URI is ignored: every connection goes to the socket.
@@ -113,12 +116,30 @@ pub async fn channel(addr: &Address) -> Result<Channel, Error> {
                 }))
                 .await
                 .map_err(|e| {
-                    Error::Failed(format!(
-                        "connecting to {shown}: {e} (is `zkpipe serve` running?)"
-                    ))
+                    Error::Failed(format!("connecting to {shown}: {e} ({})", why_not(&shown)))
                 })?
         }
     })
+}
+
+/// What stops a connection to the socket at `path`, in words.
+fn why_not(path: &str) -> String {
+    match std::os::unix::net::UnixStream::connect(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            "permission denied: the daemon's socket is for its own user only; \
+             run the client as that user"
+                .into()
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            "no socket there: is `zkpipe serve` running?".into()
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            "nothing answers: a socket left by a daemon that stopped; is `zkpipe serve` running?"
+                .into()
+        }
+        Err(e) => e.to_string(),
+        Ok(_) => "it answers now: try again".into(),
+    }
 }
 
 #[cfg(test)]

@@ -91,11 +91,31 @@ struct Job {
     done: watch::Sender<bool>,
 }
 
-#[derive(Default)]
 struct Table {
     jobs: HashMap<u64, Job>,
     by_request: HashMap<String, u64>,
     next_id: u64,
+}
+
+impl Default for Table {
+    fn default() -> Self {
+        Table {
+            jobs: HashMap::new(),
+            by_request: HashMap::new(),
+            next_id: first_job_id(),
+        }
+    }
+}
+
+/// Job ids of one run start at its start time in milliseconds × 1,000, so
+/// that an id from before a restart is never another client's job after
+/// it (a run would need 1,000 jobs per millisecond to reach the next
+/// run's first id); below 2^53 until the year 2255, so exact in JSON.
+fn first_job_id() -> u64 {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    ms.saturating_mul(1000)
 }
 
 /// Health of one device the daemon uses.

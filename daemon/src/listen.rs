@@ -23,6 +23,7 @@ pub async fn bind_socket(path: &Path) -> Result<UnixListener, Error> {
             .mode(0o700)
             .create(dir)
             .map_err(|e| Error::Failed(format!("creating {}: {e}", dir.display())))?;
+        check_socket_folder(dir, false)?;
     }
     match std::fs::symlink_metadata(path) {
         Ok(meta) => {
@@ -62,6 +63,38 @@ pub async fn bind_socket(path: &Path) -> Result<UnixListener, Error> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
         .map_err(|e| Error::Failed(format!("chmod 600 {}: {e}", path.display())))?;
     Ok(listener)
+}
+
+/// Refuses a socket's folder that another user controls: one they own
+/// (root aside, with `root_ok`: a client may talk to a daemon run by
+/// root), or one they may write (they could swap the socket for theirs
+/// and receive the requests), as ssh-agent and tmux do.
+///
+/// # Errors
+/// [`Error::InvalidInput`] saying who owns it or who may write it.
+pub fn check_socket_folder(dir: &Path, root_ok: bool) -> Result<(), Error> {
+    use std::os::unix::fs::MetadataExt;
+    let meta =
+        std::fs::metadata(dir).map_err(|e| Error::Failed(format!("{}: {e}", dir.display())))?;
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let me = unsafe { libc::getuid() };
+    if meta.uid() != me && !(root_ok && meta.uid() == 0) {
+        return Err(Error::InvalidInput(format!(
+            "the socket folder {} belongs to user {}, not to this user ({me}): \
+             another user could swap the socket; use a private folder (daemon.socket)",
+            dir.display(),
+            meta.uid()
+        )));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(Error::InvalidInput(format!(
+            "the socket folder {} may be written by other users (mode {:o}): \
+             they could swap the socket; make it private (chmod 700) or use another folder",
+            dir.display(),
+            meta.mode() & 0o7777
+        )));
+    }
+    Ok(())
 }
 
 /// Binds TCP `addr`, with the token read from `token_file` ("": none).
@@ -149,6 +182,41 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_socket_folder_others_may_write_or_own_is_refused() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let open = tmp.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = rt
+            .block_on(bind_socket(&open.join("zkpipe.sock")))
+            .unwrap_err();
+        assert!(e.to_string().contains("written by other users"), "{e}");
+        assert!(!open.join("zkpipe.sock").exists());
+        assert!(
+            check_socket_folder(&open, true).is_err(),
+            "the client refuses it too"
+        );
+        let private = tmp.path().join("private");
+        rt.block_on(bind_socket(&private.join("zkpipe.sock")))
+            .unwrap();
+        // SAFETY: getuid has no preconditions.
+        if unsafe { libc::getuid() } == 0 {
+            // Root can make a folder another user owns, private to them.
+            let theirs = tmp.path().join("theirs");
+            std::fs::create_dir(&theirs).unwrap();
+            std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+            let e = rt
+                .block_on(bind_socket(&theirs.join("zkpipe.sock")))
+                .unwrap_err();
+            assert!(e.to_string().contains("belongs to user 65534"), "{e}");
+        }
+    }
 
     #[test]
     fn tokens_compare_exactly() {
