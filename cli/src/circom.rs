@@ -224,7 +224,9 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
         }
     }
     let t = Instant::now();
-    let circuit = CircomR1cs::load(r1cs_path)?;
+    let circuit = CircomR1cs::load_checked(r1cs_path, |constraints, wires| {
+        check_fits(constraints, wires, r1cs_path)
+    })?;
     let (values, wtns_path) = match (&c.wtns, &c.wasm, &c.input) {
         (Some(w), _, _) => (zkpipe_circom::load_wtns(w)?, w),
         (None, Some(wasm), Some(input)) => (
@@ -305,6 +307,16 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
     Ok(())
 }
 
+/// Refuses a circuit whose keys and proof would not fit this machine's
+/// memory, from the counts its header declares.
+fn check_fits(constraints: u64, wires: u64, path: &Path) -> Result<(), Error> {
+    let size = constraints.max(wires);
+    zkpipe_core::machine::check_memory(
+        &format!("{} ({size} constraints or wires)", name(path)),
+        size.saturating_mul(zkpipe_core::machine::PROVE_BYTES_PER_CONSTRAINT),
+    )
+}
+
 /// `r, s` from the seed when given, else from the OS.
 fn blinding(seed: Option<u64>) -> Result<(Fr, Fr), Error> {
     zkpipe_core::random::blinding(seed)
@@ -330,7 +342,9 @@ pub fn setup(
     if let Some(z) = zkey {
         check_writable(z)?;
     }
-    let circuit = CircomR1cs::load(r1cs_path)?;
+    let circuit = CircomR1cs::load_checked(r1cs_path, |constraints, wires| {
+        check_fits(constraints, wires, r1cs_path)
+    })?;
     let t = Instant::now();
     let h_query = if zkey.is_some() {
         HQuery::OddCoset

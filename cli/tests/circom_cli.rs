@@ -6,7 +6,7 @@ use std::process::Output;
 
 mod support;
 
-use support::circom_files::{BLS_R, BN254_R, square_r1cs, wtns_bytes};
+use support::circom_files::{BLS_R, BN254_R, empty_r1cs, square_r1cs, wtns_bytes};
 
 struct Dir(tempfile::TempDir);
 
@@ -369,4 +369,41 @@ fn setup_writes_a_zkey_that_proves_and_verifies() {
         2,
         "disagree",
     );
+}
+
+/// `MemAvailable` in bytes.
+fn available_memory() -> u64 {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("MemAvailable:"))
+        .unwrap();
+    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kib << 10
+}
+
+#[test]
+fn setup_of_more_constraints_than_memory_holds_is_refused_before_it_starts() {
+    // Keys and proof take ~800 bytes a constraint: just over what this
+    // machine has, in a file of 12 bytes a constraint.
+    let rows = available_memory() / 800 + 1;
+    if rows > 1 << 28 {
+        eprintln!("skipped: a machine this large would need a file over 3 GB");
+        return;
+    }
+    let dir = Dir(tempfile::tempdir().unwrap());
+    let r1cs = dir.file("big.r1cs", &empty_r1cs(rows as u32));
+    for args in [
+        vec!["setup", "--r1cs", &r1cs, "--zkey", "big.zkey"],
+        vec!["setup", "--r1cs", &r1cs, "--out", "keys"],
+    ] {
+        let o = zkpipe(&dir, &args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("needs about") && err.contains("available"),
+            "{err}"
+        );
+    }
+    assert!(!dir.0.path().join("big.zkey").exists());
 }

@@ -45,7 +45,13 @@ pub struct CuzkService {
     /// Parameter sets by cuzk circuit id (`porep-32g`), as jobs named them.
     circuits: Mutex<HashMap<String, ParamSet>>,
     completed: Mutex<(u64, u64)>,
+    /// Requests parsed at once: each holds its message and what it
+    /// decodes to (a C1 output is up to hundreds of MB).
+    parsing: tokio::sync::Semaphore,
 }
+
+/// Requests parsed at once.
+const PARSES_AT_ONCE: usize = 2;
 
 impl std::fmt::Debug for CuzkService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -213,6 +219,7 @@ impl CuzkService {
             requests: Mutex::new(HashMap::new()),
             circuits: Mutex::new(HashMap::new()),
             completed: Mutex::new((0, 0)),
+            parsing: tokio::sync::Semaphore::new(PARSES_AT_ONCE),
         }
     }
 
@@ -261,9 +268,15 @@ impl CuzkService {
         let kind = pb::ProofKind::try_from(req.proof_kind).unwrap_or(pb::ProofKind::Unspecified);
         let request_id = req.request_id.clone();
         let request_priority = req.priority;
+        let permit = self
+            .parsing
+            .acquire()
+            .await
+            .map_err(|e| Status::internal(format!("parse queue: {e}")))?;
         let parsed = tokio::task::spawn_blocking(move || parse(&req))
             .await
             .map_err(|e| Status::internal(format!("parse task: {e}")))?;
+        drop(permit);
         let (job, circuit) = parsed.map_err(|e| match e {
             Error::InvalidInput(_) => invalid(e),
             other => Status::internal(other.to_string()),

@@ -66,3 +66,19 @@ pub fn wtns_bytes(values: &[u64]) -> Vec<u8> {
     let data = values.iter().flat_map(|&v| scalar(v)).collect();
     container(b"wtns", 2, &[(1, header), (2, data)])
 }
+
+/// A `.r1cs` of `rows` empty constraints (12 zero bytes each) over the
+/// wires one, y (public output), x (private input).
+#[allow(dead_code)]
+pub fn empty_r1cs(rows: u32) -> Vec<u8> {
+    let mut header = 32u32.to_le_bytes().to_vec();
+    header.extend(le(BLS_R));
+    for v in [3u32, 1, 0, 1] {
+        header.extend(v.to_le_bytes());
+    }
+    header.extend(3u64.to_le_bytes());
+    header.extend(rows.to_le_bytes());
+    let cons = vec![0u8; 12 * rows as usize];
+    let labels: Vec<u8> = (0u64..3).flat_map(|l| l.to_le_bytes()).collect();
+    container(b"r1cs", 1, &[(1, header), (2, cons), (3, labels)])
+}

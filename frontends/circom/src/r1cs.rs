@@ -45,7 +45,20 @@ impl CircomR1cs {
     /// [`Error::InvalidInput`] for a prime other than BLS12-381's r or a
     /// circuit with PLONK custom gates.
     pub fn load(path: &Path) -> Result<CircomR1cs, Error> {
-        CircomR1cs::from_file(&BinFile::load(path, b"r1cs", &[1])?)
+        CircomR1cs::load_checked(path, |_, _| Ok(()))
+    }
+
+    /// [`CircomR1cs::load`], with `admit` asked about the constraint and
+    /// wire counts the header declares before the constraints are read, so
+    /// that a circuit too large for what follows is refused at once.
+    ///
+    /// # Errors
+    /// As [`CircomR1cs::load`]; `admit`'s error.
+    pub fn load_checked(
+        path: &Path,
+        admit: impl FnOnce(u64, u64) -> Result<(), Error>,
+    ) -> Result<CircomR1cs, Error> {
+        CircomR1cs::from_file(&BinFile::load(path, b"r1cs", &[1])?, admit)
     }
 
     /// Parses `.r1cs` bytes; `name` is used in messages.
@@ -53,10 +66,16 @@ impl CircomR1cs {
     /// # Errors
     /// As [`CircomR1cs::load`].
     pub fn from_bytes(name: &str, bytes: Vec<u8>) -> Result<CircomR1cs, Error> {
-        CircomR1cs::from_file(&BinFile::parse(name.into(), bytes, b"r1cs", &[1])?)
+        CircomR1cs::from_file(
+            &BinFile::parse(name.into(), bytes, b"r1cs", &[1])?,
+            |_, _| Ok(()),
+        )
     }
 
-    fn from_file(f: &BinFile) -> Result<CircomR1cs, Error> {
+    fn from_file(
+        f: &BinFile,
+        admit: impl FnOnce(u64, u64) -> Result<(), Error>,
+    ) -> Result<CircomR1cs, Error> {
         let mut h = f.section(1, "header")?;
         let n8 = h.u32("field size")? as usize;
         let prime = h.take(n8, "prime")?;
@@ -80,6 +99,7 @@ impl CircomR1cs {
                 "{num_wires} wires but only {num_labels} labels"
             )));
         }
+        admit(num_constraints, num_wires as u64)?;
         for (ty, what) in [(4, "custom gates list"), (5, "custom gates applied")] {
             if f.has(ty) {
                 return Err(Error::InvalidInput(format!(

@@ -47,6 +47,26 @@ struct Envelope {
     sector_size: u64,
 }
 
+/// The top-level keys that say what a C1 document is, every value skipped
+/// unread (no allocation for what it holds).
+#[derive(Deserialize)]
+struct Probe {
+    #[serde(rename = "Phase1Out")]
+    phase1_out: Option<serde::de::IgnoredAny>,
+    registered_proof: Option<serde::de::IgnoredAny>,
+}
+
+impl Probe {
+    /// `what` prefixes messages ("" or "Phase1Out ").
+    fn of(bytes: &[u8], what: &str) -> Result<Probe, Error> {
+        // An array or a scalar is refused before it is read.
+        if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+            return Err(bad(format!("{what}is not a JSON object")));
+        }
+        serde_json::from_slice(bytes).map_err(|e| bad(format!("{what}is not JSON: {e}")))
+    }
+}
+
 impl C1 {
     /// Parses a C1 output as filecoin-proofs-api serialises it
     /// (`SealCommitPhase1Output` JSON), or wrapped as lotus-bench and
@@ -62,27 +82,33 @@ impl C1 {
                 MAX_C1_BYTES
             )));
         }
-        let value: serde_json::Value =
-            serde_json::from_slice(bytes).map_err(|e| bad(format!("not JSON: {e}")))?;
-        let (inner, envelope) = if value.get("Phase1Out").is_some() {
-            let env: Envelope = serde_json::from_value(value)
+        // Parsed straight into the types, never into a `serde_json::Value`
+        // tree: that takes ~16× the text (a 250 MiB array of zeros took
+        // 4.4 GB), and the fields a probe skips are not kept at all.
+        let probe = Probe::of(bytes, "")?;
+        let raw;
+        let (inner, envelope) = if probe.phase1_out.is_some() {
+            let env: Envelope = serde_json::from_slice(bytes)
                 .map_err(|e| bad(format!("lotus-bench/Curio envelope: {e}")))?;
-            let raw = base64_decode(&env.phase1_out)
+            raw = base64_decode(&env.phase1_out)
                 .ok_or_else(|| bad("Phase1Out is not base64".into()))?;
-            let inner: serde_json::Value = serde_json::from_slice(&raw)
-                .map_err(|e| bad(format!("Phase1Out is not JSON: {e}")))?;
-            (inner, Some(env))
+            (&raw[..], Some(env))
         } else {
-            (value, None)
+            (bytes, None)
         };
-        if inner.get("registered_proof").is_none() {
+        let inner_probe = if envelope.is_some() {
+            Probe::of(inner, "Phase1Out ")?
+        } else {
+            probe
+        };
+        if inner_probe.registered_proof.is_none() {
             return Err(bad(
                 "no `registered_proof`: expected filecoin-proofs-api's SealCommitPhase1Output \
                  (what lotus, Curio and filecoin-ffi write)"
                     .into(),
             ));
         }
-        let output: SealCommitPhase1Output = serde_json::from_value(inner)
+        let output: SealCommitPhase1Output = serde_json::from_slice(inner)
             .map_err(|e| bad(format!("SealCommitPhase1Output: {e}")))?;
         let size = u64::from(output.registered_proof.sector_size());
         if let Some(env) = &envelope
@@ -289,4 +315,37 @@ fn param_set_of<Tree: 'static + MerkleTreeTrait>(
 /// Lower-case hex.
 pub fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_c1_of_padding_is_refused_without_building_it() {
+        // 64 MiB of `0,`: as a JSON value tree it would take ~1 GB.
+        let mut zeros = b"[".to_vec();
+        zeros.extend(b"0,".repeat(32 << 20));
+        zeros.extend(b"0]");
+        let e = C1::parse(&zeros).unwrap_err();
+        assert!(e.to_string().contains("not a JSON object"), "{e}");
+        // Padding inside an object is skipped, not kept; the missing
+        // fields are what is reported.
+        let mut padded = br#"{"registered_proof":"StackedDrg2KiBV1_1","pad":"#.to_vec();
+        padded.extend(&zeros);
+        padded.push(b'}');
+        let t = std::time::Instant::now();
+        let e = C1::parse(&padded).unwrap_err();
+        assert!(e.to_string().contains("SealCommitPhase1Output"), "{e}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(20));
+        // The envelope's inner document is checked the same way.
+        use base64::Engine as _;
+        let inner = base64::engine::general_purpose::STANDARD.encode(b"[0,0,0]");
+        let env = format!(r#"{{"SectorNum":1,"Phase1Out":"{inner}","SectorSize":2048}}"#);
+        let e = C1::parse(env.as_bytes()).unwrap_err();
+        assert!(
+            e.to_string().contains("Phase1Out is not a JSON object"),
+            "{e}"
+        );
+    }
 }
