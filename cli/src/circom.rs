@@ -342,6 +342,9 @@ pub fn setup(
     if let Some(z) = zkey {
         check_writable(z)?;
     }
+    if let Some(d) = dir {
+        zkpipe_core::fsutil::check_writable_dir(d)?;
+    }
     let circuit = CircomR1cs::load_checked(r1cs_path, |constraints, wires| {
         check_fits(constraints, wires, r1cs_path)
     })?;

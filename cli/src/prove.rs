@@ -37,6 +37,7 @@ pub fn check_fits(c: &CircuitArgs) -> Result<(), Error> {
 /// Runs setup and writes `dir/params.bin`, `dir/vk.bin`, `dir/circuit.json`.
 pub fn setup(c: &CircuitArgs, dir: &Path, seed: u64, synthetic: bool) -> Result<(), Error> {
     check_fits(c)?;
+    zkpipe_core::fsutil::check_writable_dir(dir)?;
     let circuit = c.source()?;
     let r1cs = c.r1cs(&circuit)?;
     let t = Instant::now();

@@ -562,3 +562,30 @@ fn with_no_home_the_cache_is_the_user_s_own_temporary_folder() {
         "a folder shared by all users"
     );
 }
+
+#[test]
+fn setup_into_a_folder_it_cannot_make_fails_before_the_setup() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    file(d, "plain", b"a file, not a folder");
+    let t = std::time::Instant::now();
+    // A setup of this size takes minutes; the refusal must come first.
+    let o = zkpipe(
+        d,
+        &[
+            "setup",
+            "--circuit",
+            "squaring-chain",
+            "--size",
+            "2^20",
+            "--out",
+            "plain/keys",
+        ],
+    );
+    refused(&o, 2, "plain/keys");
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        t.elapsed()
+    );
+}

@@ -251,6 +251,19 @@ pub fn check_writable(path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
+/// Checks, before any work, that `dir` can receive files: made now when
+/// missing (with its parents), then probed as [`check_writable`] does.
+///
+/// # Errors
+/// [`Error::Io`] or [`Error::InvalidInput`] saying what is wrong.
+pub fn check_writable_dir(dir: &Path) -> Result<(), Error> {
+    std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    check_writable(&dir.join("params.bin"))
+}
+
 /// Removes `.{name}.tmp-<pid>` files in `dir` whose writer is gone (killed
 /// mid-write): no process with that id is running.
 fn remove_stale_temporaries(dir: &Path, name: &str) {

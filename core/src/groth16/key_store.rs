@@ -144,7 +144,11 @@ impl KeyStore {
             ));
         } else {
             let staging = staging_dir(&entry)?;
-            write_keys(&staging, &params, &info)?;
+            if let Err(e) = write_keys(&staging, &params, &info) {
+                // A full disk: nothing half-written is left behind.
+                let _ = std::fs::remove_dir_all(&staging);
+                return Err(e);
+            }
             publish_dir(&staging, &entry)?;
         }
         progress.note(&format!(
