@@ -33,7 +33,7 @@ async fn run_async(
     b: &BatchArgs,
     quiet: bool,
 ) -> Result<(Summary, Vec<Span>), Error> {
-    let mut client = connect(addr, token_file).await?;
+    let mut client = connect(addr, token_file, &crate::client::TlsArgs::default()).await?;
     let status = client
         .status(proto::StatusRequest {})
         .await

@@ -18,8 +18,48 @@ pub struct ClientArgs {
     /// File holding the bearer token (TCP daemons that want one).
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
+    #[command(flatten)]
+    tls: TlsArgs,
     #[command(subcommand)]
     op: ClientOp,
+}
+
+/// TLS to a daemon's TCP listener.
+#[derive(Args, Debug, Default)]
+pub struct TlsArgs {
+    /// CA certificates (PEM) that signed the daemon's certificate: speak
+    /// TLS (an `https://` address needs it).
+    #[arg(long, value_name = "FILE")]
+    tls_ca: Option<PathBuf>,
+    /// This client's certificate (PEM), for a daemon that asks for one.
+    #[arg(long, value_name = "FILE", requires_all = ["tls_key", "tls_ca"])]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+}
+
+impl TlsArgs {
+    /// The files, read and checked (`None`: no TLS).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] naming the flag whose file is unusable.
+    pub fn read(&self) -> Result<Option<client::ClientTls>, Error> {
+        let pem = |flag: &str, p: &PathBuf| {
+            zkpipe_daemon::listen::read_pem(flag, &p.display().to_string())
+        };
+        let Some(ca) = &self.tls_ca else {
+            return Ok(None);
+        };
+        let identity = match (&self.tls_cert, &self.tls_key) {
+            (Some(c), Some(k)) => Some((pem("--tls-cert", c)?, pem("--tls-key", k)?)),
+            _ => None,
+        };
+        Ok(Some(client::ClientTls {
+            ca: pem("--tls-ca", ca)?,
+            identity,
+        }))
+    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -250,11 +290,22 @@ pub fn status_error(s: tonic::Status) -> Error {
 }
 
 /// Connects with the flags' address and token.
-pub async fn connect(addr: &str, token_file: Option<&std::path::Path>) -> Result<Client, Error> {
+pub async fn connect(
+    addr: &str,
+    token_file: Option<&std::path::Path>,
+    tls: &TlsArgs,
+) -> Result<Client, Error> {
     let token = token_file
         .map(zkpipe_daemon::listen::read_token)
         .transpose()?;
-    client::connect(&Address::parse(addr)?, token.as_deref(), 64 << 20).await
+    let tls = tls.read()?;
+    client::connect_tls(
+        &Address::parse(addr)?,
+        token.as_deref(),
+        tls.as_ref(),
+        64 << 20,
+    )
+    .await
 }
 
 pub fn run(args: &ClientArgs) -> Result<(), Error> {
@@ -278,7 +329,7 @@ async fn run_async(args: &ClientArgs) -> Result<(), Error> {
         ClientOp::Prove { job, .. } | ClientOp::Submit { job } => Some(job.request()?),
         _ => None,
     };
-    let mut c = connect(&args.addr, args.token_file.as_deref()).await?;
+    let mut c = connect(&args.addr, args.token_file.as_deref(), &args.tls).await?;
     match &args.op {
         ClientOp::Prove { job, .. } => {
             let r = c

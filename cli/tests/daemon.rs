@@ -773,14 +773,220 @@ fn tcp_wants_the_token_on_every_call_and_off_loopback_needs_one() {
         let r = c.prove(req.clone()).await.unwrap().into_inner();
         check_proofs(&keys, &req, &r);
     });
-    // Off loopback with no token: refused before listening, exit 2.
+    // Refused before listening, exit 2: off loopback with no token or no
+    // TLS; on loopback with no token unless asked for; plain HTTP off
+    // loopback; status over HTTP with no token.
+    let token = token.to_str().unwrap();
+    for (args, needle) in [
+        (vec!["--listen", "0.0.0.0:0"], "token_file"),
+        (
+            vec!["--listen", "0.0.0.0:0", "--token-file", token],
+            "tls_cert",
+        ),
+        (vec!["--listen", "127.0.0.1:0"], "tcp_without_token"),
+        (vec!["--status-http", "127.0.0.1:0"], "tcp_without_token"),
+        (
+            vec!["--status-http", "0.0.0.0:0", "--token-file", token],
+            "not loopback",
+        ),
+        (
+            vec!["--set", &format!("daemon.tls_cert={token}")],
+            "tls_key",
+        ),
+    ] {
+        let out = support::zkpipe_command()
+            .arg("serve")
+            .args(&args)
+            .arg("--socket")
+            .arg(dir.path().join("x.sock"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(needle),
+            "{args:?}: expected `{needle}` in {err}"
+        );
+    }
+    // Asked for: loopback TCP with no token starts, and serves.
+    let open = Served::start(
+        &keys,
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--set",
+            "daemon.tcp_without_token=true",
+        ],
+    );
+    let addr = Address::parse(open.tcp.as_deref().unwrap()).unwrap();
+    rt.block_on(async {
+        let mut c = client::connect(&addr, None, 1 << 20).await.unwrap();
+        c.status(proto::StatusRequest {}).await.unwrap();
+    });
+}
+
+/// `GET path` over HTTP/1.1 with an optional bearer token: the status code.
+fn http_get(addr: &str, path: &str, token: Option<&str>) -> u16 {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    let auth = token.map_or(String::new(), |t| format!("authorization: Bearer {t}\r\n"));
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nhost: {addr}\r\n{auth}connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).unwrap();
+    reply
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn status_over_http_wants_the_token() {
+    let keys = shared_keys();
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "http-token\n").unwrap();
+    let socket = dir.path().join("zkpipe.sock");
+    let (mut child, lines) = spawn(
+        &socket,
+        &keys,
+        &[
+            "--status-http",
+            "127.0.0.1:0",
+            "--token-file",
+            token.to_str().unwrap(),
+        ],
+    );
+    let http = loop {
+        let l = lines.recv_timeout(Duration::from_secs(300)).unwrap();
+        if let Some(a) = l.strip_prefix("listening http:") {
+            break a.to_string();
+        }
+    };
+    for path in ["/metrics", "/status"] {
+        assert_eq!(http_get(&http, path, None), 401, "{path}");
+        assert_eq!(http_get(&http, path, Some("guess")), 401, "{path}");
+        assert_eq!(http_get(&http, path, Some("http-token")), 200, "{path}");
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// A CA, a server certificate for localhost and 127.0.0.1, and a client
+/// certificate, all PEM, written under `dir`: (ca, cert, key, client cert,
+/// client key).
+fn tls_files(dir: &Path) -> [PathBuf; 5] {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let signed = |names: Vec<String>| {
+        let key = KeyPair::generate().unwrap();
+        let cert = CertificateParams::new(names)
+            .unwrap()
+            .signed_by(&key, &issuer)
+            .unwrap();
+        (cert.pem(), key.serialize_pem())
+    };
+    let (server_cert, server_key) = signed(vec!["localhost".into(), "127.0.0.1".into()]);
+    let (client_cert, client_key) = signed(vec!["client".into()]);
+    let files = [
+        ("ca.pem", ca.pem()),
+        ("server.pem", server_cert),
+        ("server.key", server_key),
+        ("client.pem", client_cert),
+        ("client.key", client_key),
+    ];
+    files.map(|(name, text)| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    })
+}
+
+#[test]
+fn tls_with_client_certificates_carries_jobs_and_refuses_clients_without() {
+    let keys = shared_keys();
+    let dir = tempfile::tempdir().unwrap();
+    let [ca, cert, key, client_cert, client_key] = tls_files(dir.path());
+    let token = dir.path().join("token");
+    std::fs::write(&token, "tls-token\n").unwrap();
+    let s = |p: &PathBuf| p.to_str().unwrap().to_string();
+    let served = Served::start(
+        &keys,
+        &[
+            "--listen",
+            "0.0.0.0:0",
+            "--token-file",
+            &s(&token),
+            "--set",
+            &format!("daemon.tls_cert={}", s(&cert)),
+            "--set",
+            &format!("daemon.tls_key={}", s(&key)),
+            "--set",
+            &format!("daemon.tls_client_ca={}", s(&ca)),
+        ],
+    );
+    let port = served
+        .tcp
+        .as_deref()
+        .unwrap()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .to_string();
+    let addr = Address::parse(&format!("https://localhost:{port}")).unwrap();
+    let read = |p: &PathBuf| std::fs::read(p).unwrap();
+    let with_identity = client::ClientTls {
+        ca: read(&ca),
+        identity: Some((read(&client_cert), read(&client_key))),
+    };
+    let rt = runtime();
+    rt.block_on(async {
+        let mut c = client::connect_tls(&addr, Some("tls-token"), Some(&with_identity), 1 << 20)
+            .await
+            .unwrap();
+        let req = job("squaring-chain", "64", 5, 1, Priority::Normal);
+        let r = c.prove(req.clone()).await.unwrap().into_inner();
+        check_proofs(&keys, &req, &r);
+        // No client certificate: the handshake or the first call fails.
+        let without = client::ClientTls {
+            ca: read(&ca),
+            identity: None,
+        };
+        let refused =
+            match client::connect_tls(&addr, Some("tls-token"), Some(&without), 1 << 20).await {
+                Err(_) => true,
+                Ok(mut c) => c.status(proto::StatusRequest {}).await.is_err(),
+            };
+        assert!(refused, "a client without a certificate was served");
+        // Plain h2c to the TLS port: no answer.
+        let plain = Address::parse(&format!("127.0.0.1:{port}")).unwrap();
+        let refused = match client::connect(&plain, Some("tls-token"), 1 << 20).await {
+            Err(_) => true,
+            Ok(mut c) => c.status(proto::StatusRequest {}).await.is_err(),
+        };
+        assert!(refused, "plain h2c was served on the TLS port");
+    });
+    // The CLI client speaks TLS with the same files.
     let out = support::zkpipe_command()
-        .args(["serve", "--listen", "0.0.0.0:0", "--socket"])
-        .arg(dir.path().join("x.sock"))
+        .args(["client", "--addr", &format!("https://localhost:{port}")])
+        .args(["--token-file", &s(&token), "--tls-ca", &s(&ca)])
+        .args(["--tls-cert", &s(&client_cert), "--tls-key", &s(&client_key)])
+        .arg("status")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("token_file"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

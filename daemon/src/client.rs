@@ -27,7 +27,19 @@ impl tonic::service::Interceptor for Bearer {
 /// A connected client.
 pub type Client = ProverClient<InterceptedService<Channel, Bearer>>;
 
-/// Where a daemon listens: `unix:/path`, a path, `host:port` or `http://host:port`.
+/// TLS for a client: the CA certificates (PEM) that signed the daemon's
+/// certificate, and the client's own certificate and key (PEM) for a
+/// daemon that asks for one.
+#[derive(Clone, Debug, Default)]
+pub struct ClientTls {
+    /// CA certificates, PEM.
+    pub ca: Vec<u8>,
+    /// The client's certificate chain and private key, PEM.
+    pub identity: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+/// Where a daemon listens: `unix:/path`, a path, `host:port`,
+/// `http://host:port` or `https://host:port` (TLS).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Address {
     /// A Unix socket.
@@ -51,12 +63,15 @@ impl Address {
         if text.starts_with('/') || text.starts_with('.') {
             return Ok(Address::Unix(PathBuf::from(text)));
         }
-        let hostport = text.strip_prefix("http://").unwrap_or(text);
+        let (scheme, hostport) = match text.strip_prefix("https://") {
+            Some(rest) => ("https", rest),
+            None => ("http", text.strip_prefix("http://").unwrap_or(text)),
+        };
         if hostport
             .rsplit_once(':')
             .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok())
         {
-            return Ok(Address::Tcp(format!("http://{hostport}")));
+            return Ok(Address::Tcp(format!("{scheme}://{hostport}")));
         }
         Err(Error::InvalidInput(format!(
             "`{text}` is not a daemon address: unix:/path/to.sock, /path/to.sock or host:port"
@@ -74,7 +89,21 @@ pub async fn connect(
     token: Option<&str>,
     max_message_bytes: usize,
 ) -> Result<Client, Error> {
-    let channel = channel(addr).await?;
+    connect_tls(addr, token, None, max_message_bytes).await
+}
+
+/// [`connect`], over TLS with `tls` (a TCP address then speaks https).
+///
+/// # Errors
+/// As [`connect`]; [`Error::InvalidInput`] for an https address without
+/// `tls`, or TLS files that do not parse.
+pub async fn connect_tls(
+    addr: &Address,
+    token: Option<&str>,
+    tls: Option<&ClientTls>,
+    max_message_bytes: usize,
+) -> Result<Client, Error> {
+    let channel = channel_tls(addr, tls).await?;
     let bearer = match token {
         None => Bearer(None),
         Some(t) => Bearer(Some(format!("Bearer {t}").parse().map_err(|_| {
@@ -92,12 +121,43 @@ pub async fn connect(
 /// # Errors
 /// [`Error::Failed`] when nothing listens there.
 pub async fn channel(addr: &Address) -> Result<Channel, Error> {
+    channel_tls(addr, None).await
+}
+
+/// [`channel`], over TLS with `tls` for a TCP address.
+///
+/// # Errors
+/// As [`connect_tls`].
+pub async fn channel_tls(addr: &Address, tls: Option<&ClientTls>) -> Result<Channel, Error> {
     Ok(match addr {
-        Address::Tcp(uri) => Endpoint::from_shared(uri.clone())
-            .map_err(|e| Error::InvalidInput(format!("{uri}: {e}")))?
-            .connect()
-            .await
-            .map_err(|e| Error::Failed(format!("connecting to {uri}: {e}")))?,
+        Address::Tcp(uri) => {
+            let uri = match (tls, uri.strip_prefix("http://")) {
+                (Some(_), Some(rest)) => format!("https://{rest}"),
+                (None, _) if uri.starts_with("https://") => {
+                    return Err(Error::InvalidInput(format!(
+                        "{uri} speaks TLS: give the CA that signed its certificate (--tls-ca)"
+                    )));
+                }
+                _ => uri.clone(),
+            };
+            let mut endpoint = Endpoint::from_shared(uri.clone())
+                .map_err(|e| Error::InvalidInput(format!("{uri}: {e}")))?;
+            if let Some(t) = tls {
+                use tonic::transport::{Certificate, ClientTlsConfig, Identity};
+                let mut config =
+                    ClientTlsConfig::new().ca_certificate(Certificate::from_pem(&t.ca));
+                if let Some((cert, key)) = &t.identity {
+                    config = config.identity(Identity::from_pem(cert, key));
+                }
+                endpoint = endpoint
+                    .tls_config(config)
+                    .map_err(|e| Error::InvalidInput(format!("TLS files: {e}")))?;
+            }
+            endpoint
+                .connect()
+                .await
+                .map_err(|e| Error::Failed(format!("connecting to {uri}: {}", chain(&e))))?
+        }
         Address::Unix(path) => {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                 crate::listen::check_socket_folder(dir, true)?;
@@ -120,6 +180,18 @@ pub async fn channel(addr: &Address) -> Result<Channel, Error> {
                 })?
         }
     })
+}
+
+/// An error with its causes (TLS failures hide under "transport error").
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
 }
 
 /// What stops a connection to the socket at `path`, in words.

@@ -37,10 +37,22 @@ pub struct DaemonSection {
     pub socket: String,
     /// Also listen on TCP, e.g. `127.0.0.1:9820` ("": no TCP).
     pub listen: String,
-    /// File holding the bearer token TCP clients must send; required for
-    /// a non-loopback `listen`.
+    /// File holding the bearer token TCP clients (and `status_http`'s)
+    /// must send; required on TCP unless `tcp_without_token`.
     pub token_file: String,
-    /// Serve `/metrics` and `/status` over HTTP here, e.g. `127.0.0.1:9821`.
+    /// A loopback `listen` or `status_http` without a token: every local
+    /// user may then submit work (logged as a warning).
+    pub tcp_without_token: bool,
+    /// TLS on `listen`: the certificate chain (PEM) and its private key
+    /// (PEM); required for a non-loopback `listen`.
+    pub tls_cert: String,
+    /// The private key of `tls_cert` (PEM).
+    pub tls_key: String,
+    /// CA certificates (PEM): when set, TCP clients must present a
+    /// certificate one of them signed.
+    pub tls_client_ca: String,
+    /// Serve `/metrics` and `/status` over HTTP here, e.g. `127.0.0.1:9821`
+    /// (loopback only: plain HTTP).
     pub status_http: String,
     /// Seconds running jobs get to finish after SIGTERM/SIGINT.
     pub drain_timeout_s: u64,
@@ -54,12 +66,87 @@ pub struct DaemonSection {
     pub verify_before_return: bool,
 }
 
+impl DaemonSection {
+    /// The rules of TCP: a token on every listener unless
+    /// `tcp_without_token` (loopback only), TLS off loopback, and plain
+    /// HTTP on loopback only.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] naming the keys to set.
+    pub fn check_tcp(&self) -> Result<(), Error> {
+        if self.tls_cert.is_empty() != self.tls_key.is_empty() {
+            return Err(Error::InvalidInput(
+                "daemon.tls_cert and daemon.tls_key go together".into(),
+            ));
+        }
+        if !self.tls_client_ca.is_empty() && self.tls_cert.is_empty() {
+            return Err(Error::InvalidInput(
+                "daemon.tls_client_ca needs daemon.tls_cert and daemon.tls_key".into(),
+            ));
+        }
+        if self.listen.is_empty() && !self.tls_cert.is_empty() {
+            return Err(Error::InvalidInput(
+                "daemon.tls_cert is for TCP: set daemon.listen too".into(),
+            ));
+        }
+        let loopback = |addr: &str| {
+            addr.parse::<std::net::SocketAddr>()
+                .is_ok_and(|a| a.ip().is_loopback())
+        };
+        let no_token = self.token_file.is_empty();
+        if !self.listen.is_empty() {
+            if !loopback(&self.listen) && (self.tls_cert.is_empty() || no_token) {
+                return Err(Error::InvalidInput(format!(
+                    "daemon.listen {} is not loopback: it needs daemon.token_file (anyone who can \
+                     reach it could submit work) and TLS, daemon.tls_cert and daemon.tls_key (the \
+                     token would cross the network in clear)",
+                    self.listen
+                )));
+            }
+            if no_token && !self.tcp_without_token {
+                return Err(Error::InvalidInput(format!(
+                    "daemon.listen {} without daemon.token_file lets every local user submit \
+                     work: give a token file, or set daemon.tcp_without_token = true",
+                    self.listen
+                )));
+            }
+        }
+        if !self.status_http.is_empty() {
+            if !loopback(&self.status_http) {
+                return Err(Error::InvalidInput(format!(
+                    "daemon.status_http {} is not loopback: it is plain HTTP; keep it on \
+                     loopback (behind a TLS proxy for remote scrapers)",
+                    self.status_http
+                )));
+            }
+            if no_token && !self.tcp_without_token {
+                return Err(Error::InvalidInput(format!(
+                    "daemon.status_http {} without daemon.token_file shows every local user \
+                     the daemon's jobs and keys: give a token file (scrapers send it as a \
+                     bearer token), or set daemon.tcp_without_token = true",
+                    self.status_http
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a TCP listener runs without a token (a warning at start).
+    pub fn tcp_open(&self) -> bool {
+        self.token_file.is_empty() && !(self.listen.is_empty() && self.status_http.is_empty())
+    }
+}
+
 impl Default for DaemonSection {
     fn default() -> Self {
         DaemonSection {
             socket: String::new(),
             listen: String::new(),
             token_file: String::new(),
+            tcp_without_token: false,
+            tls_cert: String::new(),
+            tls_key: String::new(),
+            tls_client_ca: String::new(),
             status_http: String::new(),
             drain_timeout_s: 30,
             max_message_bytes: 4 << 20,
@@ -391,6 +478,7 @@ impl Config {
     /// [`Error::InvalidInput`] naming the key.
     pub fn validate(&self) -> Result<(), Error> {
         self.validate_values()?;
+        self.daemon.check_tcp()?;
         if self.keys.synthetic && self.daemon.verify_before_return {
             return Err(Error::InvalidInput(
                 "keys.synthetic makes proofs that cannot verify: it needs daemon.verify_before_return = false".into(),

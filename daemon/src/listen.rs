@@ -126,6 +126,61 @@ pub async fn bind_tcp(
     Ok((listener, token))
 }
 
+/// TLS for the TCP listener from the config's PEM files (`None`: none
+/// configured), checked now so that a bad file stops the start.
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming the key whose file is missing, too
+/// large, not PEM, or whose key does not fit its certificate.
+pub fn server_tls(
+    d: &crate::config::DaemonSection,
+) -> Result<Option<tonic::transport::ServerTlsConfig>, Error> {
+    use tonic::transport::{Certificate, Identity, ServerTlsConfig};
+    if d.tls_cert.is_empty() {
+        return Ok(None);
+    }
+    let mut tls = ServerTlsConfig::new().identity(Identity::from_pem(
+        read_pem("daemon.tls_cert", &d.tls_cert)?,
+        read_pem("daemon.tls_key", &d.tls_key)?,
+    ));
+    if !d.tls_client_ca.is_empty() {
+        tls = tls.client_ca_root(Certificate::from_pem(read_pem(
+            "daemon.tls_client_ca",
+            &d.tls_client_ca,
+        )?));
+    }
+    // Parsed here (certificates, key, their fit), not at the first client.
+    tonic::transport::Server::builder()
+        .tls_config(tls.clone())
+        .map_err(|e| Error::InvalidInput(format!("daemon TLS files: {e}")))?;
+    Ok(Some(tls))
+}
+
+/// A PEM file named by `key`: a regular file of at most 1 MiB holding a
+/// PEM block.
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming `key`.
+pub fn read_pem(key: &str, path: &str) -> Result<Vec<u8>, Error> {
+    let bytes = zkpipe_core::fsutil::read_capped(Path::new(path), 1 << 20)
+        .map_err(|e| Error::InvalidInput(format!("{key}: {e}")))?;
+    if !bytes.windows(11).any(|w| w == b"-----BEGIN ") {
+        return Err(Error::InvalidInput(format!(
+            "{key}: {path} is not PEM (no -----BEGIN line)"
+        )));
+    }
+    Ok(bytes)
+}
+
+/// Whether `headers` carry `authorization: Bearer <token>`.
+pub fn bearer_matches(headers: &axum::http::HeaderMap, token: &str) -> bool {
+    headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|t| constant_time_eq(t.as_bytes(), token.as_bytes()))
+}
+
 /// A bearer token from a file: one line of printable ASCII, up to 4 KiB.
 ///
 /// # Errors

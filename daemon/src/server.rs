@@ -43,6 +43,15 @@ pub async fn serve(config: Config, ready: impl FnOnce(&Endpoints)) -> Result<(),
     let daemon = tokio::task::spawn_blocking(move || Daemon::start(start_config))
         .await
         .map_err(|e| Error::Failed(format!("start-up task: {e}")))??;
+    let tls = listen::server_tls(&config.daemon)?;
+    let status_token = (!config.daemon.token_file.is_empty())
+        .then(|| listen::read_token(std::path::Path::new(&config.daemon.token_file)))
+        .transpose()?;
+    if config.daemon.tcp_open() {
+        tracing::warn!(
+            "TCP without a token (daemon.tcp_without_token): every local user may submit work and read the status"
+        );
+    }
     let uds = listen::bind_socket(&socket).await?;
     let tcp = if config.daemon.listen.is_empty() {
         None
@@ -120,8 +129,14 @@ pub async fn serve(config: Config, ready: impl FnOnce(&Endpoints)) -> Result<(),
         let svc = tonic::service::interceptor::InterceptedService::new(svc, TokenCheck { token });
         let incoming = TcpListenerStream::new(listener);
         let stop = stopped(stop_rx.clone());
+        let mut builder = Server::builder();
+        if let Some(tls) = tls {
+            builder = builder
+                .tls_config(tls)
+                .map_err(|e| Error::InvalidInput(format!("daemon TLS files: {e}")))?;
+        }
         servers.spawn(async move {
-            Server::builder()
+            builder
                 .add_service(svc)
                 .add_service(cuzk_svc)
                 .serve_with_incoming_shutdown(incoming, stop)
@@ -131,7 +146,7 @@ pub async fn serve(config: Config, ready: impl FnOnce(&Endpoints)) -> Result<(),
     }
     if let Some(listener) = http {
         let stop = stopped(stop_rx.clone());
-        let app = status_http::router(daemon.clone());
+        let app = status_http::router(daemon.clone(), status_token);
         servers.spawn(async move {
             axum::serve(listener, app)
                 .with_graceful_shutdown(stop)

@@ -5,16 +5,26 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::http::header::CONTENT_TYPE;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::get;
 
 use crate::daemon::Daemon;
 
-/// The routes.
-pub fn router(daemon: Arc<Daemon>) -> Router {
+/// The routes; with `token`, each wants `authorization: Bearer <token>`.
+pub fn router(daemon: Arc<Daemon>, token: Option<String>) -> Router {
+    let token = Arc::new(token);
+    let allowed = move |headers: &HeaderMap, token: &Option<String>| match token {
+        None => true,
+        Some(t) => crate::listen::bearer_matches(headers, t),
+    };
     let metrics = {
         let d = daemon.clone();
-        move || async move {
+        let token = token.clone();
+        move |headers: HeaderMap| async move {
+            if !allowed(&headers, &token) {
+                return unauthorized();
+            }
             (
                 [(CONTENT_TYPE, "text/plain; version=0.0.4")],
                 d.metrics_text(),
@@ -22,7 +32,10 @@ pub fn router(daemon: Arc<Daemon>) -> Router {
                 .into_response()
         }
     };
-    let status = move || async move {
+    let status = move |headers: HeaderMap| async move {
+        if !allowed(&headers, &token) {
+            return unauthorized();
+        }
         let body = serde_json::to_string_pretty(&daemon.status())
             .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
         ([(CONTENT_TYPE, "application/json")], body).into_response()
@@ -30,4 +43,12 @@ pub fn router(daemon: Arc<Daemon>) -> Router {
     Router::new()
         .route("/metrics", get(metrics))
         .route("/status", get(status))
+}
+
+fn unauthorized() -> axum::response::Response {
+    (
+        StatusCode::UNAUTHORIZED,
+        "this daemon wants `authorization: Bearer <token>` (daemon.token_file)\n",
+    )
+        .into_response()
 }
