@@ -1440,3 +1440,96 @@ fn circom_jobs_name_their_key_by_zkey_hash_and_return_snarkjs_json() {
         assert!(!good.inputs_at_fault);
     });
 }
+
+/// User and system CPU time of process `pid`, in clock ticks.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name (which may hold spaces): 14 and 15 of
+    // the whole line are utime and stime.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
+#[test]
+fn idle_tcp_connections_past_the_descriptor_limit_neither_spin_nor_lock_out_the_owner() {
+    use std::os::unix::process::CommandExt;
+    let keys = shared_keys();
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("zkpipe.sock");
+    let mut cmd = support::zkpipe_command();
+    cmd.arg("serve")
+        .arg("--socket")
+        .arg(&socket)
+        .arg("--keys-dir")
+        .arg(&keys)
+        .args(["--set", "logging.level=error"])
+        .args(["--listen", "127.0.0.1:0"])
+        .args(["--set", "daemon.tcp_without_token=true"]);
+    // SAFETY: setrlimit is async-signal-safe and touches only `lim`.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 128,
+                rlim_max: 128,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let (child, lines) = support::spawn_with_lines(cmd);
+    let child = KillOnDrop(child);
+    let tcp = loop {
+        let l = lines.recv_timeout(Duration::from_secs(300)).unwrap();
+        if let Some(a) = l.strip_prefix("listening tcp:") {
+            break a.to_string();
+        }
+    };
+    // More idle connections than the daemon has descriptors.
+    let idle: Vec<std::net::TcpStream> = (0..150)
+        .map(|_| std::net::TcpStream::connect(&tcp).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_secs(1));
+    let before = cpu_ticks(child.0.id());
+    std::thread::sleep(Duration::from_secs(3));
+    let used = cpu_ticks(child.0.id()) - before;
+    // 100 ticks a second: a busy loop would use most of 300.
+    assert!(
+        used < 60,
+        "the daemon used {used} ticks of CPU in 3 s with idle clients"
+    );
+    let rt = runtime();
+    rt.block_on(async {
+        let t = Instant::now();
+        let mut c = client::connect(&Address::Unix(socket.clone()), None, 1 << 20)
+            .await
+            .unwrap();
+        c.status(proto::StatusRequest {}).await.unwrap();
+        assert!(
+            t.elapsed() < Duration::from_secs(3),
+            "the owner waited {:?}",
+            t.elapsed()
+        );
+    });
+    // Silent connections are closed after the grace period (what the
+    // server sent first, its HTTP/2 settings, then the end).
+    let mut first = idle.into_iter().next().unwrap();
+    first
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut got = Vec::new();
+    let end = std::io::Read::read_to_end(&mut first, &mut got);
+    assert!(end.is_ok(), "a silent connection was kept open: {end:?}");
+}
+
+/// Kills the child when the test ends, also on a failed assertion.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

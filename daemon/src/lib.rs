@@ -24,6 +24,7 @@ pub mod cuzk;
 pub mod daemon;
 pub mod fleet_jobs;
 pub mod fleet_node;
+pub mod incoming;
 pub mod keys;
 pub mod listen;
 pub mod logging;

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
-use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
 use tonic::transport::Server;
 use zkpipe_core::Error;
 
@@ -15,6 +14,7 @@ use crate::config::Config;
 use crate::cuzk::CuzkService;
 use crate::cuzk_proto::proving_engine_server::ProvingEngineServer;
 use crate::daemon::Daemon;
+use crate::incoming::{self, Incoming};
 use crate::listen::{self, TokenCheck};
 use crate::proto::prover_server::ProverServer;
 use crate::service::Service;
@@ -52,6 +52,7 @@ pub async fn serve(config: Config, ready: impl FnOnce(&Endpoints)) -> Result<(),
             "TCP without a token (daemon.tcp_without_token): every local user may submit work and read the status"
         );
     }
+    let per_listener = incoming::connection_limit(incoming::raise_open_files_limit());
     let uds = listen::bind_socket(&socket).await?;
     let tcp = if config.daemon.listen.is_empty() {
         None
@@ -105,7 +106,7 @@ pub async fn serve(config: Config, ready: impl FnOnce(&Endpoints)) -> Result<(),
             .max_decoding_message_size(max)
             .max_encoding_message_size(max);
         let cuzk_svc = cuzk_svc();
-        let incoming = UnixListenerStream::new(uds);
+        let incoming = Incoming::new(uds, per_listener, "unix");
         let stop = stopped(stop_rx.clone());
         servers.spawn(async move {
             Server::builder()
@@ -127,7 +128,7 @@ pub async fn serve(config: Config, ready: impl FnOnce(&Endpoints)) -> Result<(),
             },
         );
         let svc = tonic::service::interceptor::InterceptedService::new(svc, TokenCheck { token });
-        let incoming = TcpListenerStream::new(listener);
+        let incoming = Incoming::new(listener, per_listener, "tcp");
         let stop = stopped(stop_rx.clone());
         let mut builder = Server::builder();
         if let Some(tls) = tls {
