@@ -11,7 +11,7 @@ use zkpipe_daemon::config::{Config, parse_bytes};
 use zkpipe_daemon::daemon::priority_label;
 use zkpipe_daemon::fleet_jobs;
 use zkpipe_daemon::proto::{JobState, Priority};
-use zkpipe_fleet::Queue;
+use zkpipe_fleet::{Queue, WaitEvent};
 
 use crate::client::{JobArgs, report, save};
 
@@ -24,9 +24,15 @@ pub struct FleetArgs {
 /// Where the queue is.
 #[derive(Args, Debug)]
 struct QueueArgs {
-    /// The queue: postgres://user[:password]@host[:port]/database (queue.url).
+    /// The queue: postgres://user@host[:port]/database (queue.url). A
+    /// password here is visible to other users (ps): prefer
+    /// --queue-password-file or PGPASSWORD.
     #[arg(long, value_name = "URL")]
     queue: Option<String>,
+    /// The database password, alone on one line of a file only its owner
+    /// may read (queue.password_file); else PGPASSWORD is used.
+    #[arg(long, value_name = "FILE")]
+    queue_password_file: Option<String>,
     /// A node's configuration file, for its `[queue]` section (lease,
     /// payload folder and limits; --queue wins over its url).
     #[arg(long, value_name = "FILE")]
@@ -50,6 +56,10 @@ enum FleetOp {
         /// Give up after this long (0: no limit); prints the state then.
         #[arg(long, default_value_t = 0)]
         timeout_ms: u64,
+        /// Give up (exit 1) after this long without the database; shorter
+        /// outages are ridden out (0: no limit).
+        #[arg(long, default_value_t = DEFAULT_MAX_OUTAGE_MS)]
+        max_outage_ms: u64,
     },
     /// Cancel a queued or running job.
     Cancel {
@@ -88,6 +98,10 @@ struct SubmitArgs {
     /// With --wait: give up after this long (0: no limit).
     #[arg(long, default_value_t = 0)]
     timeout_ms: u64,
+    /// With --wait: give up (exit 1) after this long without the database
+    /// (0: no limit).
+    #[arg(long, default_value_t = DEFAULT_MAX_OUTAGE_MS)]
+    max_outage_ms: u64,
     /// With --wait: proofs, 192 bytes per partition (`-`: stdout).
     #[arg(long, value_name = "FILE", requires = "wait")]
     out: Option<PathBuf>,
@@ -99,15 +113,35 @@ struct SubmitArgs {
 /// An `await` with no limit waits this long.
 const NO_TIMEOUT: Duration = Duration::from_secs(365 * 24 * 3600);
 
+/// How long a wait goes on without the database by default: long enough
+/// for a restart or a failover, short enough that a script learns of a
+/// database that is gone.
+const DEFAULT_MAX_OUTAGE_MS: u64 = 60_000;
+
+/// Warns on stderr when a URL given on the command line holds a password:
+/// every user of the machine can read command lines.
+pub(crate) fn warn_if_password_in(flag: &str, url: &str) {
+    if zkpipe_fleet::redact_url(url) != url {
+        eprintln!(
+            "warning: the {flag} URL holds a password, which other users of this machine can \
+             see (ps); give it with --queue-password-file FILE or PGPASSWORD instead"
+        );
+    }
+}
+
 impl QueueArgs {
-    /// Connects to the queue the flags and config name.
-    async fn connect(&self) -> Result<Arc<Queue>, Error> {
+    /// The config file's settings with the flags on top.
+    fn config(&self) -> Result<Config, Error> {
         let mut config = match &self.config {
             Some(path) => Config::load(path)?,
             None => Config::default(),
         };
         if let Some(url) = &self.queue {
+            warn_if_password_in("--queue", url);
             config.set(&format!("queue.url={url}"))?;
+        }
+        if let Some(file) = &self.queue_password_file {
+            config.set(&format!("queue.password_file={file}"))?;
         }
         if let Some(dir) = &self.payload_dir {
             config.set(&format!("queue.payload_dir={dir}"))?;
@@ -117,11 +151,20 @@ impl QueueArgs {
                 "no queue: give --queue postgres://… (or --config with a [queue] url)".into(),
             ));
         }
-        let queue = Queue::connect(&config.queue.url, config.queue.queue_config())
-            .await
-            .map_err(fleet_jobs::error)?;
-        Ok(Arc::new(queue))
+        Ok(config)
     }
+
+    /// Connects to the queue the flags and config name.
+    async fn connect(&self) -> Result<Arc<Queue>, Error> {
+        connect(&self.config()?).await
+    }
+}
+
+async fn connect(config: &Config) -> Result<Arc<Queue>, Error> {
+    let queue = Queue::connect(&config.queue.url, config.queue.queue_config())
+        .await
+        .map_err(fleet_jobs::error)?;
+    Ok(Arc::new(queue))
 }
 
 /// `timeout_ms` as a wait (0: no limit).
@@ -133,13 +176,33 @@ fn wait_limit(timeout_ms: u64) -> Duration {
     }
 }
 
-/// Waits for a job; its state at the limit if it has not ended.
+/// Waits for a job; its state at the limit if it has not ended. A lost
+/// database is reported on stderr (once per outage) and waited for up to
+/// `max_outage_ms` (0: no limit).
 async fn await_result(
     queue: &Queue,
     id: i64,
     timeout_ms: u64,
+    max_outage_ms: u64,
 ) -> Result<zkpipe_daemon::proto::JobResult, Error> {
-    let record = match queue.await_job(id, wait_limit(timeout_ms)).await {
+    let max_outage = (max_outage_ms > 0).then(|| Duration::from_millis(max_outage_ms));
+    let report = |event: WaitEvent<'_>| match event {
+        WaitEvent::Lost(e) => eprintln!(
+            "zkpipe: lost the queue database ({e}); retrying{}",
+            max_outage.map_or(String::new(), |m| format!(
+                " for up to {:.1} s",
+                m.as_secs_f64()
+            ))
+        ),
+        WaitEvent::Restored { after } => eprintln!(
+            "zkpipe: the queue database is back after {:.1} s",
+            after.as_secs_f64()
+        ),
+    };
+    let waited = queue
+        .await_job_with(id, wait_limit(timeout_ms), max_outage, report)
+        .await;
+    let record = match waited {
         Err(zkpipe_fleet::Error::Timeout(_)) => queue.job(id).await,
         r => r,
     }
@@ -163,6 +226,7 @@ async fn run_async(args: &FleetArgs) -> Result<(), Error> {
                 min_device_memory,
                 wait,
                 timeout_ms,
+                max_outage_ms,
                 out,
                 public_out,
             } = submit.as_ref();
@@ -177,7 +241,12 @@ async fn run_async(args: &FleetArgs) -> Result<(), Error> {
             if let Some(m) = min_device_memory {
                 new.min_device_memory = parse_bytes("--min-device-memory", m)?;
             }
-            let q = queue.connect().await?;
+            let config = queue.config()?;
+            // A folder named but missing is a mistake, not one to create.
+            if let Some(dir) = config.queue.queue_config().payload_dir {
+                zkpipe_fleet::check_payload_dir(&dir).map_err(fleet_jobs::error)?;
+            }
+            let q = connect(&config).await?;
             let submitted = q.submit(&new).await.map_err(fleet_jobs::error)?;
             println!(
                 "job {} queued{}",
@@ -191,7 +260,7 @@ async fn run_async(args: &FleetArgs) -> Result<(), Error> {
             let Some((proof_out, public_out)) = outputs else {
                 return Ok(());
             };
-            let r = await_result(&q, submitted.id, *timeout_ms).await?;
+            let r = await_result(&q, submitted.id, *timeout_ms, *max_outage_ms).await?;
             if JobState::try_from(r.state) != Ok(JobState::Succeeded) {
                 return report(&r);
             }
@@ -201,9 +270,10 @@ async fn run_async(args: &FleetArgs) -> Result<(), Error> {
             queue,
             job_id,
             timeout_ms,
+            max_outage_ms,
         } => {
             let q = queue.connect().await?;
-            report(&await_result(&q, *job_id, *timeout_ms).await?)
+            report(&await_result(&q, *job_id, *timeout_ms, *max_outage_ms).await?)
         }
         FleetOp::Cancel { queue, job_id } => {
             let q = queue.connect().await?;

@@ -45,8 +45,14 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DIR")]
     circom_dir: Option<String>,
     /// Join a fleet: its shared queue, postgres://user@host/db (queue.url).
+    /// A password here is visible to other users (ps): prefer
+    /// --queue-password-file or PGPASSWORD.
     #[arg(long, value_name = "URL")]
     queue: Option<String>,
+    /// The database password, alone on one line of a file only its owner
+    /// may read (queue.password_file); else PGPASSWORD is used.
+    #[arg(long, value_name = "FILE")]
+    queue_password_file: Option<String>,
     /// This node's id in the fleet (queue.node_id).
     #[arg(long, value_name = "ID")]
     node_id: Option<String>,
@@ -81,14 +87,21 @@ impl ServeArgs {
             ("keys.dir", &self.keys_dir),
             ("keys.circom_dir", &self.circom_dir),
             ("queue.url", &self.queue),
+            ("queue.password_file", &self.queue_password_file),
             ("queue.node_id", &self.node_id),
         ];
+        if let Some(url) = &self.queue {
+            crate::fleet::warn_if_password_in("--queue", url);
+        }
         for (key, value) in shortcuts {
             if let Some(v) = value {
                 config.set(&format!("{key}={v}"))?;
             }
         }
         for s in &self.set {
+            if let Some(url) = s.strip_prefix("queue.url=") {
+                crate::fleet::warn_if_password_in("--set queue.url", url);
+            }
             config.set(s)?;
         }
         config.validate()?;

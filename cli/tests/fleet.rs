@@ -540,3 +540,375 @@ fn fleet_commands_refuse_bad_input_and_report_an_unreachable_queue() {
     let serve_bad = zkpipe(&["serve", "--queue", "http://x", "--print-config"]);
     assert_eq!(serve_bad.status.code(), Some(2), "{serve_bad:?}");
 }
+
+/// `zkpipe …` with no password from the environment.
+fn zkpipe_no_env(args: &[&str]) -> std::process::Output {
+    support::zkpipe_command()
+        .env_remove("PGPASSWORD")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Every byte but letters and digits as `%XX`, as a URL's userinfo wants.
+fn percent_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// The password of the password-protected test clusters: a space, a `/`,
+/// an `@` and a `?`, which a URL cannot hold as they are.
+const PASSWORD: &str = "correct horse/b@ttery?";
+
+/// A cluster that wants [`PASSWORD`], with the queue's schema; `None`
+/// (skipped) without PostgreSQL.
+fn password_db() -> Option<(TestPostgres, tokio::runtime::Runtime)> {
+    let pg = TestPostgres::start_with_password_or_skip(PASSWORD)?;
+    let rt = runtime();
+    let url = format!(
+        "postgres://zkpipe:{}@127.0.0.1:{}/postgres",
+        percent_encode(PASSWORD),
+        pg.port()
+    );
+    rt.block_on(async {
+        let q = Queue::connect(&url, QueueConfig::default()).await.unwrap();
+        q.migrate().await.unwrap();
+    });
+    Some((pg, rt))
+}
+
+/// A file only its owner may read, holding `contents`.
+fn private_file(dir: &std::path::Path, name: &str, contents: &str, mode: u32) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join(name);
+    std::fs::write(&p, contents).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+    p
+}
+
+/// `--print-config` and the errors about a URL show it with the password
+/// replaced, however odd the password; a password on the command line is
+/// warned about.
+#[test]
+fn the_queue_password_is_never_printed() {
+    let url = "postgres://u:pa/ss?w@127.0.0.1:5432/db?sslmode=disable";
+    let out = zkpipe_no_env(&["serve", "--queue", url, "--print-config"]);
+    assert!(out.status.success(), "{out:?}");
+    let printed = text(&out.stdout);
+    assert!(
+        printed.contains("url = \"postgres://u:***@127.0.0.1:5432/db?sslmode=disable\""),
+        "{printed}"
+    );
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("--queue-password-file") && err.contains("PGPASSWORD"),
+        "{err}"
+    );
+    for (url, secret) in [
+        ("postgres://u:pa/ss?w@127.0.0.1:notaport/db", "ss?w"),
+        ("postgres://u:pa?ss@127.0.0.1:notaport/db?x=1", "pa?ss"),
+        (
+            "postgres://u@127.0.0.1:notaport/db?password=hunter2",
+            "hunter2",
+        ),
+        ("postgresql://u:h%40nter@127.0.0.1:notaport", "nter"),
+    ] {
+        let out = zkpipe_no_env(&["fleet", "status", "--queue", url]);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let all = text(&out.stdout) + &text(&out.stderr);
+        assert!(!all.contains(secret), "{url}: {all}");
+        assert!(all.contains("***"), "{url}: {all}");
+    }
+}
+
+/// A wrong password gets PostgreSQL's own message and SQLSTATE, not
+/// "db error", and the password is not in it.
+#[test]
+fn a_wrong_password_is_reported_as_postgresql_words_it() {
+    let Some((pg, _rt)) = password_db() else {
+        return;
+    };
+    let url = format!(
+        "postgres://zkpipe:Wr0ng/pw?x@127.0.0.1:{}/postgres",
+        pg.port()
+    );
+    let out = zkpipe_no_env(&["fleet", "status", "--queue", &url]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("password authentication failed for user \"zkpipe\" (28P01)"),
+        "{err}"
+    );
+    assert!(!err.contains("Wr0ng") && !err.contains("pw?x"), "{err}");
+}
+
+/// The password may come from `PGPASSWORD` or a file only its owner can
+/// read (flag or config key) instead of the URL.
+#[test]
+fn the_queue_password_comes_from_pgpassword_or_a_private_file() {
+    let Some((pg, _rt)) = password_db() else {
+        return;
+    };
+    let url = pg.url();
+    let files = tempfile::tempdir().unwrap();
+    let status_ok = |out: &std::process::Output| {
+        assert!(out.status.success(), "{out:?}");
+        assert!(text(&out.stdout).contains("0 of 0 node(s) live"), "{out:?}");
+        assert!(
+            !text(&out.stderr).contains("--queue-password-file"),
+            "{out:?}"
+        );
+    };
+
+    let none = zkpipe_no_env(&["fleet", "status", "--queue", &url]);
+    assert_eq!(none.status.code(), Some(1), "{none:?}");
+
+    let env = support::zkpipe_command()
+        .env("PGPASSWORD", PASSWORD)
+        .args(["fleet", "status", "--queue", &url])
+        .output()
+        .unwrap();
+    status_ok(&env);
+
+    let good = private_file(files.path(), "pw", &format!("{PASSWORD}\n"), 0o600);
+    let good = good.to_str().unwrap();
+    status_ok(&zkpipe_no_env(&[
+        "fleet",
+        "status",
+        "--queue",
+        &url,
+        "--queue-password-file",
+        good,
+    ]));
+    // The file wins over the environment.
+    let both = support::zkpipe_command()
+        .env("PGPASSWORD", "not it")
+        .args([
+            "fleet",
+            "status",
+            "--queue",
+            &url,
+            "--queue-password-file",
+            good,
+        ])
+        .output()
+        .unwrap();
+    status_ok(&both);
+    let config = files.path().join("node.toml");
+    std::fs::write(
+        &config,
+        format!("[queue]\nurl = \"{url}\"\npassword_file = \"{good}\"\n"),
+    )
+    .unwrap();
+    status_ok(&zkpipe_no_env(&[
+        "fleet",
+        "status",
+        "--config",
+        config.to_str().unwrap(),
+    ]));
+
+    // Refused with the reason, before any connection: a file others may
+    // read, a folder, two lines, and a password given twice.
+    let shared = private_file(files.path(), "shared", PASSWORD, 0o644);
+    let lines = private_file(files.path(), "lines", "a\nb\n", 0o600);
+    let refusals = [
+        (shared.to_str().unwrap(), url.as_str(), "group or others"),
+        (
+            files.path().to_str().unwrap(),
+            url.as_str(),
+            "not a regular file",
+        ),
+        (lines.to_str().unwrap(), url.as_str(), "one line"),
+        (
+            good,
+            "postgres://zkpipe:x@127.0.0.1:1/postgres",
+            "give only one",
+        ),
+    ];
+    for (file, url, why) in refusals {
+        let out = zkpipe_no_env(&[
+            "fleet",
+            "status",
+            "--queue",
+            url,
+            "--queue-password-file",
+            file,
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{file}: {out:?}");
+        let err = text(&out.stderr);
+        assert!(err.contains(why), "{file}: {err}");
+        assert!(!err.contains("horse"), "{err}");
+    }
+
+    // A node takes the file too; its configuration shows the file only.
+    let out = zkpipe_no_env(&[
+        "serve",
+        "--queue",
+        &url,
+        "--queue-password-file",
+        good,
+        "--print-config",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let printed = text(&out.stdout);
+    assert!(
+        printed.contains(&format!("password_file = \"{good}\"")),
+        "{printed}"
+    );
+    assert!(!printed.contains("horse"), "{printed}");
+}
+
+/// A payload folder named by the user is never created: a missing one or
+/// a file is refused before anything is queued.
+#[test]
+fn a_payload_folder_must_already_exist() {
+    let Some((pg, rt, _queue)) = fleet_db() else {
+        return;
+    };
+    let url = pg.url();
+    let files = tempfile::tempdir().unwrap();
+    // Every payload spills to the folder.
+    let config = files.path().join("client.toml");
+    std::fs::write(&config, "[queue]\ninline_payload_max = \"16\"\n").unwrap();
+    let submit = |dir: &std::path::Path| {
+        zkpipe_no_env(&[
+            "fleet",
+            "submit",
+            "--queue",
+            &url,
+            "--config",
+            config.to_str().unwrap(),
+            "--payload-dir",
+            dir.to_str().unwrap(),
+            "--circuit",
+            CIRCUIT,
+            "--size",
+            SIZE,
+        ])
+    };
+    let missing = files.path().join("missing").join("pl");
+    let out = submit(&missing);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(text(&out.stderr).contains("does not exist"), "{out:?}");
+    assert!(
+        !files.path().join("missing").exists(),
+        "the folder was created"
+    );
+
+    let file = files.path().join("a-file");
+    std::fs::write(&file, b"").unwrap();
+    let out = submit(&file);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(text(&out.stderr).contains("not a folder"), "{out:?}");
+
+    let jobs = rt.block_on(numbers(&pg, "SELECT count(*) FROM jobs"))[0];
+    assert_eq!(jobs, 0, "a refused submit queued a job");
+
+    let shared = files.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    let out = submit(&shared);
+    assert!(out.status.success(), "{out:?}");
+    let spilled = std::fs::read_dir(&shared).unwrap().count();
+    assert_eq!(spilled, 1, "{out:?}");
+}
+
+/// Waits for a child to exit, killing it (and failing) past `limit`.
+fn exit_within(mut child: Child, limit: Duration) -> (std::process::Output, Duration) {
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!("still running after {limit:?}: {out:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let waited = t0.elapsed();
+    (child.wait_with_output().unwrap(), waited)
+}
+
+/// `zkpipe fleet await` rides out a short database outage, saying so on
+/// stderr once, and gives up with an error after `--max-outage-ms`
+/// without the database.
+#[test]
+fn fleet_await_rides_out_a_short_outage_and_gives_up_on_a_long_one() {
+    let Some((pg, rt, queue)) = fleet_db() else {
+        return;
+    };
+    // The awaiting process's connections, told apart by their name.
+    let url = format!("{}?application_name=await-test", pg.url());
+    let submit = || {
+        let job = zkpipe_fleet::NewJob::new("nobody.v1", "k", vec![]);
+        rt.block_on(queue.submit(&job)).unwrap().id
+    };
+    let wait_for = |id: i64, max_outage_ms: &str| {
+        let child = support::zkpipe_command()
+            .args(["fleet", "await", "--queue", &url])
+            .args(["--max-outage-ms", max_outage_ms, &id.to_string()])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Waiting: its query and listening connections are open.
+        let t0 = Instant::now();
+        while rt.block_on(numbers(
+            &pg,
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'await-test'",
+        ))[0]
+            < 2
+        {
+            assert!(
+                t0.elapsed() < Duration::from_secs(60),
+                "await did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        child
+    };
+
+    let short = submit();
+    let child = wait_for(short, "30000");
+    pg.stop().unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    pg.restart_after_stop().unwrap();
+    let t0 = Instant::now();
+    // The test's own connection comes back on a later call.
+    while rt
+        .block_on(queue.cancel(short, "ended by the test"))
+        .is_err()
+    {
+        assert!(t0.elapsed() < Duration::from_secs(30), "no database");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (out, _) = exit_within(child, Duration::from_secs(60));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(err.contains("ended by the test"), "{err}");
+    assert_eq!(err.matches("lost the queue database").count(), 1, "{err}");
+    assert!(err.contains("queue database is back"), "{err}");
+    assert!(!err.contains("giving up"), "{err}");
+
+    let long = submit();
+    let child = wait_for(long, "2000");
+    pg.stop().unwrap();
+    let (out, waited) = exit_within(child, Duration::from_secs(60));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(err.matches("lost the queue database").count(), 1, "{err}");
+    assert!(err.contains("giving up"), "{err}");
+    assert!(
+        waited >= Duration::from_millis(1500) && waited < Duration::from_secs(15),
+        "gave up after {waited:?}"
+    );
+}

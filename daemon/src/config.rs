@@ -269,13 +269,19 @@ impl Default for LoggingSection {
 }
 
 /// `[queue]`: join a fleet of nodes that share one job queue in
-/// PostgreSQL (`docs/fleet.md`). Durations are milliseconds.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// PostgreSQL (`docs/fleet.md`). Durations are milliseconds. Its `Debug`
+/// hides the URL's password.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct QueueSection {
     /// `postgres://user[:password]@host[:port]/database` ("": no fleet,
-    /// the daemon proves only its own gRPC jobs).
+    /// the daemon proves only its own gRPC jobs). Shown with its password
+    /// hidden; better left without one (see `password_file`).
     pub url: String,
+    /// A file holding the database password, for a URL without one: a
+    /// regular file of one line, at most 4 KiB, that only its owner may
+    /// access (mode 0600 or 0400) ("": `$PGPASSWORD`, if set).
+    pub password_file: String,
     /// This node's id in the fleet ("": `<hostname>-<pid>`). A stable id
     /// lets a restarted node take back at once the jobs its previous run
     /// held; two live nodes must never share one.
@@ -306,6 +312,7 @@ impl Default for QueueSection {
     fn default() -> Self {
         QueueSection {
             url: String::new(),
+            password_file: String::new(),
             node_id: String::new(),
             concurrency: 2,
             lease_ms: 30_000,
@@ -316,6 +323,37 @@ impl Default for QueueSection {
             inline_payload_max: "1MiB".into(),
             payload_dir: String::new(),
         }
+    }
+}
+
+impl std::fmt::Debug for QueueSection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let QueueSection {
+            url,
+            password_file,
+            node_id,
+            concurrency,
+            lease_ms,
+            affinity_wait_ms,
+            unrunnable_wait_ms,
+            poll_interval_ms,
+            max_attempts,
+            inline_payload_max,
+            payload_dir,
+        } = self;
+        f.debug_struct("QueueSection")
+            .field("url", &zkpipe_fleet::redact_url(url))
+            .field("password_file", password_file)
+            .field("node_id", node_id)
+            .field("concurrency", concurrency)
+            .field("lease_ms", lease_ms)
+            .field("affinity_wait_ms", affinity_wait_ms)
+            .field("unrunnable_wait_ms", unrunnable_wait_ms)
+            .field("poll_interval_ms", poll_interval_ms)
+            .field("max_attempts", max_attempts)
+            .field("inline_payload_max", inline_payload_max)
+            .field("payload_dir", payload_dir)
+            .finish()
     }
 }
 
@@ -336,6 +374,8 @@ impl QueueSection {
             default_max_attempts: self.max_attempts,
             inline_payload_max: parse_bytes("", &self.inline_payload_max).unwrap_or(1 << 20),
             payload_dir: (!self.payload_dir.is_empty()).then(|| PathBuf::from(&self.payload_dir)),
+            password_file: (!self.password_file.is_empty())
+                .then(|| PathBuf::from(&self.password_file)),
             ..zkpipe_fleet::QueueConfig::default()
         }
     }
@@ -359,6 +399,9 @@ impl QueueSection {
             && !(self.url.starts_with("postgres://") || self.url.starts_with("postgresql://"))
         {
             return bad("queue.url must be a postgres:// or postgresql:// URL".into());
+        }
+        if self.password_file.contains('\0') {
+            return bad("queue.password_file: no NUL".into());
         }
         if self.node_id.len() > 200 || self.node_id.contains('\0') {
             return bad("queue.node_id: at most 200 bytes, no NUL".into());
@@ -400,8 +443,14 @@ impl Config {
         let text = String::from_utf8(bytes).map_err(|_| {
             Error::InvalidInput(format!("config {}: not UTF-8 text", path.display()))
         })?;
-        let config: Config = toml::from_str(&text)
-            .map_err(|e| Error::InvalidInput(format!("config {}: {e}", path.display())))?;
+        // TOML errors quote the offending line, which may be the queue URL.
+        let config: Config = toml::from_str(&text).map_err(|e| {
+            Error::InvalidInput(format!(
+                "config {}: {}",
+                path.display(),
+                zkpipe_fleet::redact_urls_in(&e.to_string())
+            ))
+        })?;
         config.validate_values()?;
         Ok(config)
     }
@@ -413,7 +462,10 @@ impl Config {
     /// [`Error::InvalidInput`] for an unknown key or a bad value.
     pub fn set(&mut self, assignment: &str) -> Result<(), Error> {
         let (key, value) = assignment.split_once('=').ok_or_else(|| {
-            Error::InvalidInput(format!("--set wants section.key=value, not `{assignment}`"))
+            Error::InvalidInput(format!(
+                "--set wants section.key=value, not `{}`",
+                zkpipe_fleet::redact_urls_in(assignment)
+            ))
         })?;
         let (section, name) = key
             .split_once('.')
@@ -466,9 +518,12 @@ impl Config {
         Ok(())
     }
 
-    /// The configuration as TOML (`--print-config`).
+    /// The configuration as TOML (`--print-config`), the queue URL's
+    /// password hidden (`postgres://user:***@host/db`).
     pub fn to_toml(&self) -> String {
-        toml::to_string_pretty(self).unwrap_or_else(|e| format!("# cannot print: {e}\n"))
+        let mut shown = self.clone();
+        shown.queue.url = zkpipe_fleet::redact_url(&self.queue.url);
+        toml::to_string_pretty(&shown).unwrap_or_else(|e| format!("# cannot print: {e}\n"))
     }
 
     /// Checks values that TOML's types do not, and keys that depend on
@@ -671,6 +726,42 @@ mod tests {
         assert!(c.queue.node_id().contains('-'));
         c.set("queue.node_id=gpu-7").unwrap();
         assert_eq!(c.queue.node_id(), "gpu-7");
+    }
+
+    #[test]
+    fn the_queue_password_is_not_shown() {
+        let mut c = Config::default();
+        c.set("queue.url=postgres://u:pa/ss?w@db.example:5432/q?sslmode=disable")
+            .unwrap();
+        let text = c.to_toml();
+        assert!(
+            text.contains("url = \"postgres://u:***@db.example:5432/q?sslmode=disable\""),
+            "{text}"
+        );
+        assert!(!text.contains("pa/ss"), "{text}");
+        // Printing does not change the URL in use.
+        assert!(c.queue.url.contains("pa/ss"));
+        assert!(!format!("{c:?}").contains("pa/ss"));
+
+        let e = c.set("queue.url postgres://u:hunter2@h/db").unwrap_err();
+        assert!(!e.to_string().contains("hunter2"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("bad.toml");
+        std::fs::write(&file, "[queue]\nurl = \"postgres://u:hunter2@h/db\" oops\n").unwrap();
+        let e = Config::load(&file).unwrap_err().to_string();
+        assert!(e.contains("postgres://u:***@h/db"), "{e}");
+        assert!(!e.contains("hunter2"), "{e}");
+    }
+
+    #[test]
+    fn the_password_file_reaches_the_queue() {
+        let mut c = Config::default();
+        assert_eq!(c.queue.queue_config().password_file, None);
+        c.set("queue.password_file=/run/secrets/pg").unwrap();
+        assert_eq!(
+            c.queue.queue_config().password_file,
+            Some(PathBuf::from("/run/secrets/pg"))
+        );
     }
 
     #[test]

@@ -18,12 +18,14 @@ pub enum Error {
     /// No connection to the database, or it was lost mid-call. Retry later.
     #[error("queue database unavailable: {0}")]
     Unavailable(String),
-    /// The database answered with an error that retrying will not fix.
-    #[error("queue database error: {0}")]
+    /// The database answered with an error that retrying will not fix (a
+    /// wrong password among them). Shown with the server's message and
+    /// SQLSTATE.
+    #[error("queue database error: {}", describe(.0))]
     Database(#[source] tokio_postgres::Error),
     /// A transient database error (deadlock, serialization failure,
     /// shutdown in progress). Retry later.
-    #[error("queue database busy: {0}")]
+    #[error("queue database busy: {}", describe(.0))]
     Busy(#[source] tokio_postgres::Error),
     /// The database schema is newer than this build knows.
     #[error("queue schema: {0}")]
@@ -112,8 +114,23 @@ impl Error {
     }
 }
 
-/// The error and its causes on one line.
-fn describe(e: &tokio_postgres::Error) -> String {
+/// The error on one line: what the server said and its SQLSTATE (e.g.
+/// `password authentication failed for user "x" (28P01)`) with any detail
+/// and hint, else the client's error and its causes. tokio-postgres's own
+/// text for a server error is only "db error".
+pub(crate) fn describe(e: &tokio_postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        let mut s = format!("{} ({})", db.message(), db.code().code());
+        if let Some(detail) = db.detail() {
+            s.push_str("; detail: ");
+            s.push_str(detail);
+        }
+        if let Some(hint) = db.hint() {
+            s.push_str("; hint: ");
+            s.push_str(hint);
+        }
+        return s;
+    }
     let mut s = e.to_string();
     let mut cause = std::error::Error::source(e);
     while let Some(c) = cause {

@@ -7,7 +7,11 @@
 //!   [`Queue::complete`] / [`Queue::fail`] (checked against the lease, so a
 //!   job is completed once), [`Queue::maintain`] (expired leases, jobs no
 //!   node can run), [`Queue::cancel`], [`Queue::await_job`] (`LISTEN`/
-//!   `NOTIFY`) and [`Queue::status`].
+//!   `NOTIFY`; [`Queue::await_job_with`] bounds and reports database
+//!   outages) and [`Queue::status`].
+//! - [`redact_url`] hides a URL's password wherever it is shown; the
+//!   password may instead come from [`QueueConfig::password_file`] or
+//!   `$PGPASSWORD`.
 //! - [`run_node`] is a whole node: give it a [`JobRunner`] (what to do with
 //!   a claimed job) and it claims, runs, writes back, heartbeats and rides
 //!   out database restarts.
@@ -21,6 +25,7 @@ mod node;
 mod payload;
 mod queue;
 pub mod schema;
+mod secret;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod types;
@@ -28,7 +33,9 @@ mod types;
 pub use backoff::Backoff;
 pub use error::{Error, Result};
 pub use node::{JobFailure, JobOutput, JobRunner, NodeOptions, run_node};
-pub use queue::Queue;
+pub use payload::check_payload_dir;
+pub use queue::{Queue, WaitEvent};
+pub use secret::{MAX_PASSWORD_FILE, read_password_file, redact_url, redact_urls_in};
 pub use types::{
     ClaimedJob, FailOutcome, JobRecord, JobState, Lease, Maintenance, NewJob, NodeInfo, NodeStatus,
     Payload, QueueConfig, Status, Submitted,

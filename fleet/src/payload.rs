@@ -19,9 +19,30 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     }
 }
 
+/// Checks that a payload folder exists and is a folder (a link to one is
+/// followed). It is never created: it is the folder every node mounts, and
+/// a missing one is a typo or a mount that is not there.
+///
+/// # Errors
+///
+/// [`Error::InvalidInput`] naming the folder when it does not exist, is
+/// not a folder, or cannot be looked at.
+pub fn check_payload_dir(dir: &Path) -> Result<()> {
+    let bad = |why: String| Error::InvalidInput(format!("payload folder {}: {why}", dir.display()));
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(bad("not a folder".into())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(bad(
+            "does not exist (it is not created: it must be the folder the nodes share)".into(),
+        )),
+        Err(e) => Err(bad(e.to_string())),
+    }
+}
+
 /// Writes `data` to `dir/<sha256>.payload` through a temporary file and a
 /// rename (readers never see half a file) unless a file of that name and
-/// length is there already. Returns the path as text for the row.
+/// length is there already. Returns the path as text for the row. The
+/// folder must exist ([`check_payload_dir`]).
 pub(crate) async fn spill(dir: PathBuf, data: Vec<u8>, digest: Vec<u8>) -> Result<String> {
     tokio::task::spawn_blocking(move || spill_blocking(&dir, &data, &digest))
         .await
@@ -41,7 +62,7 @@ fn spill_blocking(dir: &Path, data: &[u8], digest: &[u8]) -> Result<String> {
     if std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() == data.len() as u64) {
         return Ok(text);
     }
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    check_payload_dir(dir)?;
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
@@ -96,5 +117,25 @@ impl ClaimedJob {
                 })?
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spilling_never_creates_the_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing").join("pl");
+        let e = spill_blocking(&missing, b"x", &[1; 32]).unwrap_err();
+        assert!(e.to_string().contains("does not exist"), "{e}");
+        assert!(!dir.path().join("missing").exists());
+        let file = dir.path().join("file");
+        std::fs::write(&file, b"").unwrap();
+        let e = spill_blocking(&file, b"x", &[1; 32]).unwrap_err();
+        assert!(e.to_string().contains("not a folder"), "{e}");
+        let path = spill_blocking(dir.path(), b"x", &[1; 32]).unwrap();
+        assert_eq!(std::fs::read(path).unwrap(), b"x");
     }
 }

@@ -12,9 +12,10 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{AsyncMessage, Client, NoTls, Row, Statement};
 
 use crate::backoff::Backoff;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, describe};
 use crate::payload;
 use crate::schema;
+use crate::secret::{self, redact_url as redact};
 use crate::types::{
     ClaimedJob, FailOutcome, JobRecord, JobState, Lease, Maintenance, NewJob, NodeInfo, NodeStatus,
     Payload, QueueConfig, Status, Submitted,
@@ -44,6 +45,19 @@ pub struct Queue {
     events: Arc<Events>,
     listener: std::sync::Mutex<Option<oneshot::Sender<()>>>,
     statements: Arc<AtomicU64>,
+}
+
+/// What [`Queue::await_job_with`] reports while it waits.
+#[derive(Debug)]
+pub enum WaitEvent<'a> {
+    /// The database stopped answering (the error it gave); the wait goes
+    /// on. Reported once per outage.
+    Lost(&'a Error),
+    /// It answers again, after this long without it.
+    Restored {
+        /// How long it was away.
+        after: Duration,
+    },
 }
 
 #[derive(Debug)]
@@ -349,14 +363,18 @@ impl Queue {
     ///
     /// `url` is `postgres://user[:password]@host[:port]/database[?options]`
     /// (or `postgresql://`); TLS is not supported yet (`sslmode=require`
-    /// fails to connect).
+    /// fails to connect). A URL without a password takes it from
+    /// `config.password_file`, else from `$PGPASSWORD`. Messages show the
+    /// URL through [`redact_url`](crate::redact_url).
     ///
     /// # Errors
     ///
     /// [`Error::InvalidUrl`] for a URL tokio-postgres does not accept or of
-    /// another scheme; [`Error::InvalidInput`] for bad settings;
-    /// [`Error::Unavailable`] when the database cannot be reached within
-    /// `config.connect_timeout`.
+    /// another scheme; [`Error::InvalidInput`] for bad settings, a password
+    /// file that cannot be used, or a password both in the URL and in a
+    /// file; [`Error::Unavailable`] when the database cannot be reached
+    /// within `config.connect_timeout`; [`Error::Database`] when it refuses
+    /// the connection (a wrong password: the server's message says so).
     pub async fn connect(url: &str, config: QueueConfig) -> Result<Self> {
         let queue = Self::new(url, config)?;
         drop(queue.session().await?);
@@ -370,6 +388,16 @@ impl Queue {
     ///
     /// [`Error::InvalidUrl`] and [`Error::InvalidInput`] as for `connect`.
     pub fn new(url: &str, config: QueueConfig) -> Result<Self> {
+        let env = std::env::var_os("PGPASSWORD");
+        Self::with_env_password(
+            url,
+            config,
+            env.as_deref().map(std::os::unix::ffi::OsStrExt::as_bytes),
+        )
+    }
+
+    /// [`Queue::new`] with `$PGPASSWORD` given, for tests.
+    fn with_env_password(url: &str, config: QueueConfig, env: Option<&[u8]>) -> Result<Self> {
         if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
             return Err(Error::InvalidUrl(format!(
                 "{:?} is not a postgres:// or postgresql:// URL",
@@ -378,12 +406,19 @@ impl Queue {
         }
         let mut pg: tokio_postgres::Config = url
             .parse()
-            .map_err(|e| Error::InvalidUrl(format!("{:?}: {e}", redact(url))))?;
+            .map_err(|e| Error::InvalidUrl(format!("{:?}: {}", redact(url), describe(&e))))?;
         if pg.get_hosts().is_empty() {
             return Err(Error::InvalidUrl(format!(
                 "{:?} names no host",
                 redact(url)
             )));
+        }
+        check_config(&config)?;
+        let url_has_password = pg.get_password().is_some_and(|p| !p.is_empty());
+        if let Some(password) =
+            secret::password_for(url_has_password, config.password_file.as_deref(), env)?
+        {
+            pg.password(password);
         }
         pg.connect_timeout(config.connect_timeout);
         pg.keepalives(true);
@@ -391,7 +426,6 @@ impl Queue {
         if pg.get_application_name().is_none() {
             pg.application_name("zkpipe-fleet");
         }
-        check_config(&config)?;
         let (queued, _) = watch::channel(0);
         let (done, _) = broadcast::channel(1024);
         Ok(Queue {
@@ -477,6 +511,8 @@ impl Queue {
     /// attempts out of 1..=1000; [`Error::PayloadTooLarge`] over
     /// `max_payload`, or over the inline limit without a `payload_dir`;
     /// [`Error::RequestIdConflict`] when the request id is another request's;
+    /// [`Error::InvalidInput`] when a payload must spill and `payload_dir`
+    /// does not exist or is not a folder (it is never created);
     /// [`Error::Io`] if the payload file cannot be written; database errors.
     pub async fn submit(&self, job: &NewJob) -> Result<Submitted> {
         check_name("job kind", &job.kind)?;
@@ -860,27 +896,103 @@ impl Queue {
 
     /// Waits until the job ends and returns it. Woken by `NOTIFY`; polls
     /// every `poll_interval` as a fallback and keeps waiting through
-    /// database outages.
+    /// database outages, however long.
     ///
     /// # Errors
     ///
     /// [`Error::Timeout`] if it has not ended within `timeout`;
     /// [`Error::NotFound`] for an unknown id; non-transient database errors.
     pub async fn await_job(&self, job_id: i64, timeout: Duration) -> Result<JobRecord> {
+        self.await_job_with(job_id, timeout, None, |_| {}).await
+    }
+
+    /// [`Queue::await_job`] for a client that must not wait on a database
+    /// that is gone: through an outage it retries with backoff (50 ms up to
+    /// `max_backoff`), tells `report` once when the database is lost and
+    /// once when it is back, and gives up once it has had no answer for
+    /// `max_outage` (`None`: never).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Unavailable`] after `max_outage` without the database (the
+    /// message says how long and the last error); [`Error::Timeout`] if the
+    /// job has not ended within `timeout`; [`Error::NotFound`] for an
+    /// unknown id; non-transient database errors.
+    pub async fn await_job_with(
+        &self,
+        job_id: i64,
+        timeout: Duration,
+        max_outage: Option<Duration>,
+        mut report: impl FnMut(WaitEvent<'_>),
+    ) -> Result<JobRecord> {
+        use tokio::time::Instant;
         let mut done = self.subscribe_done();
-        let deadline = tokio::time::Instant::now() + timeout;
+        let deadline = Instant::now() + timeout;
+        let mut backoff = Backoff::new(Duration::from_millis(50), self.config.max_backoff);
+        // Since when the database has not answered, and its last error.
+        let mut outage: Option<(Instant, String)> = None;
         loop {
-            match self.job(job_id).await {
-                Ok(r) if r.state.is_terminal() => return Ok(r),
-                Ok(_) => {}
-                Err(e) if e.is_transient() => {}
-                Err(e) => return Err(e),
+            let asked = Instant::now();
+            let since = outage.as_ref().map_or(asked, |(t, _)| *t);
+            let give_up = max_outage.map(|m| since + m);
+            // A check that hangs (a dead peer, no reset) counts as no answer.
+            let limit = give_up.map_or(deadline, |g| g.min(deadline));
+            let checked = tokio::time::timeout_at(limit, self.job(job_id)).await;
+            let hung = checked.is_err();
+            let lost = match checked {
+                Ok(Ok(r)) => {
+                    if let Some((t, _)) = outage.take() {
+                        report(WaitEvent::Restored { after: t.elapsed() });
+                    }
+                    backoff.reset();
+                    if r.state.is_terminal() {
+                        return Ok(r);
+                    }
+                    None
+                }
+                // A conflict, not an outage: polled again as usual.
+                Ok(Err(Error::Busy(_))) => None,
+                Ok(Err(e @ Error::Unavailable(_))) => Some(e),
+                Ok(Err(e)) => return Err(e),
+                Err(_) if Instant::now() >= deadline => return Err(Error::Timeout(job_id)),
+                Err(_) => Some(Error::Unavailable(format!(
+                    "no answer within {:.1} s",
+                    asked.elapsed().as_secs_f64()
+                ))),
+            };
+            if let Some(e) = lost {
+                if outage.is_none() {
+                    report(WaitEvent::Lost(&e));
+                }
+                let (since, last) = outage.get_or_insert_with(|| (asked, String::new()));
+                // A check cut short keeps the error before it, which says more.
+                if let Error::Unavailable(m) = e
+                    && (!hung || last.is_empty())
+                {
+                    *last = m;
+                }
+                if let Some(m) = max_outage
+                    && since.elapsed() >= m
+                {
+                    return Err(Error::Unavailable(format!(
+                        "no answer for {:.1} s while waiting for job {job_id}; giving up \
+                         (last error: {last})",
+                        since.elapsed().as_secs_f64()
+                    )));
+                }
             }
-            let now = tokio::time::Instant::now();
+            let now = Instant::now();
             if now >= deadline {
                 return Err(Error::Timeout(job_id));
             }
-            let wake = (now + self.config.poll_interval).min(deadline);
+            let mut wake = match &outage {
+                Some(_) => now + backoff.next_delay(),
+                None => now + self.config.poll_interval,
+            }
+            .min(deadline);
+            if let (Some((since, _)), Some(m)) = (&outage, max_outage) {
+                wake = wake.min(*since + m);
+            }
             loop {
                 tokio::select! {
                     r = done.recv() => match r {
@@ -1002,24 +1114,6 @@ fn check_config(c: &QueueConfig) -> Result<()> {
     Ok(())
 }
 
-/// The URL with any password replaced, for messages.
-fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let (authority, tail) = match rest.find(['/', '?']) {
-        Some(i) => rest.split_at(i),
-        None => (rest, ""),
-    };
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _)) => format!("{scheme}://{user}:***@{host}{tail}"),
-            None => url.to_owned(),
-        },
-        None => url.to_owned(),
-    }
-}
-
 /// SHA-256 over every field that makes a request what it is.
 fn request_digest(job: &NewJob, max_attempts: i32, payload_digest: &[u8]) -> Vec<u8> {
     let mut h = Sha256::new();
@@ -1114,15 +1208,6 @@ mod tests {
     }
 
     #[test]
-    fn passwords_are_redacted() {
-        assert_eq!(
-            redact("postgres://u:secret@h:5/db"),
-            "postgres://u:***@h:5/db"
-        );
-        assert_eq!(redact("postgres://h/db"), "postgres://h/db");
-    }
-
-    #[test]
     fn bad_urls_are_refused() {
         let c = QueueConfig::default();
         assert!(matches!(
@@ -1134,6 +1219,34 @@ mod tests {
             Err(Error::InvalidUrl(_))
         ));
         assert!(Queue::new("postgres://u@localhost:5432/db", c).is_ok());
+    }
+
+    #[test]
+    fn bad_urls_are_refused_without_their_password() {
+        for (url, secret) in [
+            ("postgres://u:pa/ss@h:notaport/db", "ss"),
+            ("postgres://u:pa?ss@h:notaport/db?x=1", "pa?ss"),
+            ("postgres://u@h:notaport/db?password=hunter2", "hunter2"),
+            ("mysql://u:hunter2@h/db", "hunter2"),
+        ] {
+            let e = Queue::new(url, QueueConfig::default()).unwrap_err();
+            assert!(matches!(e, Error::InvalidUrl(_)), "{url}: {e}");
+            assert!(!e.to_string().contains(secret), "{url}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_url_without_a_password_takes_pgpassword() {
+        let c = QueueConfig::default();
+        let env = Some(b"from env".as_slice());
+        let q = Queue::with_env_password("postgres://u@h/db", c.clone(), env).unwrap();
+        assert_eq!(q.pg.get_password(), Some(b"from env".as_slice()));
+        // The handle's Debug hides it.
+        assert!(!format!("{q:?}").contains("from env"));
+        let q = Queue::with_env_password("postgres://u:mine@h/db", c.clone(), env).unwrap();
+        assert_eq!(q.pg.get_password(), Some(b"mine".as_slice()));
+        let q = Queue::with_env_password("postgres://u@h/db", c, None).unwrap();
+        assert_eq!(q.pg.get_password(), None);
     }
 
     #[test]

@@ -70,6 +70,32 @@ impl TestPostgres {
     ///
     /// A message naming what is missing or what failed (with the server log).
     pub fn start() -> Result<Self, String> {
+        Self::start_with(None)
+    }
+
+    /// Like [`TestPostgres::start`], but TCP clients must give `password`
+    /// (SCRAM-SHA-256) for the user `zkpipe`: [`TestPostgres::url`] then
+    /// names no password and does not connect by itself.
+    ///
+    /// # Errors
+    ///
+    /// As for [`TestPostgres::start`].
+    pub fn start_with_password(password: &str) -> Result<Self, String> {
+        Self::start_with(Some(password))
+    }
+
+    /// [`TestPostgres::start_with_password`], or `None` after printing why,
+    /// unless `ZKPIPE_REQUIRE_POSTGRES=1`.
+    ///
+    /// # Panics
+    ///
+    /// When the cluster cannot start and `ZKPIPE_REQUIRE_POSTGRES=1`.
+    #[must_use]
+    pub fn start_with_password_or_skip(password: &str) -> Option<Self> {
+        Self::or_skip(Self::start_with_password(password))
+    }
+
+    fn start_with(password: Option<&str>) -> Result<Self, String> {
         let bin = find_bin_dir().ok_or(
             "PostgreSQL not found (no initdb in $ZKPIPE_PG_BIN, /usr/lib/postgresql/*/bin or PATH)",
         )?;
@@ -99,21 +125,39 @@ impl TestPostgres {
             port: 0,
             run_as,
         };
-        pg.run(
-            "initdb",
-            &[
-                "-D",
-                path_str(&pg.data)?,
-                "-U",
-                USER,
-                "-A",
-                "trust",
-                "-E",
-                "UTF8",
-                "--no-locale",
-                "--no-sync",
-            ],
-        )?;
+        let data = path_str(&pg.data)?.to_owned();
+        let mut args = vec![
+            "-D",
+            &data,
+            "-U",
+            USER,
+            "-E",
+            "UTF8",
+            "--no-locale",
+            "--no-sync",
+        ];
+        // initdb reads the superuser's password from a file; it is removed
+        // once the cluster exists.
+        let pwfile = pg.dir.path().join("pwfile");
+        let pwfile_arg;
+        match password {
+            None => args.extend(["-A", "trust"]),
+            Some(pw) => {
+                std::fs::write(&pwfile, format!("{pw}\n"))
+                    .map_err(|e| format!("{}: {e}", pwfile.display()))?;
+                if let Some(user) = &pg.run_as {
+                    let _ = Command::new("chown")
+                        .arg(format!("{user}:"))
+                        .arg(&pwfile)
+                        .status();
+                }
+                pwfile_arg = format!("--pwfile={}", path_str(&pwfile)?);
+                args.extend(["-A", "scram-sha-256", &pwfile_arg]);
+            }
+        }
+        let made = pg.run("initdb", &args);
+        let _ = std::fs::remove_file(&pwfile);
+        made?;
         // Up to three ports: another process may take the one we picked.
         let mut last = String::new();
         for _ in 0..3 {
@@ -135,7 +179,11 @@ impl TestPostgres {
     /// When the cluster cannot start and `ZKPIPE_REQUIRE_POSTGRES=1`.
     #[must_use]
     pub fn start_or_skip() -> Option<Self> {
-        match Self::start() {
+        Self::or_skip(Self::start())
+    }
+
+    fn or_skip(started: Result<Self, String>) -> Option<Self> {
+        match started {
             Ok(pg) => Some(pg),
             Err(reason) => {
                 assert!(

@@ -20,6 +20,7 @@ pub struct QueueConfig {
     pub inline_payload_max: u64,
     /// Larger payloads are written here (shared by all nodes), named by their
     /// SHA-256, and the row names the file. `None`: larger payloads are refused.
+    /// The folder must exist: it is never created.
     pub payload_dir: Option<PathBuf>,
     /// No payload above this size is accepted, inline or spilled.
     pub max_payload: u64,
@@ -37,6 +38,11 @@ pub struct QueueConfig {
     pub default_max_attempts: i32,
     /// Longest wait between reconnection attempts.
     pub max_backoff: Duration,
+    /// A file holding the database password, used when the URL has none
+    /// (see [`read_password_file`](crate::read_password_file) for what it
+    /// must be). Without it, a URL without a password takes `$PGPASSWORD`,
+    /// as libpq does.
+    pub password_file: Option<PathBuf>,
 }
 
 impl Default for QueueConfig {
@@ -53,6 +59,7 @@ impl Default for QueueConfig {
             connect_timeout: Duration::from_secs(5),
             default_max_attempts: 3,
             max_backoff: Duration::from_secs(5),
+            password_file: None,
         }
     }
 }

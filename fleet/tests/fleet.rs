@@ -543,3 +543,99 @@ async fn hostile_input_gets_clear_errors() {
         Err(Error::InvalidInput(_))
     ));
 }
+
+/// A wrong password is reported in the server's words with its SQLSTATE,
+/// is not worth retrying, and the password is in no message; the right one
+/// from a file only its owner can read connects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_password_is_named_and_a_password_file_connects() {
+    let Some(pg) = zkpipe_fleet::testing::TestPostgres::start_with_password_or_skip("s3cret/pw")
+    else {
+        return;
+    };
+    let wrong = format!(
+        "postgres://zkpipe:Wr0ng?pw@127.0.0.1:{}/postgres",
+        pg.port()
+    );
+    let e = Queue::connect(&wrong, config()).await.unwrap_err();
+    let shown = e.to_string();
+    assert!(matches!(e, Error::Database(_)), "{e:?}");
+    assert!(!e.is_transient());
+    assert!(
+        shown.contains("password authentication failed for user \"zkpipe\" (28P01)"),
+        "{shown}"
+    );
+    assert!(!shown.contains("Wr0ng"), "{shown}");
+
+    let dir = pg.scratch_dir("secrets").expect("dir");
+    let file = dir.join("pw");
+    std::fs::write(&file, "s3cret/pw\n").expect("write");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let with_file = QueueConfig {
+        password_file: Some(file),
+        ..config()
+    };
+    let q = Queue::connect(&pg.url(), with_file).await.expect("connect");
+    q.migrate().await.expect("migrate");
+}
+
+/// `await_job_with` rides out a short outage (reporting its start and end
+/// once each) and gives up after `max_outage` without the database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn awaiting_rides_out_a_short_outage_and_gives_up_on_a_long_one() {
+    let Some(pg) = support::postgres() else {
+        return;
+    };
+    let q = support::queue(&pg).await;
+    let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let wait = |id: i64, max_outage: Duration| {
+        let (q, events) = (q.clone(), events.clone());
+        tokio::spawn(async move {
+            let t0 = Instant::now();
+            let r = q
+                .await_job_with(id, Duration::from_secs(120), Some(max_outage), |e| {
+                    events.lock().unwrap().push(match e {
+                        zkpipe_fleet::WaitEvent::Lost(e) => format!("lost: {e}"),
+                        zkpipe_fleet::WaitEvent::Restored { .. } => "back".into(),
+                    });
+                })
+                .await;
+            (r, t0.elapsed())
+        })
+    };
+
+    let short = q.submit(&job(1)).await.expect("submit").id;
+    let waiter = wait(short, Duration::from_secs(30));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    pg.stop().expect("stop");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    pg.restart_after_stop().expect("restart");
+    wait_for("the database", Duration::from_secs(30), async || {
+        q.cancel(short, "done").await.is_ok()
+    })
+    .await;
+    let (r, _) = waiter.await.expect("join");
+    assert_eq!(r.expect("ended").state, JobState::Cancelled);
+    let seen = std::mem::take(&mut *events.lock().unwrap());
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert!(
+        seen[0].starts_with("lost: queue database unavailable"),
+        "{seen:?}"
+    );
+    assert_eq!(seen[1], "back");
+
+    let long = q.submit(&job(2)).await.expect("submit").id;
+    let waiter = wait(long, Duration::from_millis(1500));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    pg.stop().expect("stop");
+    let (r, waited) = waiter.await.expect("join");
+    let e = r.expect_err("gave up");
+    assert!(matches!(e, Error::Unavailable(_)), "{e:?}");
+    assert!(e.to_string().contains("giving up"), "{e}");
+    // The last error seen, not the final check cut short at the bound.
+    assert!(e.to_string().contains("error connecting to server"), "{e}");
+    assert!(waited < Duration::from_secs(10), "{waited:?}");
+    let seen = events.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+}
