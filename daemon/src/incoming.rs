@@ -230,7 +230,7 @@ pub fn raise_open_files_limit() -> u64 {
             }
         }
     }
-    lim.rlim_cur as u64
+    lim.rlim_cur
 }
 
 /// Connections each listener may hold open: a quarter of the descriptors
