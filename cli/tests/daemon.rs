@@ -166,6 +166,8 @@ fn check_proofs(keys: &Path, req: &proto::SubmitRequest, r: &proto::JobResult) {
 
 #[test]
 fn load_of_15_clients_each_100_jobs_completes_every_job_once_verified() {
+    // Beside them, a hostile client sends requests that must each be
+    // refused (never queued, never taking the daemon down).
     let keys = shared_keys();
     let served = Served::start(&keys, &["--set", "scheduler.knobs=partition_workers=2"]);
     let rt = runtime();
@@ -181,6 +183,50 @@ fn load_of_15_clients_each_100_jobs_completes_every_job_once_verified() {
         Priority::Critical,
     ];
     let t0 = Instant::now();
+    let honest_done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut hostile_client = rt.block_on(served.client());
+    let hostile = {
+        let done = honest_done.clone();
+        rt.spawn(async move {
+            let spoiled: Vec<(proto::SubmitRequest, tonic::Code)> = vec![
+                (
+                    job("squaring-chain", "2^31", 1, 1, Priority::Critical),
+                    tonic::Code::ResourceExhausted,
+                ),
+                (
+                    job("squaring-chain", "64", 1, 1000, Priority::Normal),
+                    tonic::Code::InvalidArgument,
+                ),
+                (
+                    proto::SubmitRequest {
+                        priority: 77,
+                        ..job("squaring-chain", "64", 1, 1, Priority::Normal)
+                    },
+                    tonic::Code::InvalidArgument,
+                ),
+                (
+                    job("../../etc/passwd", "64", 1, 1, Priority::Normal),
+                    tonic::Code::InvalidArgument,
+                ),
+                (
+                    proto::SubmitRequest {
+                        request_id: "z".repeat(5 << 20),
+                        ..job("squaring-chain", "64", 1, 1, Priority::Normal)
+                    },
+                    tonic::Code::OutOfRange,
+                ),
+            ];
+            let mut refused = 0u32;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                for (req, code) in &spoiled {
+                    let e = hostile_client.submit(req.clone()).await.unwrap_err();
+                    assert_eq!(e.code(), *code, "{e:?}");
+                    refused += 1;
+                }
+            }
+            refused
+        })
+    };
     let results: Vec<Vec<(u64, Duration, proto::SubmitRequest, proto::JobResult)>> =
         rt.block_on(async {
             let mut tasks = vec![];
@@ -207,6 +253,18 @@ fn load_of_15_clients_each_100_jobs_completes_every_job_once_verified() {
             all
         });
     let wall = t0.elapsed();
+    honest_done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let refused = rt.block_on(hostile).unwrap();
+    assert!(refused >= 5, "the hostile client sent {refused} requests");
+    // The daemon's peak memory stayed that of small keys.
+    let status = std::fs::read_to_string(format!("/proc/{}/status", served.child.id())).unwrap();
+    let peak_kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    assert!(peak_kib < 2 << 20, "the daemon peaked at {peak_kib} KiB");
     let mut ids = std::collections::HashSet::new();
     let mut latencies = vec![];
     for (id, latency, req, r) in results.iter().flatten() {

@@ -282,6 +282,12 @@ pub fn vk_from_json(v: &Value, what: &str) -> Result<SnarkjsVk, Error> {
         .enumerate()
         .map(|(i, p)| g1_from_json(p, &at(&format!("IC[{i}]"))))
         .collect::<Result<Vec<_>, _>>()?;
+    if ic.is_empty() {
+        return Err(bad(
+            what,
+            "`IC` is empty: a verification key has a point for the constant one and one per public signal",
+        ));
+    }
     if let Some(n) = v.get("nPublic")
         && n.as_u64() != Some(ic.len().saturating_sub(1) as u64)
     {
@@ -326,6 +332,27 @@ mod tests {
         let mut bad = j;
         bad["pi_b"][2] = json!(["2", "0"]);
         assert!(proof_from_json(&bad, "p").is_err());
+    }
+
+    #[test]
+    fn a_verification_key_without_ic_points_is_named_as_such() {
+        let g1 = G1Projective::generator().to_affine();
+        let g2 = G2Projective::generator().to_affine();
+        let vk = VerifyingKey {
+            alpha_g1: g1,
+            beta_g1: g1,
+            beta_g2: g2,
+            gamma_g2: g2,
+            delta_g1: g1,
+            delta_g2: g2,
+            ic: vec![g1],
+        };
+        let mut j = vk_to_json(&vk);
+        assert_eq!(vk_from_json(&j, "vk").unwrap().ic, vec![g1]);
+        j["IC"] = json!([]);
+        j.as_object_mut().unwrap().remove("nPublic");
+        let e = vk_from_json(&j, "vk").unwrap_err();
+        assert!(e.to_string().contains("`IC` is empty"), "{e}");
     }
 
     #[test]

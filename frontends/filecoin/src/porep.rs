@@ -207,7 +207,12 @@ fn job_of<Tree: 'static + MerkleTreeTrait>(
             return Err(bad(format!("{what} is all zeros")));
         }
     }
-    if vanilla.len() != usize::from(config.partitions) || vanilla.iter().any(|p| p.is_empty()) {
+    if let Some(i) = vanilla.iter().position(Vec::is_empty) {
+        return Err(bad(format!(
+            "partition {i} of the vanilla proofs is empty (a C1 output cut short?)"
+        )));
+    }
+    if vanilla.len() != usize::from(config.partitions) {
         return Err(bad(format!(
             "{} partitions of vanilla proofs, {:?} has {}",
             vanilla.len(),

@@ -170,6 +170,16 @@ fn seal_commit_verifies_matches_bellperson_and_refuses_bad_c1() {
     other_size["registered_proof"] = "StackedDrg8MiBV1_1".into();
     let mut zero_seed: serde_json::Value = serde_json::from_slice(json).unwrap();
     zero_seed["seed"] = serde_json::to_value([0u8; 32]).unwrap();
+    let mut empty_partition: serde_json::Value = serde_json::from_slice(json).unwrap();
+    empty_partition["vanilla_proofs"][&kind][0] = serde_json::json!([]);
+    let e = C1::parse(&serde_json::to_vec(&empty_partition).unwrap())
+        .and_then(|c1| seal_commit(&engine, &c1, ids, Blinding::Random, &Silent))
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("partition 0 of the vanilla proofs is empty"),
+        "{e}"
+    );
     for (what, bytes) in [
         ("truncated", json[..json.len() / 2].to_vec()),
         ("garbage", b"\x00\x01not json".to_vec()),
