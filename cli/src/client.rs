@@ -248,25 +248,11 @@ impl JobArgs {
             );
             (format!("{stem}.proof"), format!("{stem}.public.json"))
         };
-        let proof_path = out.map_or_else(|| proof_default.into(), std::path::Path::to_path_buf);
-        let public_path =
-            public_out.map_or_else(|| public_default.into(), std::path::Path::to_path_buf);
         let inputs: Vec<(&str, &std::path::Path)> =
             (self.zkey.iter().map(|z| ("--zkey", z.as_path())))
                 .chain(self.wtns.iter().map(|w| ("--wtns", w.as_path())))
                 .collect();
-        zkpipe_core::fsutil::check_outputs(
-            &inputs,
-            &[("--out", &proof_path), ("--public-out", &public_path)],
-        )?;
-        let proof_out = Output::resolve(Some(&proof_path), String::new())?;
-        let public_out = Output::resolve(Some(&public_path), String::new())?;
-        if matches!((&proof_out, &public_out), (Output::Stdout, Output::Stdout)) {
-            return Err(Error::InvalidInput(
-                "--out - and --public-out - would both write to stdout: give one a file".into(),
-            ));
-        }
-        Ok((proof_out, public_out))
+        crate::output::proof_outputs(&inputs, out, public_out, (proof_default, public_default))
     }
 
     /// Whether the job is a circom one (its proofs are saved as snarkjs JSON).

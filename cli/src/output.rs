@@ -48,3 +48,32 @@ impl Output {
         }
     }
 }
+
+/// A proof's and its public inputs' outputs (`--out`, `--public-out`):
+/// the flags, else the defaults; checked before any work against the
+/// command's `inputs` and each other, and not both stdout.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for outputs that clash; errors of
+/// [`Output::resolve`].
+pub fn proof_outputs(
+    inputs: &[(&str, &Path)],
+    out: Option<&Path>,
+    public_out: Option<&Path>,
+    defaults: (String, String),
+) -> Result<(Output, Output), Error> {
+    let proof_path = out.map_or_else(|| defaults.0.into(), Path::to_path_buf);
+    let public_path = public_out.map_or_else(|| defaults.1.into(), Path::to_path_buf);
+    zkpipe_core::fsutil::check_outputs(
+        inputs,
+        &[("--out", &proof_path), ("--public-out", &public_path)],
+    )?;
+    let proof_out = Output::resolve(Some(&proof_path), String::new())?;
+    let public_out = Output::resolve(Some(&public_path), String::new())?;
+    if matches!((&proof_out, &public_out), (Output::Stdout, Output::Stdout)) {
+        return Err(Error::InvalidInput(
+            "--out - and --public-out - would both write to stdout: give one a file".into(),
+        ));
+    }
+    Ok((proof_out, public_out))
+}

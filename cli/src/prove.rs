@@ -158,24 +158,13 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
         zkpipe_core::cache::file_name_part(&c.circuit),
         zkpipe_core::cache::file_name_part(c.size())
     );
-    let proof_path = p
-        .out
-        .clone()
-        .unwrap_or_else(|| format!("{stem}.proof").into());
-    let public_path =
-        (p.public_out.clone()).unwrap_or_else(|| format!("{stem}.public.json").into());
     let inputs: Vec<(&str, &Path)> = p.params.iter().map(|d| ("--params", d.as_path())).collect();
-    zkpipe_core::fsutil::check_outputs(
+    let (proof_out, public_out) = crate::output::proof_outputs(
         &inputs,
-        &[("--out", &proof_path), ("--public-out", &public_path)],
+        p.out.as_deref(),
+        p.public_out.as_deref(),
+        (format!("{stem}.proof"), format!("{stem}.public.json")),
     )?;
-    let proof_out = Output::resolve(Some(&proof_path), String::new())?;
-    let public_out = Output::resolve(Some(&public_path), String::new())?;
-    if matches!((&proof_out, &public_out), (Output::Stdout, Output::Stdout)) {
-        return Err(Error::InvalidInput(
-            "--out - and --public-out - would both write to stdout: give one a file".into(),
-        ));
-    }
     let stdout_free = !matches!(proof_out, Output::Stdout) && !matches!(public_out, Output::Stdout);
     check_fits(c)?;
     let backend = Arc::new(args.backend(&p.backend)?);
