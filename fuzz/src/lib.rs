@@ -15,10 +15,10 @@
 //! ```
 //!
 //! Settings (environment):
-//! - `ZKPIPE_FUZZ_SECONDS`: time per target (default 3);
+//! - `ZKPIPE_FUZZ_SECONDS`: time per target (default: none, the count
+//!   below ends the run, so every machine runs the same mutants);
 //! - `ZKPIPE_FUZZ_ITERATIONS`: most mutants per target (default unbounded
-//!   when `ZKPIPE_FUZZ_SECONDS` is set, 20 000 otherwise, so that a slow
-//!   machine still ends);
+//!   when `ZKPIPE_FUZZ_SECONDS` is set, 20 000 otherwise);
 //! - `ZKPIPE_FUZZ_INPUT_SECONDS`: longest one input may take (default 2);
 //! - `ZKPIPE_FUZZ_SEED`: the mutator's seed (default fixed, so a run is
 //!   reproducible; set it to explore elsewhere).
@@ -70,7 +70,9 @@ impl Budget {
             v.parse::<f64>().expect("ZKPIPE_FUZZ_INPUT_SECONDS")
         });
         Budget {
-            time: Duration::from_secs_f64(secs.unwrap_or(3.0)),
+            // Without a time, the count alone ends a run: every machine runs
+            // the same mutants (a slower one takes longer, never fewer).
+            time: Duration::from_secs_f64(secs.unwrap_or(600.0)),
             iterations,
             per_input: Duration::from_secs_f64(per_input),
             seed: var("ZKPIPE_FUZZ_SEED").map_or(0x5eed, |v| v.parse().expect("ZKPIPE_FUZZ_SEED")),

@@ -119,67 +119,42 @@ fn post_job(registered: zkpipe_filecoin::RegisteredPoStProof, vanilla: &[u8]) {
     });
 }
 
-/// Two shapes of vanilla proof that panic inside filecoin-proofs, reached
-/// through `post::job` (so through `zkpipe filecoin window-post` and
-/// cuzk-style requests). In bincode, after the sector id (8 bytes) and
-/// comm_r (32): the count of sector proofs (u64), then the first sector
-/// proof's count of inclusion proofs (u64).
-/// - No sector proofs, window PoSt: `partition_vanilla_proofs` pads a
-///   partition by copying the last sector proof and there is none
-///   (post_util.rs:275, subtract with overflow in debug builds).
-/// - A sector proof without inclusion proofs: the vanilla verifier reads
-///   `inclusion_proofs[0]` (storage-proofs-post fallback/vanilla.rs:612,
-///   index out of bounds).
-///
-/// The target skips them until `post::job` refuses them;
-/// `filecoin_post_vanilla_known_crash_*` replay them.
-fn known_crash(b: &[u8], window: bool) -> bool {
-    let u64_at = |i: usize| {
-        b.get(i..i + 8)
-            .map(|x| u64::from_le_bytes(x.try_into().unwrap()))
-    };
-    (window && u64_at(40) == Some(0)) || (u64_at(40) > Some(0) && u64_at(48) == Some(0))
-}
-
 /// The bytes are one vanilla proof of a 2 KiB window or winning PoSt, as
 /// `zkpipe filecoin window-post --vanilla` passes them on.
 #[test]
 fn filecoin_post_vanilla() {
     use zkpipe_filecoin::RegisteredPoStProof::{StackedDrgWindow2KiBV1_2, StackedDrgWinning2KiBV1};
     fuzz("filecoin_post_vanilla", |b| {
-        if !known_crash(b, true) {
-            post_job(StackedDrgWindow2KiBV1_2, b);
-        }
-        if !known_crash(b, false) {
-            post_job(StackedDrgWinning2KiBV1, b);
-        }
+        post_job(StackedDrgWindow2KiBV1_2, b);
+        post_job(StackedDrgWinning2KiBV1, b);
     });
 }
 
+/// Two shapes that panicked inside filecoin-proofs before `post::job`
+/// refused them: no sector proofs (a window partition is padded by copying
+/// the last one), and a sector proof without inclusion proofs (the
+/// verifier reads the first).
 #[test]
-#[ignore = "known crash: filecoin-proofs panics on a window PoSt vanilla proof without sector proofs"]
-fn filecoin_post_vanilla_known_crash_no_sectors() {
-    let b = std::fs::read(corpus("filecoin_post_vanilla").join("no-sectors.bin")).unwrap();
-    assert!(known_crash(&b, true));
-    post_job(
-        zkpipe_filecoin::RegisteredPoStProof::StackedDrgWindow2KiBV1_2,
-        &b,
-    );
-}
-
-#[test]
-#[ignore = "known crash: storage-proofs-post panics on a sector proof without inclusion proofs"]
-fn filecoin_post_vanilla_known_crash_no_inclusion_proofs() {
-    let b = std::fs::read(corpus("filecoin_post_vanilla").join("one-sector.bin")).unwrap();
-    assert!(known_crash(&b, false));
-    post_job(
-        zkpipe_filecoin::RegisteredPoStProof::StackedDrgWindow2KiBV1_2,
-        &b,
-    );
-    post_job(
-        zkpipe_filecoin::RegisteredPoStProof::StackedDrgWinning2KiBV1,
-        &b,
-    );
+fn filecoin_post_vanilla_without_sector_or_inclusion_proofs_is_refused() {
+    use zkpipe_filecoin::RegisteredPoStProof::{StackedDrgWindow2KiBV1_2, StackedDrgWinning2KiBV1};
+    for (file, needle) in [
+        ("no-sectors.bin", "no sector proofs"),
+        ("one-sector.bin", "inclusion proofs"),
+    ] {
+        let b = std::fs::read(corpus("filecoin_post_vanilla").join(file)).unwrap();
+        for registered in [StackedDrgWindow2KiBV1_2, StackedDrgWinning2KiBV1] {
+            let e = zkpipe_filecoin::post::job(&zkpipe_filecoin::post::PostRequest {
+                registered,
+                randomness: [1; 32],
+                prover_id: [2; 32],
+                vanilla: vec![b.clone()],
+                partition: None,
+            })
+            .err()
+            .unwrap_or_else(|| panic!("{file}: accepted"));
+            assert!(e.to_string().contains(needle), "{file}: {e}");
+        }
+    }
 }
 
 /// The bytes are the one partition proof of a 2 KiB sector update.

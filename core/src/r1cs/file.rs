@@ -150,7 +150,8 @@ impl Reader<'_> {
                     })
                 })
                 .collect::<Option<_>>()?;
-            let cols_ok = cols.iter().all(|&c| (c as usize) < num_inputs + num_aux);
+            let wires = num_inputs.checked_add(num_aux)?;
+            let cols_ok = cols.iter().all(|&c| (c as usize) < wires);
             let rows_ok = row_ptr[0] == 0
                 && row_ptr.windows(2).all(|w| w[0] <= w[1])
                 && row_ptr[rows] as usize == nnz;

@@ -106,6 +106,31 @@ fn job_of<Tree: 'static + MerkleTreeTrait>(
             )
         })
         .collect::<Result<Vec<_>, _>>()?;
+    // filecoin-proofs indexes these without checking (a panic, not an
+    // error): every vanilla proof holds sector proofs, each with the
+    // challenges' inclusion proofs.
+    for (i, v) in vanilla.iter().enumerate() {
+        if v.vanilla_proof.sectors.is_empty() {
+            return Err(Error::InvalidInput(format!(
+                "vanilla proof {i} (sector {}) holds no sector proofs",
+                v.sector_id
+            )));
+        }
+        if let Some(s) = v
+            .vanilla_proof
+            .sectors
+            .iter()
+            .position(|s| s.inclusion_proofs.len() != config.challenge_count)
+        {
+            return Err(Error::InvalidInput(format!(
+                "vanilla proof {i} (sector {}): sector proof {s} has {} inclusion proofs, {:?} challenges {}",
+                v.sector_id,
+                v.vanilla_proof.sectors[s].inclusion_proofs.len(),
+                req.registered,
+                config.challenge_count
+            )));
+        }
+    }
     let bad = |e: anyhow::Error| {
         Error::InvalidInput(format!(
             "the vanilla proofs do not fit this request ({e:#}): made for other randomness, \
