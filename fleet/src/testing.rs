@@ -35,6 +35,9 @@ pub struct ServerTls {
     pub cert_pem: String,
     /// Its private key, PEM.
     pub key_pem: String,
+    /// When set, clients must show a certificate signed by this CA (PEM)
+    /// (`clientcert=verify-ca`).
+    pub client_ca_pem: Option<String>,
 }
 
 const USER: &str = "zkpipe";
@@ -291,6 +294,9 @@ impl TestPostgres {
             self.port
         );
         if self.tls {
+            if self.data.join("client_ca.crt").exists() {
+                conf.push_str("ssl_ca_file = 'client_ca.crt'\n");
+            }
             // Relative to the data folder.
             conf.push_str("ssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n");
         }
@@ -302,12 +308,21 @@ impl TestPostgres {
     /// read, and must own it) and a `pg_hba.conf` that refuses plain TCP.
     fn write_server_tls(&self, tls: &ServerTls, password: bool) -> Result<(), String> {
         let method = if password { "scram-sha-256" } else { "trust" };
-        let hba = format!("hostssl all all 127.0.0.1/32 {method}\n");
-        for (name, text) in [
+        let clientcert = if tls.client_ca_pem.is_some() {
+            " clientcert=verify-ca"
+        } else {
+            ""
+        };
+        let hba = format!("hostssl all all 127.0.0.1/32 {method}{clientcert}\n");
+        let mut files = vec![
             ("server.crt", &tls.cert_pem),
             ("server.key", &tls.key_pem),
             ("pg_hba.conf", &hba),
-        ] {
+        ];
+        if let Some(ca) = &tls.client_ca_pem {
+            files.push(("client_ca.crt", ca));
+        }
+        for (name, text) in files {
             let path = self.data.join(name);
             std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
             set_mode(&path, 0o600)?;

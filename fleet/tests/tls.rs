@@ -28,6 +28,7 @@ fn server_tls(ca: &Ca) -> ServerTls {
     ServerTls {
         cert_pem: cert.pem(),
         key_pem: key.serialize_pem(),
+        client_ca_pem: None,
     }
 }
 
@@ -225,4 +226,47 @@ async fn verify_full_without_a_root_certificate_is_refused_early() {
     assert!(matches!(e, Error::InvalidInput(_)), "{e}");
     assert!(e.to_string().contains("/nonexistent/ca.pem"), "{e}");
     assert!(!e.to_string().contains("hunter2"), "{e}");
+}
+
+#[tokio::test]
+async fn a_client_certificate_is_shown_when_given() {
+    let server_ca = ca("server CA");
+    let client_ca = ca("client CA");
+    let tls = ServerTls {
+        client_ca_pem: Some(client_ca.pem()),
+        ..server_tls(&server_ca)
+    };
+    let Some(pg) = TestPostgres::start_with_tls_or_skip(Some(PASSWORD), &tls) else {
+        return;
+    };
+    let dir = pg.scratch_dir("client").unwrap();
+    let key = KeyPair::generate().unwrap();
+    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.distinguished_name.push(DnType::CommonName, "zkpipe");
+    let cert = write(
+        &dir,
+        "client.crt",
+        &params.signed_by(&key, &client_ca).unwrap().pem(),
+    );
+    let key_file = write(&dir, "client.key", &key.serialize_pem());
+    let with_cert = format!(
+        "sslmode=require&sslcert={}&sslkey={}",
+        cert.display(),
+        key_file.display()
+    );
+    use std::os::unix::fs::PermissionsExt;
+    // A key file others may read is refused before connecting.
+    std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let e = Queue::new(&url(&pg, "127.0.0.1", &with_cert), config()).unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidInput(_)) && e.to_string().contains("chmod 600"),
+        "{e}"
+    );
+    std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let q = Queue::connect(&url(&pg, "127.0.0.1", &with_cert), config())
+        .await
+        .expect("connect with a client certificate");
+    q.migrate().await.unwrap();
+    let e = refused(&url(&pg, "127.0.0.1", "sslmode=require")).await;
+    assert!(e.to_string().contains("certificate"), "{e}");
 }
