@@ -28,6 +28,7 @@ pub mod schema;
 mod secret;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod tls;
 mod types;
 
 pub use backoff::Backoff;

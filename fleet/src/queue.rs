@@ -9,13 +9,14 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 use tokio::sync::{Mutex, MutexGuard, broadcast, oneshot, watch};
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{AsyncMessage, Client, NoTls, Row, Statement};
+use tokio_postgres::{AsyncMessage, Client, Row, Statement};
 
 use crate::backoff::Backoff;
 use crate::error::{Error, Result, describe};
 use crate::payload;
 use crate::schema;
 use crate::secret::{self, redact_url as redact};
+use crate::tls::{self, SslMode, Tls};
 use crate::types::{
     ClaimedJob, FailOutcome, JobRecord, JobState, Lease, Maintenance, NewJob, NodeInfo, NodeStatus,
     Payload, QueueConfig, Status, Submitted,
@@ -40,6 +41,7 @@ type Params<'a> = [&'a (dyn ToSql + Sync)];
 #[derive(Debug)]
 pub struct Queue {
     pg: tokio_postgres::Config,
+    tls: Tls,
     config: QueueConfig,
     conn: Mutex<Option<Conn>>,
     events: Arc<Events>,
@@ -362,19 +364,24 @@ impl Queue {
     /// Checks the URL and opens the query connection.
     ///
     /// `url` is `postgres://user[:password]@host[:port]/database[?options]`
-    /// (or `postgresql://`); TLS is not supported yet (`sslmode=require`
-    /// fails to connect). A URL without a password takes it from
+    /// (or `postgresql://`). TLS follows libpq's `sslmode` (`disable`,
+    /// `prefer` (the default), `require`, `verify-ca`, `verify-full`) with
+    /// `sslrootcert`, `sslcert` and `sslkey` naming PEM files; see
+    /// `docs/fleet.md`. A URL without a password takes it from
     /// `config.password_file`, else from `$PGPASSWORD`. Messages show the
     /// URL through [`redact_url`](crate::redact_url).
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidUrl`] for a URL tokio-postgres does not accept or of
-    /// another scheme; [`Error::InvalidInput`] for bad settings, a password
-    /// file that cannot be used, or a password both in the URL and in a
-    /// file; [`Error::Unavailable`] when the database cannot be reached
-    /// within `config.connect_timeout`; [`Error::Database`] when it refuses
-    /// the connection (a wrong password: the server's message says so).
+    /// [`Error::InvalidUrl`] for a URL tokio-postgres does not accept, of
+    /// another scheme, or with bad TLS parameters; [`Error::InvalidInput`]
+    /// for bad settings, a password file that cannot be used, a password
+    /// both in the URL and in a file, or a certificate or key file that
+    /// cannot be used; [`Error::Unavailable`] when the database cannot be
+    /// reached within `config.connect_timeout`, does not offer the TLS the
+    /// mode requires, or shows a certificate the mode refuses (the message
+    /// names the problem); [`Error::Database`] when it refuses the
+    /// connection (a wrong password: the server's message says so).
     pub async fn connect(url: &str, config: QueueConfig) -> Result<Self> {
         let queue = Self::new(url, config)?;
         drop(queue.session().await?);
@@ -386,7 +393,8 @@ impl Queue {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidUrl`] and [`Error::InvalidInput`] as for `connect`.
+    /// [`Error::InvalidUrl`] and [`Error::InvalidInput`] as for `connect`
+    /// (certificate and key files are read here).
     pub fn new(url: &str, config: QueueConfig) -> Result<Self> {
         let env = std::env::var_os("PGPASSWORD");
         Self::with_env_password(
@@ -404,7 +412,8 @@ impl Queue {
                 redact(url)
             )));
         }
-        let mut pg: tokio_postgres::Config = url
+        let (rest, tls_params) = tls::split_url(url)?;
+        let mut pg: tokio_postgres::Config = rest
             .parse()
             .map_err(|e| Error::InvalidUrl(format!("{:?}: {}", redact(url), describe(&e))))?;
         if pg.get_hosts().is_empty() {
@@ -414,6 +423,14 @@ impl Queue {
             )));
         }
         check_config(&config)?;
+        pg.ssl_mode(match tls_params.mode {
+            SslMode::Disable => tokio_postgres::config::SslMode::Disable,
+            SslMode::Prefer => tokio_postgres::config::SslMode::Prefer,
+            SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull => {
+                tokio_postgres::config::SslMode::Require
+            }
+        });
+        let tls = Tls::new(&tls_params)?;
         let url_has_password = pg.get_password().is_some_and(|p| !p.is_empty());
         if let Some(password) =
             secret::password_for(url_has_password, config.password_file.as_deref(), env)?
@@ -430,6 +447,7 @@ impl Queue {
         let (done, _) = broadcast::channel(1024);
         Ok(Queue {
             pg,
+            tls,
             config,
             conn: Mutex::new(None),
             events: Arc::new(Events { queued, done }),
@@ -452,7 +470,11 @@ impl Queue {
     }
 
     async fn open(&self) -> Result<Conn> {
-        let (client, connection) = self.pg.connect(NoTls).await.map_err(Error::from_pg)?;
+        let (client, connection) = self
+            .pg
+            .connect(self.tls.clone())
+            .await
+            .map_err(Error::from_pg)?;
         tokio::spawn(async move {
             if let Err(e) = connection.await {
                 tracing::debug!("queue connection ended: {e}");
@@ -1078,6 +1100,7 @@ impl Queue {
         *slot = Some(stop_tx);
         tokio::spawn(listen(
             self.pg.clone(),
+            self.tls.clone(),
             Arc::clone(&self.events),
             self.config.max_backoff,
             stop_rx,
@@ -1133,6 +1156,7 @@ fn request_digest(job: &NewJob, max_attempts: i32, payload_digest: &[u8]) -> Vec
 /// that notifications may have been missed.
 async fn listen(
     pg: tokio_postgres::Config,
+    tls: Tls,
     events: Arc<Events>,
     max_backoff: Duration,
     mut stop: oneshot::Receiver<()>,
@@ -1141,7 +1165,7 @@ async fn listen(
     loop {
         let connected = tokio::select! {
             _ = &mut stop => return,
-            r = pg.connect(NoTls) => r,
+            r = pg.connect(tls.clone()) => r,
         };
         match connected {
             Err(e) => tracing::debug!("queue listener: cannot connect: {e}"),

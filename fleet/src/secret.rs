@@ -142,7 +142,7 @@ fn is_password_key(key: &str) -> bool {
 }
 
 /// `%XX` escapes decoded; `None` for a malformed escape.
-fn percent_decode(s: &str) -> Option<Vec<u8>> {
+pub(crate) fn percent_decode(s: &str) -> Option<Vec<u8>> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

@@ -25,6 +25,19 @@ pub struct TestPostgres {
     data: PathBuf,
     port: u16,
     run_as: Option<String>,
+    tls: bool,
+}
+
+/// A server certificate and its private key, both PEM.
+#[derive(Debug, Clone)]
+pub struct ServerTls {
+    /// The certificate (chain), PEM.
+    pub cert_pem: String,
+    /// Its private key, PEM.
+    pub key_pem: String,
+    /// When set, clients must show a certificate signed by this CA (PEM)
+    /// (`clientcert=verify-ca`).
+    pub client_ca_pem: Option<String>,
 }
 
 const USER: &str = "zkpipe";
@@ -70,7 +83,31 @@ impl TestPostgres {
     ///
     /// A message naming what is missing or what failed (with the server log).
     pub fn start() -> Result<Self, String> {
-        Self::start_with(None)
+        Self::start_with(None, None)
+    }
+
+    /// Like [`TestPostgres::start`] with `ssl = on`, serving `tls`
+    /// (written as `server.crt` and `server.key`, mode 0600, into the data
+    /// folder), accepting TLS connections only (`hostssl`); `password` as
+    /// for [`TestPostgres::start_with_password`].
+    ///
+    /// # Errors
+    ///
+    /// As for [`TestPostgres::start`] (a certificate the server refuses
+    /// shows in the server log quoted).
+    pub fn start_with_tls(password: Option<&str>, tls: &ServerTls) -> Result<Self, String> {
+        Self::start_with(password, Some(tls))
+    }
+
+    /// [`TestPostgres::start_with_tls`], or `None` after printing why,
+    /// unless `ZKPIPE_REQUIRE_POSTGRES=1`.
+    ///
+    /// # Panics
+    ///
+    /// When the cluster cannot start and `ZKPIPE_REQUIRE_POSTGRES=1`.
+    #[must_use]
+    pub fn start_with_tls_or_skip(password: Option<&str>, tls: &ServerTls) -> Option<Self> {
+        Self::or_skip(Self::start_with_tls(password, tls))
     }
 
     /// Like [`TestPostgres::start`], but TCP clients must give `password`
@@ -81,7 +118,7 @@ impl TestPostgres {
     ///
     /// As for [`TestPostgres::start`].
     pub fn start_with_password(password: &str) -> Result<Self, String> {
-        Self::start_with(Some(password))
+        Self::start_with(Some(password), None)
     }
 
     /// [`TestPostgres::start_with_password`], or `None` after printing why,
@@ -95,7 +132,7 @@ impl TestPostgres {
         Self::or_skip(Self::start_with_password(password))
     }
 
-    fn start_with(password: Option<&str>) -> Result<Self, String> {
+    fn start_with(password: Option<&str>, tls: Option<&ServerTls>) -> Result<Self, String> {
         let bin = find_bin_dir().ok_or(
             "PostgreSQL not found (no initdb in $ZKPIPE_PG_BIN, /usr/lib/postgresql/*/bin or PATH)",
         )?;
@@ -124,6 +161,7 @@ impl TestPostgres {
             data,
             port: 0,
             run_as,
+            tls: tls.is_some(),
         };
         let data = path_str(&pg.data)?.to_owned();
         let mut args = vec![
@@ -158,6 +196,9 @@ impl TestPostgres {
         let made = pg.run("initdb", &args);
         let _ = std::fs::remove_file(&pwfile);
         made?;
+        if let Some(tls) = tls {
+            pg.write_server_tls(tls, password.is_some())?;
+        }
         // Up to three ports: another process may take the one we picked.
         let mut last = String::new();
         for _ in 0..3 {
@@ -246,14 +287,57 @@ impl TestPostgres {
     /// off: a crash of the server process (`stop`) loses nothing the OS has,
     /// which is what the restart tests need; commits stay synchronous.
     fn write_config(&self) -> Result<(), String> {
-        let conf = format!(
+        let mut conf = format!(
             "listen_addresses = '127.0.0.1'\nport = {}\nunix_socket_directories = ''\n\
              max_connections = 300\nshared_buffers = 32MB\nfsync = off\n\
              full_page_writes = off\n",
             self.port
         );
+        if self.tls {
+            if self.data.join("client_ca.crt").exists() {
+                conf.push_str("ssl_ca_file = 'client_ca.crt'\n");
+            }
+            // Relative to the data folder.
+            conf.push_str("ssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n");
+        }
         let path = self.data.join("postgresql.auto.conf");
         std::fs::write(&path, conf).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// The certificate, its key (the server refuses a key file others may
+    /// read, and must own it) and a `pg_hba.conf` that refuses plain TCP.
+    fn write_server_tls(&self, tls: &ServerTls, password: bool) -> Result<(), String> {
+        let method = if password { "scram-sha-256" } else { "trust" };
+        let clientcert = if tls.client_ca_pem.is_some() {
+            " clientcert=verify-ca"
+        } else {
+            ""
+        };
+        let hba = format!("hostssl all all 127.0.0.1/32 {method}{clientcert}\n");
+        let mut files = vec![
+            ("server.crt", &tls.cert_pem),
+            ("server.key", &tls.key_pem),
+            ("pg_hba.conf", &hba),
+        ];
+        if let Some(ca) = &tls.client_ca_pem {
+            files.push(("client_ca.crt", ca));
+        }
+        for (name, text) in files {
+            let path = self.data.join(name);
+            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+            set_mode(&path, 0o600)?;
+            if let Some(user) = &self.run_as {
+                let status = Command::new("chown")
+                    .arg(format!("{user}:"))
+                    .arg(&path)
+                    .status()
+                    .map_err(|e| format!("chown: {e}"))?;
+                if !status.success() {
+                    return Err(format!("chown {user} {} failed", path.display()));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn start_server(&self) -> Result<(), String> {
