@@ -209,7 +209,7 @@ fn seal_commit_from_c1_files_and_refusals() {
                 "--prover-id",
                 &pid,
             ],
-            "larger than the limit",
+            "not a regular file",
         ),
         (
             &empty_params,
@@ -348,7 +348,7 @@ fn window_and_winning_post_from_vanilla_files() {
                     "--sector-size",
                     "2KiB",
                 ],
-                "larger than the limit",
+                "not a regular file",
             ),
             (
                 vec![
