@@ -498,11 +498,13 @@ fn print_status(r: &proto::StatusReply) {
     );
     for d in &r.devices {
         println!(
-            "device {}: {} ({} MiB), busy {:.1} s{}",
+            "device {}: {} ({} MiB), busy {:.1} s ({:.0}% of the last {:.0} s){}",
             d.index,
             d.name,
             d.memory_bytes >> 20,
             d.busy_s,
+            d.busy_ratio * 100.0,
+            r.load.as_ref().map_or(0.0, |l| l.window_s),
             if d.flagged {
                 format!(
                     ", FLAGGED: {} proof(s) failed verification",
@@ -541,4 +543,70 @@ fn print_status(r: &proto::StatusReply) {
         );
     }
     println!("jobs in flight: {}", r.jobs_in_flight);
+    if let Some(load) = &r.load {
+        for line in load_lines(load) {
+            println!("{line}");
+        }
+    }
+}
+
+/// A duration in s, ms or µs, three digits or so.
+fn seconds(s: f64) -> String {
+    if s >= 1.0 {
+        format!("{s:.2} s")
+    } else if s >= 1e-3 {
+        format!("{:.1} ms", s * 1e3)
+    } else {
+        format!("{:.0} µs", s * 1e6)
+    }
+}
+
+/// What bounds the daemon, in a few lines: the bound and its floors, then
+/// each key's stages, inflated (median under load ÷ alone) or alone only.
+fn load_lines(l: &proto::Load) -> Vec<String> {
+    let mut out = vec![if l.bound.is_empty() {
+        format!(
+            "bound: not known (no partition completed in the last {:.0} s)",
+            l.window_s
+        )
+    } else {
+        // The bounding floor first.
+        let (mut floors, other) = (
+            [("host", l.host_floor_s), ("device", l.device_floor_s)],
+            if l.bound == "host" { "device" } else { "host" },
+        );
+        floors.sort_by_key(|(name, _)| *name == other);
+        format!(
+            "bound: {} ({} floor {}/partition, {} floor {}; last {:.0} s, {} partition(s))",
+            l.bound,
+            floors[0].0,
+            seconds(floors[0].1),
+            floors[1].0,
+            seconds(floors[1].1),
+            l.window_s,
+            l.partitions
+        )
+    }];
+    if l.stages.is_empty() {
+        out.push("inflation: not known (no partition has run alone yet)".into());
+    }
+    let mut keys: Vec<&str> = l.stages.iter().map(|s| s.key.as_str()).collect();
+    keys.dedup();
+    for key in keys {
+        let stages: Vec<String> = l
+            .stages
+            .iter()
+            .filter(|s| s.key == key)
+            .map(|s| {
+                let place = if s.on_device { " (device)" } else { "" };
+                if s.samples == 0 {
+                    format!("{}{place} alone {}", s.stage, seconds(s.alone_s))
+                } else {
+                    format!("{}{place} {:.2}×", s.stage, s.inflation)
+                }
+            })
+            .collect();
+        out.push(format!("inflation, key {key}: {}", stages.join(", ")));
+    }
+    out
 }

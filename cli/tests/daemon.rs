@@ -1300,6 +1300,136 @@ fn the_cli_client_proves_and_saves_verifiable_files() {
     assert_eq!(none.status.code(), Some(1));
 }
 
+/// The value of every sample line of `name` (`name{…} value`).
+fn samples<'a>(text: &'a str, name: &str) -> Vec<(&'a str, f64)> {
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{name}{{")))
+        .map(|l| {
+            let (series, value) = l.rsplit_once(' ').unwrap();
+            (series, value.parse::<f64>().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn metrics_and_status_say_how_load_inflates_stages_and_what_bounds_the_daemon() {
+    let keys = shared_keys();
+    let served = Served::start(&keys, &[]);
+    let rt = runtime();
+    let status = rt.block_on(async {
+        let mut c = served.client().await;
+        // One at a time: each partition runs alone, the stages' baselines.
+        for seed in 0..3 {
+            let req = job("squaring-chain", "4096", seed, 1, Priority::Normal);
+            let r = c.prove(req.clone()).await.unwrap().into_inner();
+            check_proofs(&keys, &req, &r);
+        }
+        // Then together: partitions overlap, the stages run under load.
+        let mut tasks = vec![];
+        for seed in 10..14 {
+            let mut c = served.client().await;
+            tasks.push(tokio::spawn(async move {
+                let req = job("squaring-chain", "4096", seed, 3, Priority::Normal);
+                (req.clone(), c.prove(req).await.unwrap().into_inner())
+            }));
+        }
+        for t in tasks {
+            let (req, r) = t.await.unwrap();
+            check_proofs(&keys, &req, &r);
+        }
+        // Spans reach the record at the daemon's next tick (every 250 ms),
+        // and lone ones are settled a tick after their jobs end.
+        let t0 = Instant::now();
+        loop {
+            let s = c
+                .status(proto::StatusRequest {})
+                .await
+                .unwrap()
+                .into_inner();
+            let load = s.load.clone().unwrap();
+            if load.partitions >= 15 && load.stages.iter().any(|st| st.samples > 0) {
+                break s;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(10), "{load:?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    let load = status.load.clone().unwrap();
+    assert!(load.bound == "device" || load.bound == "host", "{load:?}");
+    assert!(
+        load.host_floor_s > 0.0 && load.device_floor_s > 0.0,
+        "{load:?}"
+    );
+    for st in &load.stages {
+        assert_eq!(st.key, "squaring-chain 4096");
+        assert!(st.alone_s > 0.0, "{st:?}");
+        if st.samples > 0 {
+            assert!(st.inflation.is_finite() && st.inflation > 0.0, "{st:?}");
+        }
+    }
+    for d in &status.devices {
+        assert!(d.busy_ratio > 0.0 && d.busy_ratio <= 1.0, "{d:?}");
+    }
+
+    let text = rt.block_on(async {
+        served
+            .client()
+            .await
+            .metrics(proto::MetricsRequest {})
+            .await
+            .unwrap()
+            .into_inner()
+            .text
+    });
+    let inflation = samples(&text, "zkpipe_stage_inflation");
+    assert!(!inflation.is_empty(), "{text}");
+    for (series, v) in &inflation {
+        assert!(v.is_finite() && *v > 0.0, "{series} {v}");
+        assert!(series.contains("key=\"squaring-chain 4096\""), "{series}");
+    }
+    let alone = samples(&text, "zkpipe_stage_alone_seconds");
+    assert!(alone.len() >= inflation.len(), "{text}");
+    assert!(alone.iter().all(|(_, v)| *v > 0.0), "{text}");
+    let bound = samples(&text, "zkpipe_bound");
+    assert_eq!(bound.len(), 2, "{text}");
+    let current: Vec<_> = bound.iter().filter(|(_, v)| *v == 1.0).collect();
+    assert_eq!(current.len(), 1, "{text}");
+    assert!(current[0].0.contains(&format!("bound=\"{}\"", load.bound)));
+    let floors = samples(&text, "zkpipe_floor_seconds_per_partition");
+    assert_eq!(floors.len(), 2, "{text}");
+    assert!(floors.iter().all(|(_, v)| *v > 0.0), "{text}");
+    let ratio = samples(&text, "zkpipe_device_busy_ratio");
+    assert!(!ratio.is_empty(), "{text}");
+    assert!(ratio.iter().all(|(_, v)| *v > 0.0 && *v <= 1.0), "{text}");
+    // Busy time only grows: a counter, under the counter's name.
+    assert!(
+        text.contains("# TYPE zkpipe_device_busy_seconds_total counter"),
+        "{text}"
+    );
+    assert!(!text.contains("zkpipe_device_busy_seconds{"), "{text}");
+
+    let out = support::zkpipe_command()
+        .args([
+            "client",
+            "--addr",
+            &format!("unix:{}", served.socket.display()),
+        ])
+        .arg("status")
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{printed}");
+    assert!(
+        printed.contains(&format!("bound: {0} ({0} floor ", load.bound)),
+        "{printed}"
+    );
+    let line = printed
+        .lines()
+        .find(|l| l.starts_with("inflation, key squaring-chain 4096: "))
+        .unwrap_or_else(|| panic!("{printed}"));
+    assert!(line.contains("witness") && line.contains('×'), "{line}");
+}
+
 #[test]
 fn bench_batch_through_the_daemon_reports_like_the_in_process_batch() {
     let keys = shared_keys();

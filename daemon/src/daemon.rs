@@ -2,7 +2,7 @@
 //! submission to verified result, keys loaded and evicted, the engine that
 //! runs partitions, device health, the recent timeline and the metrics.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -16,6 +16,7 @@ use zkpipe_core::{Backend, Error};
 
 use crate::config::Config;
 use crate::keys::{KeyCache, KeyCircuit, KeyId, KeyView, LoadedKey};
+use crate::load::{self, Load};
 use crate::metrics::Metrics;
 use crate::proto::{self, JobState, Priority};
 use crate::source::{Spec, SpecInputs, SpecSource, Specs};
@@ -145,6 +146,11 @@ pub struct Daemon {
     policy_name: String,
     host_budget: u64,
     engine: Engine<Groth16Workload>,
+    /// Taken just before the engine started: the engine's clock, give or
+    /// take the milliseconds its start took.
+    engine_epoch: Instant,
+    /// What bounds the daemon, from the spans [`Daemon::tick`] moves.
+    load: Mutex<Load>,
     keys: KeyCache,
     specs: Arc<Specs>,
     table: Mutex<Table>,
@@ -260,7 +266,13 @@ impl Daemon {
         let workload =
             Groth16Workload::with_source(Box::new(SpecSource(specs.clone())), devices.len(), cpu);
         let policy_name = policy.name().to_string();
+        let engine_epoch = Instant::now();
         let engine = Engine::new(workload, policy)?;
+        let load = Load::new(
+            devices.len(),
+            zkpipe_core::machine::cores(),
+            engine.settings().spmv_threads,
+        );
         let keys_dir = if config.keys.dir.is_empty() {
             zkpipe_core::cache::default_dir()
         } else {
@@ -287,6 +299,8 @@ impl Daemon {
             policy_name,
             host_budget,
             engine,
+            engine_epoch,
+            load: Mutex::new(load),
             keys,
             specs,
             table: Mutex::new(Table::default()),
@@ -785,6 +799,7 @@ impl Daemon {
     /// The `Status` reply.
     pub fn status(&self) -> proto::StatusReply {
         let busy = self.metrics_busy();
+        let report = self.load_report();
         let health = self.health.lock().unwrap().clone();
         let devices = self
             .devices
@@ -799,6 +814,7 @@ impl Daemon {
                     verify_failures: health[i].verify_failures,
                     flagged: health[i].verify_failures > 0,
                     busy_s: busy.get(i).copied().unwrap_or(0.0),
+                    busy_ratio: report.device_busy_ratio.get(i).copied().unwrap_or(0.0),
                 }
             })
             .collect();
@@ -818,7 +834,14 @@ impl Daemon {
             partitions_bytes: self.engine.in_use_bytes(),
             draining: self.draining.load(Ordering::Relaxed),
             settings: self.engine.policy().settings().describe(),
+            load: Some(load_view(&report)),
         }
+    }
+
+    /// What bounds the daemon now.
+    fn load_report(&self) -> load::Report {
+        let now_ms = self.engine_epoch.elapsed().as_secs_f64() * 1e3;
+        self.load.lock().unwrap().report(now_ms)
     }
 
     fn metrics_busy(&self) -> Vec<f64> {
@@ -897,27 +920,56 @@ impl Daemon {
         self.metrics
             .uptime
             .set(self.started.elapsed().as_secs_f64());
-        self.metrics.text()
+        // Held through the encoding: another scrape's reset of the load
+        // gauges cannot empty them midway through this one.
+        let load = self.load.lock().unwrap();
+        let now_ms = self.engine_epoch.elapsed().as_secs_f64() * 1e3;
+        self.metrics.set_load(&load.report(now_ms));
+        let text = self.metrics.text();
+        drop(load);
+        text
     }
 
     /// Moves the engine's new spans into the metrics and the recent
     /// timeline, and forgets ended jobs past their time to live.
     pub fn tick(&self) {
         let spans = self.engine.take_timeline();
+        // Read after the take: a span not taken yet that started before
+        // the take belongs to one of these jobs (see `load`).
+        let in_flight: HashSet<u64> = self
+            .engine
+            .jobs()
+            .into_iter()
+            .filter(|j| j.started)
+            .map(|j| j.id)
+            .collect();
+        let now_ms = self.engine_epoch.elapsed().as_secs_f64() * 1e3;
+        let to_daemon: HashMap<u64, (u64, String)> = if spans.is_empty() {
+            HashMap::new()
+        } else {
+            let table = self.table.lock().unwrap();
+            table
+                .jobs
+                .iter()
+                .filter_map(|(&id, j)| j.engine_id.map(|e| (e, (id, j.spec.key.to_string()))))
+                .collect()
+        };
+        let keyed = spans
+            .iter()
+            .map(|s| {
+                let key = to_daemon
+                    .get(&s.job)
+                    .map_or(String::new(), |(_, k)| k.clone());
+                (key, s.clone())
+            })
+            .collect();
+        self.load.lock().unwrap().add(keyed, &in_flight, now_ms);
         if !spans.is_empty() {
-            let to_daemon: HashMap<u64, u64> = {
-                let table = self.table.lock().unwrap();
-                table
-                    .jobs
-                    .iter()
-                    .filter_map(|(&id, j)| j.engine_id.map(|e| (e, id)))
-                    .collect()
-            };
             for (device, s) in zkpipe_core::sched::metrics::device_busy_s(&spans) {
                 self.metrics
                     .device_busy
                     .with_label_values(&[&device.to_string()])
-                    .add(s);
+                    .inc_by(s.max(0.0));
             }
             let mut recent = self.recent.lock().unwrap();
             for mut s in spans {
@@ -925,7 +977,7 @@ impl Daemon {
                     .stage
                     .with_label_values(&[&s.stage.to_string()])
                     .observe((s.end_ms - s.start_ms).max(0.0) / 1e3);
-                s.job = to_daemon.get(&s.job).copied().unwrap_or(u64::MAX);
+                s.job = to_daemon.get(&s.job).map_or(u64::MAX, |(id, _)| *id);
                 tracing::debug!(
                     target: "zkpipe::stage",
                     job = s.job,
@@ -1030,6 +1082,29 @@ fn queue_position(table: &Table, id: u64) -> u32 {
                     || (j.spec.priority == me.spec.priority && other < id))
         })
         .count() as u32
+}
+
+fn load_view(r: &load::Report) -> proto::Load {
+    proto::Load {
+        window_s: r.window_s,
+        partitions: r.partitions,
+        device_floor_s: r.device_floor_s.unwrap_or(0.0),
+        host_floor_s: r.host_floor_s.unwrap_or(0.0),
+        bound: r.bound.unwrap_or("").to_string(),
+        stages: r
+            .stages
+            .iter()
+            .map(|s| proto::StageLoad {
+                key: s.stage.key.clone(),
+                stage: s.stage.stage.to_string(),
+                on_device: s.stage.on_device,
+                alone_s: s.alone_s,
+                median_s: s.median_s.unwrap_or(0.0),
+                inflation: s.inflation.unwrap_or(0.0),
+                samples: s.samples as u32,
+            })
+            .collect(),
+    }
 }
 
 fn key_view(k: &KeyView) -> proto::LoadedKey {

@@ -14,7 +14,8 @@
 //! - [`cuzk`]: cuzk's gRPC API (`proto/cuzk/v1/proving.proto`) for Curio.
 //! - [`listen`]: Unix socket and TCP, bearer tokens.
 //! - [`server`]: start, serve, drain on SIGTERM.
-//! - [`metrics`], [`status_http`], [`logging`]: observability.
+//! - [`metrics`], [`load`], [`status_http`], [`logging`]: observability;
+//!   [`load`] says what bounds the daemon (stage inflation, floors).
 //! - [`client`]: the Rust client.
 
 pub mod circom_keys;
@@ -27,6 +28,7 @@ pub mod fleet_node;
 pub mod incoming;
 pub mod keys;
 pub mod listen;
+pub mod load;
 pub mod logging;
 pub mod metrics;
 pub mod server;

@@ -2,9 +2,11 @@
 //! `/metrics` when `status_http` is set. Names start with `zkpipe_`.
 
 use prometheus::{
-    Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGaugeVec,
-    Opts, Registry, TextEncoder,
+    CounterVec, Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, IntCounter, IntCounterVec,
+    IntGaugeVec, Opts, Registry, TextEncoder,
 };
+
+use crate::load::{Report, WINDOW_S};
 
 /// Every metric the daemon keeps.
 #[derive(Debug)]
@@ -21,7 +23,18 @@ pub struct Metrics {
     /// Stage durations, by stage.
     pub stage: HistogramVec,
     /// Seconds each device spent in device stages.
-    pub device_busy: GaugeVec,
+    pub device_busy: CounterVec,
+    /// Each stage's median time under load ÷ its time alone, by key,
+    /// stage and place (`device`, `host`).
+    pub inflation: GaugeVec,
+    /// Each stage's time alone, by key, stage and place.
+    pub alone: GaugeVec,
+    /// Share of the recent window each device was busy, 0 to 1.
+    pub busy_ratio: GaugeVec,
+    /// The device and host floors of the recent window, per partition.
+    pub floor: GaugeVec,
+    /// 1 for the floor that bounds the daemon, 0 for the other.
+    pub bound: GaugeVec,
     /// Keys loaded.
     pub key_loads: IntCounter,
     /// Keys evicted.
@@ -82,12 +95,49 @@ impl Metrics {
                     .buckets(stage_buckets.clone()),
                 &["stage"],
             )),
-            device_busy: must(GaugeVec::new(
+            device_busy: must(CounterVec::new(
                 Opts::new(
-                    "zkpipe_device_busy_seconds",
+                    "zkpipe_device_busy_seconds_total",
                     "Seconds each device spent in device stages",
                 ),
                 &["device"],
+            )),
+            inflation: must(GaugeVec::new(
+                Opts::new(
+                    "zkpipe_stage_inflation",
+                    "Median of a stage's latest times under load / its time alone",
+                ),
+                &["key", "stage", "place"],
+            )),
+            alone: must(GaugeVec::new(
+                Opts::new(
+                    "zkpipe_stage_alone_seconds",
+                    "A stage's time with no other partition's stage overlapping it",
+                ),
+                &["key", "stage", "place"],
+            )),
+            busy_ratio: must(GaugeVec::new(
+                Opts::new(
+                    "zkpipe_device_busy_ratio",
+                    format!("Share of the last {WINDOW_S} s each device ran a device stage"),
+                ),
+                &["device"],
+            )),
+            floor: must(GaugeVec::new(
+                Opts::new(
+                    "zkpipe_floor_seconds_per_partition",
+                    format!(
+                        "Device-busy seconds per partition / devices, host CPU-seconds per partition / cores, over the last {WINDOW_S} s"
+                    ),
+                ),
+                &["floor"],
+            )),
+            bound: must(GaugeVec::new(
+                Opts::new(
+                    "zkpipe_bound",
+                    "1 for the higher floor, which bounds the daemon; 0 for the other",
+                ),
+                &["bound"],
             )),
             key_loads: must(IntCounter::new("zkpipe_key_loads_total", "Keys loaded")),
             key_evictions: must(IntCounter::new(
@@ -123,13 +173,18 @@ impl Metrics {
             uptime: must(Gauge::new("zkpipe_uptime_seconds", "Seconds since start")),
             registry,
         };
-        let collectors: [Box<dyn prometheus::core::Collector>; 13] = [
+        let collectors: [Box<dyn prometheus::core::Collector>; 18] = [
             Box::new(m.submitted.clone()),
             Box::new(m.ended.clone()),
             Box::new(m.jobs.clone()),
             Box::new(m.latency.clone()),
             Box::new(m.stage.clone()),
             Box::new(m.device_busy.clone()),
+            Box::new(m.inflation.clone()),
+            Box::new(m.alone.clone()),
+            Box::new(m.busy_ratio.clone()),
+            Box::new(m.floor.clone()),
+            Box::new(m.bound.clone()),
             Box::new(m.key_loads.clone()),
             Box::new(m.key_evictions.clone()),
             Box::new(m.key_load_seconds.clone()),
@@ -142,6 +197,38 @@ impl Metrics {
             must(m.registry.register(c));
         }
         m
+    }
+
+    /// Sets the gauges of what bounds the daemon from `report`: a stage
+    /// with no time under load yet has no inflation, and with no
+    /// partition completed in the window there are no floors and no bound.
+    pub fn set_load(&self, report: &Report) {
+        self.inflation.reset();
+        self.alone.reset();
+        for s in &report.stages {
+            let place = if s.stage.on_device { "device" } else { "host" };
+            let labels = [s.stage.key.as_str(), s.stage.stage.name(), place];
+            self.alone.with_label_values(&labels).set(s.alone_s);
+            if let Some(i) = s.inflation {
+                self.inflation.with_label_values(&labels).set(i);
+            }
+        }
+        for (d, r) in report.device_busy_ratio.iter().enumerate() {
+            self.busy_ratio.with_label_values(&[&d.to_string()]).set(*r);
+        }
+        self.floor.reset();
+        self.bound.reset();
+        if let (Some(device), Some(host), Some(bound)) =
+            (report.device_floor_s, report.host_floor_s, report.bound)
+        {
+            self.floor.with_label_values(&["device"]).set(device);
+            self.floor.with_label_values(&["host"]).set(host);
+            for b in ["device", "host"] {
+                self.bound
+                    .with_label_values(&[b])
+                    .set(if b == bound { 1.0 } else { 0.0 });
+            }
+        }
     }
 
     /// The Prometheus text exposition of every metric.

@@ -140,11 +140,11 @@ impl Summary {
         let floor = self
             .device_floor_alone_s_per_proof
             .max(self.host_floor_s_per_proof);
-        self.bound = if self.device_floor_alone_s_per_proof >= self.host_floor_s_per_proof {
-            "device".into()
-        } else {
-            "host".into()
-        };
+        self.bound = bound(
+            self.device_floor_alone_s_per_proof,
+            self.host_floor_s_per_proof,
+        )
+        .into();
         if floor > 0.0 {
             self.s_per_proof_over_floor = self.s_per_proof / floor;
         }
@@ -188,6 +188,53 @@ pub fn stage_loads(alone: &[Span], batch: &[Span]) -> Vec<StageLoad> {
         }
     }
     out
+}
+
+/// Which floor bounds the work: `device` where the device floor is at
+/// least the host's, else `host` (a tie goes to the device: the host work
+/// then hides behind it).
+pub fn bound(device_floor_s: f64, host_floor_s: f64) -> &'static str {
+    if device_floor_s >= host_floor_s {
+        "device"
+    } else {
+        "host"
+    }
+}
+
+/// Whether a span of another partition (another job's, or another
+/// partition of the same job) overlaps `s` in time; spans that only touch
+/// do not overlap. `dealloc` spans are left out: freeing memory takes
+/// nothing the stages need, and it may run after its job has ended.
+pub fn overlaps_another_partition<'a>(s: &Span, spans: impl IntoIterator<Item = &'a Span>) -> bool {
+    spans.into_iter().any(|o| {
+        o.stage != Stage::Dealloc
+            && (o.job, o.partition) != (s.job, s.partition)
+            && o.start_ms < s.end_ms
+            && s.start_ms < o.end_ms
+    })
+}
+
+/// The median (nearest rank, as [`percentile`]) of `values`, in any
+/// order; 0 for none.
+pub fn median(values: impl IntoIterator<Item = f64>) -> f64 {
+    let mut v: Vec<f64> = values.into_iter().collect();
+    v.sort_by(f64::total_cmp);
+    percentile(&v, 0.5)
+}
+
+/// [`device_busy_s`] of the spans cut to the window from `from_ms` to
+/// `to_ms`: the busy seconds of each device within it.
+pub fn device_busy_between(spans: &[Span], from_ms: f64, to_ms: f64) -> BTreeMap<usize, f64> {
+    let clipped: Vec<Span> = spans
+        .iter()
+        .filter(|s| s.device.is_some() && s.end_ms > from_ms && s.start_ms < to_ms)
+        .map(|s| Span {
+            start_ms: s.start_ms.max(from_ms),
+            end_ms: s.end_ms.min(to_ms),
+            ..s.clone()
+        })
+        .collect();
+    device_busy_s(&clipped)
 }
 
 /// The `q` quantile (nearest rank) of sorted values; 0 for none.
@@ -318,6 +365,62 @@ mod tests {
         assert!((busy[&0] - 0.2).abs() < 1e-12);
         assert!((busy[&1] - 0.1).abs() < 1e-12);
         assert!(device_busy_s(&[]).is_empty());
+    }
+
+    fn part(job: u64, partition: u32, stage: Stage, start_ms: f64, end_ms: f64) -> Span {
+        Span {
+            job,
+            partition,
+            stage,
+            ..span(None, start_ms, end_ms)
+        }
+    }
+
+    #[test]
+    fn only_another_partitions_overlapping_span_makes_a_span_loaded() {
+        let s = part(1, 0, Stage::Witness, 100.0, 200.0);
+        // Its own partition's stages and spans that only touch it do not count.
+        let alone = [
+            s.clone(),
+            part(1, 0, Stage::Msm, 150.0, 300.0),
+            part(2, 0, Stage::Witness, 0.0, 100.0),
+            part(2, 0, Stage::Witness, 200.0, 250.0),
+            part(3, 0, Stage::Dealloc, 120.0, 180.0),
+        ];
+        assert!(!overlaps_another_partition(&s, &alone));
+        // Another partition of the same job does, as does another job's.
+        assert!(overlaps_another_partition(
+            &s,
+            &[part(1, 1, Stage::Spmv, 199.0, 210.0)]
+        ));
+        assert!(overlaps_another_partition(
+            &s,
+            &[part(2, 0, Stage::Msm, 0.0, 1000.0)]
+        ));
+    }
+
+    #[test]
+    fn busy_time_in_a_window_is_cut_at_its_edges() {
+        let spans = [
+            span(Some(0), 0.0, 100.0),   // 50 of it inside
+            span(Some(0), 120.0, 130.0), // inside
+            span(Some(1), 140.0, 400.0), // 60 of it inside
+            span(Some(1), 500.0, 600.0), // after
+            span(None, 60.0, 190.0),     // host
+        ];
+        let busy = device_busy_between(&spans, 50.0, 200.0);
+        assert!((busy[&0] - 0.06).abs() < 1e-12);
+        assert!((busy[&1] - 0.06).abs() < 1e-12);
+        assert_eq!(busy.len(), 2);
+    }
+
+    #[test]
+    fn the_higher_floor_bounds_and_a_tie_goes_to_the_device() {
+        assert_eq!(bound(1.0, 0.5), "device");
+        assert_eq!(bound(0.5, 1.0), "host");
+        assert_eq!(bound(0.5, 0.5), "device");
+        assert_eq!(median([3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median([]), 0.0);
     }
 
     #[test]
