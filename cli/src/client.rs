@@ -40,25 +40,28 @@ pub struct TlsArgs {
 }
 
 impl TlsArgs {
-    /// The files, read and checked (`None`: no TLS).
+    /// The files, read and checked before any connection (`None`: no TLS).
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] naming the flag whose file is unusable.
+    /// [`Error::InvalidInput`] naming the flag whose file is unusable, or
+    /// --tls-cert and --tls-key when the key is not the certificate's.
     pub fn read(&self) -> Result<Option<client::ClientTls>, Error> {
-        let pem = |flag: &str, p: &PathBuf| {
-            zkpipe_daemon::listen::read_pem(flag, &p.display().to_string())
-        };
+        use zkpipe_daemon::tls_files::{check_pair, read_certificates, read_private_key};
         let Some(ca) = &self.tls_ca else {
             return Ok(None);
         };
+        let ca = read_certificates("--tls-ca", &ca.display().to_string())?;
         let identity = match (&self.tls_cert, &self.tls_key) {
-            (Some(c), Some(k)) => Some((pem("--tls-cert", c)?, pem("--tls-key", k)?)),
+            (Some(c), Some(k)) => {
+                let (c, k) = (c.display().to_string(), k.display().to_string());
+                let cert = read_certificates("--tls-cert", &c)?;
+                let key = read_private_key("--tls-key", &k)?;
+                check_pair(("--tls-cert", &c, &cert), ("--tls-key", &k, &key))?;
+                Some((cert, key))
+            }
             _ => None,
         };
-        Ok(Some(client::ClientTls {
-            ca: pem("--tls-ca", ca)?,
-            identity,
-        }))
+        Ok(Some(client::ClientTls { ca, identity }))
     }
 }
 

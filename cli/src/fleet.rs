@@ -92,6 +92,11 @@ struct SubmitArgs {
     /// (e.g. 24GiB).
     #[arg(long, value_name = "SIZE")]
     min_device_memory: Option<String>,
+    /// Only nodes whose host budget (memory.host_budget) has this much may
+    /// run it (e.g. 64GiB). A built-in circuit asks for at least the
+    /// estimate its nodes admit jobs by, without this flag too.
+    #[arg(long, value_name = "SIZE")]
+    min_host_memory: Option<String>,
     /// Wait for the job to end and save its proofs.
     #[arg(long)]
     wait: bool,
@@ -210,6 +215,41 @@ async fn await_result(
     Ok(fleet_jobs::result_of(&record))
 }
 
+/// Refuses a job that needs more host memory than any live node of its
+/// kind has, rather than queue it for nodes that would each refuse it.
+/// With no node live it is queued: a node may join later (and the queue
+/// fails it with the reason after `unrunnable_wait_ms` if none can run it).
+/// A node that does not say its host memory counts as large enough.
+///
+/// # Errors
+/// [`Error::InvalidInput`] with the estimate and the largest live node's
+/// budget; queue errors.
+async fn check_host_memory(q: &Queue, job: &zkpipe_fleet::NewJob) -> Result<(), Error> {
+    let need = job.min_host_memory;
+    if need == 0 {
+        return Ok(());
+    }
+    let status = q.status().await.map_err(fleet_jobs::error)?;
+    let live: Vec<u64> = status
+        .nodes
+        .iter()
+        .filter(|n| n.live && n.kinds.contains(&job.kind))
+        .map(|n| n.host_memory)
+        .collect();
+    if live.is_empty() || live.iter().any(|&m| m == 0 || m >= need) {
+        return Ok(());
+    }
+    let largest = live.iter().copied().max().unwrap_or(0);
+    Err(Error::InvalidInput(format!(
+        "key {} needs about {} MiB ({need} bytes) of host memory; the largest host budget of \
+         the {} live node(s) is {} MiB ({largest} bytes): no node would take the job",
+        job.key_id,
+        need >> 20,
+        live.len(),
+        largest >> 20
+    )))
+}
+
 pub fn run(args: &FleetArgs) -> Result<(), Error> {
     let runtime = tokio::runtime::Runtime::new()
         .map_err(|e| Error::Failed(format!("starting the async runtime: {e}")))?;
@@ -224,6 +264,7 @@ async fn run_async(args: &FleetArgs) -> Result<(), Error> {
                 job,
                 max_attempts,
                 min_device_memory,
+                min_host_memory,
                 wait,
                 timeout_ms,
                 max_outage_ms,
@@ -241,12 +282,17 @@ async fn run_async(args: &FleetArgs) -> Result<(), Error> {
             if let Some(m) = min_device_memory {
                 new.min_device_memory = parse_bytes("--min-device-memory", m)?;
             }
+            if let Some(m) = min_host_memory {
+                let asked = parse_bytes("--min-host-memory", m)?;
+                new.min_host_memory = new.min_host_memory.max(asked);
+            }
             let config = queue.config()?;
             // A folder named but missing is a mistake, not one to create.
             if let Some(dir) = config.queue.queue_config().payload_dir {
                 zkpipe_fleet::check_payload_dir(&dir).map_err(fleet_jobs::error)?;
             }
             let q = connect(&config).await?;
+            check_host_memory(&q, &new).await?;
             let submitted = q.submit(&new).await.map_err(fleet_jobs::error)?;
             println!(
                 "job {} queued{}",
@@ -325,6 +371,7 @@ fn status_json(s: &zkpipe_fleet::Status) -> serde_json::Value {
                 "backend": n.backend,
                 "devices": n.devices,
                 "device_memory": n.device_memory,
+                "host_memory": n.host_memory,
                 "kinds": n.kinds,
                 "resident_keys": n.resident_keys,
                 "heartbeat_age_s": n.heartbeat_age.as_secs_f64(),
@@ -377,12 +424,18 @@ fn print_status(s: &zkpipe_fleet::Status) {
             })
             .unwrap_or_default();
         println!(
-            "node {}: {}, {}, heartbeat {:.1} s ago, {} job(s) running; devices: {}; keys: {}",
+            "node {}: {}, {}, heartbeat {:.1} s ago, {} job(s) running; host budget: {}; \
+             devices: {}; keys: {}",
             n.id,
             n.backend,
             if n.live { "live" } else { "GONE" },
             n.heartbeat_age.as_secs_f64(),
             n.running,
+            if n.host_memory == 0 {
+                "-".to_string()
+            } else {
+                format!("{} MiB", n.host_memory >> 20)
+            },
             if devices.is_empty() {
                 "-".to_string()
             } else {

@@ -329,3 +329,97 @@ fn curio_requests_through_the_cuzk_api() {
         assert!(m.prometheus_text.contains("zkpipe_"));
     });
 }
+
+/// A process's peak resident memory (`VmHWM`), bytes.
+fn peak_rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no VmHWM in /proc/{pid}/status"));
+    kib << 10
+}
+
+/// Three ~64 MiB C1 outputs of padding (whitespace, an over-long string,
+/// an array of zeros) sent at once through the cuzk API are each refused
+/// with INVALID_ARGUMENT, and the daemon's peak memory stays under
+/// 3 × 64 MiB + 1 GiB. While a request is received and parsed the daemon
+/// holds it about three times (the HTTP/2 body, the decoded message, the
+/// encoding the request digest hashes): at most ~576 MiB for three, beside
+/// its own ~25 MiB (345 MiB peak measured on a 2-core VM). A JSON value
+/// tree of the zeros alone would take ~1 GB, so a parse that built one
+/// would pass the bound.
+#[test]
+fn three_large_c1_requests_of_padding_at_once_stay_within_bounded_memory() {
+    const PAD: usize = 64 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("zkpipe.sock");
+    let mut cmd = support::zkpipe_command();
+    cmd.arg("serve")
+        .arg("--socket")
+        .arg(&socket)
+        .arg("--keys-dir")
+        .arg(dir.path().join("keys"))
+        .args(["--set", "logging.level=warn"]);
+    let (child, lines) = support::spawn_with_lines(cmd);
+    let pid = child.id();
+    let _daemon = Daemon(child);
+    while !lines
+        .recv_timeout(Duration::from_secs(120))
+        .expect("the daemon starts")
+        .starts_with("listening unix:")
+    {}
+    let at_start = peak_rss(pid);
+
+    let head = br#"{"registered_proof":"StackedDrg2KiBV1_1","#;
+    let mut spaces = head.to_vec();
+    spaces.resize(head.len() + PAD, b' ');
+    spaces.extend(br#""pad":0}"#);
+    let mut string = head.to_vec();
+    string.extend(br#""pad":""#);
+    string.resize(string.len() + PAD, b'x');
+    string.extend(br#""}"#);
+    let mut zeros = head.to_vec();
+    zeros.extend(br#""pad":["#);
+    zeros.extend(b"0,".repeat(PAD / 2));
+    zeros.extend(b"0]}");
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let t0 = std::time::Instant::now();
+    rt.block_on(async {
+        let ch = channel(&Address::Unix(socket.clone())).await.unwrap();
+        let c = ProvingEngineClient::new(ch)
+            .max_decoding_message_size(256 << 20)
+            .max_encoding_message_size(256 << 20);
+        let sent: Vec<_> = [("spaces", spaces), ("string", string), ("zeros", zeros)]
+            .into_iter()
+            .map(|(what, body)| {
+                let mut c = c.clone();
+                let req = pb::SubmitProofRequest {
+                    vanilla_proof: body,
+                    ..request(pb::ProofKind::PorepSealCommit, 5)
+                };
+                tokio::spawn(async move { (what, c.submit_proof(req).await) })
+            })
+            .collect();
+        for task in sent {
+            let (what, r) = task.await.unwrap();
+            let e = r.expect_err(what);
+            assert_eq!(e.code(), tonic::Code::InvalidArgument, "{what}: {e}");
+            assert!(e.message().contains("vanilla_proof"), "{what}: {e}");
+        }
+    });
+    let took = t0.elapsed();
+    let peak = peak_rss(pid);
+    let bound = 3 * PAD as u64 + (1 << 30);
+    eprintln!(
+        "daemon peak RSS {} MiB (at start {} MiB, bound {} MiB), three requests in {took:.1?}",
+        peak >> 20,
+        at_start >> 20,
+        bound >> 20
+    );
+    assert!(peak < bound, "peak RSS {peak} bytes over {bound}");
+    assert!(took < Duration::from_secs(30), "{took:?}");
+}

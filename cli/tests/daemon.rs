@@ -934,45 +934,11 @@ fn status_over_http_wants_the_token() {
     let _ = child.wait();
 }
 
-/// A CA, a server certificate for localhost and 127.0.0.1, and a client
-/// certificate, all PEM, written under `dir`: (ca, cert, key, client cert,
-/// client key).
-fn tls_files(dir: &Path) -> [PathBuf; 5] {
-    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-    let issuer = rcgen::Issuer::new(ca_params, ca_key);
-    let signed = |names: Vec<String>| {
-        let key = KeyPair::generate().unwrap();
-        let cert = CertificateParams::new(names)
-            .unwrap()
-            .signed_by(&key, &issuer)
-            .unwrap();
-        (cert.pem(), key.serialize_pem())
-    };
-    let (server_cert, server_key) = signed(vec!["localhost".into(), "127.0.0.1".into()]);
-    let (client_cert, client_key) = signed(vec!["client".into()]);
-    let files = [
-        ("ca.pem", ca.pem()),
-        ("server.pem", server_cert),
-        ("server.key", server_key),
-        ("client.pem", client_cert),
-        ("client.key", client_key),
-    ];
-    files.map(|(name, text)| {
-        let p = dir.join(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    })
-}
-
 #[test]
 fn tls_with_client_certificates_carries_jobs_and_refuses_clients_without() {
     let keys = shared_keys();
     let dir = tempfile::tempdir().unwrap();
-    let [ca, cert, key, client_cert, client_key] = tls_files(dir.path());
+    let [ca, cert, key, client_cert, client_key] = support::tls_files(dir.path());
     let token = dir.path().join("token");
     std::fs::write(&token, "tls-token\n").unwrap();
     let s = |p: &PathBuf| p.to_str().unwrap().to_string();

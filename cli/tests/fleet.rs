@@ -510,6 +510,107 @@ fn priorities_hold_and_jobs_no_node_can_run_fail_with_the_reason() {
     assert!(err.contains("loading key circom"), "{err}");
 }
 
+/// A node publishes its host budget; `fleet submit` of a key estimated
+/// above every live node's budget exits 2 with both numbers, one that fits
+/// is proved; with no node live the big job is queued (a node may join)
+/// and the queue fails it with the reason once the small node is up.
+#[test]
+fn fleet_submit_refuses_a_job_no_live_node_has_the_host_memory_for() {
+    let Some((pg, rt, queue)) = fleet_db() else {
+        return;
+    };
+    let url = pg.url();
+    // squaring-chain 2^31: 2^31 constraints, 800 bytes each.
+    let huge = ["--circuit", CIRCUIT, "--size", "2^31"];
+    let need = (1u64 << 31) * 800;
+    let budget = 1u64 << 30;
+    let submit = |extra: &[&str]| {
+        let mut args = vec!["fleet", "submit", "--queue", &url];
+        args.extend_from_slice(extra);
+        zkpipe(&args)
+    };
+
+    let early = submit(&huge);
+    assert!(early.status.success(), "{early:?}");
+    let early_id: i64 = text(&early.stdout)
+        .split_whitespace()
+        .nth(1)
+        .and_then(|id| id.parse().ok())
+        .unwrap_or_else(|| panic!("{early:?}"));
+    let job = rt.block_on(queue.job(early_id)).unwrap();
+    assert_eq!(job.state, zkpipe_fleet::JobState::Queued);
+
+    let _node = Node::start(&url, "small-host", &["--set", "memory.host_budget=1GiB"]);
+    // The node registers once its node loop runs, after it listens.
+    let registered = Instant::now();
+    let status = loop {
+        let out = zkpipe(&["fleet", "status", "--queue", &url, "--json"]);
+        assert!(out.status.success(), "{out:?}");
+        let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        if status["nodes"][0]["live"] == true {
+            break status;
+        }
+        assert!(registered.elapsed() < Duration::from_secs(30), "{status}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status["nodes"][0]["host_memory"], budget, "{status}");
+
+    let t0 = Instant::now();
+    let out = submit(&huge);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!("{} MiB ({need} bytes) of host memory", need >> 20)),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("is {} MiB ({budget} bytes)", budget >> 20)),
+        "{err}"
+    );
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    let jobs = rt.block_on(numbers(&pg, "SELECT count(*) FROM jobs"))[0];
+    assert_eq!(jobs, 1, "a refused submit queued a job");
+
+    // What fits is proved by the same node.
+    let files = tempfile::tempdir().unwrap();
+    let proof = files.path().join("p.proof");
+    let public = files.path().join("p.json");
+    let small = submit(&[
+        "--circuit",
+        CIRCUIT,
+        "--size",
+        SIZE,
+        "--wait",
+        "--out",
+        proof.to_str().unwrap(),
+        "--public-out",
+        public.to_str().unwrap(),
+    ]);
+    assert!(small.status.success(), "{small:?}");
+    assert_eq!(std::fs::metadata(&proof).unwrap().len(), 192);
+
+    // The job queued before the node came: nobody claims it, and the queue
+    // fails it with the numbers after queue.unrunnable_wait_ms.
+    let early = zkpipe(&[
+        "fleet",
+        "await",
+        "--queue",
+        &url,
+        &early_id.to_string(),
+        "--timeout-ms",
+        "30000",
+    ]);
+    assert_eq!(early.status.code(), Some(1), "{early:?}");
+    let err = text(&early.stderr);
+    assert!(
+        err.contains(&format!("needs {need} bytes of host memory")),
+        "{err}"
+    );
+    assert!(err.contains(&format!("is {budget}")), "{err}");
+    let job = rt.block_on(queue.job(early_id)).unwrap();
+    assert_eq!(job.attempts, 0, "a node claimed it: {job:?}");
+}
+
 /// Bad input exits 2 before anything reaches a queue; an unreachable queue 1.
 #[test]
 fn fleet_commands_refuse_bad_input_and_report_an_unreachable_queue() {

@@ -7,6 +7,7 @@
 use prost::Message;
 use zkpipe_core::Error;
 
+use crate::keys;
 use crate::proto::{self, JobState};
 use crate::validate;
 
@@ -14,13 +15,17 @@ use crate::validate;
 pub const KIND: &str = "zkpipe.v1";
 
 /// A request checked as a daemon checks it, as a fleet job. The request id
-/// becomes the fleet's idempotency id ("": none).
+/// becomes the fleet's idempotency id ("": none). A built-in key's job asks
+/// for the host memory a daemon would admit it with
+/// ([`keys::host_estimate`]), so only nodes whose host budget holds it
+/// claim it.
 ///
 /// # Errors
 /// [`Error::InvalidInput`] naming the bad field.
 pub fn new_job(req: &proto::SubmitRequest) -> Result<zkpipe_fleet::NewJob, Error> {
     let job = validate::new_job(req).map_err(Error::InvalidInput)?;
     let mut fleet = zkpipe_fleet::NewJob::new(KIND, job.key.to_string(), req.encode_to_vec());
+    fleet.min_host_memory = keys::host_estimate(&job.key).map_or(0, |e| e.bytes);
     fleet.priority = job.priority as i16;
     fleet.request_id = (!req.request_id.is_empty()).then(|| req.request_id.clone());
     Ok(fleet)
@@ -109,6 +114,8 @@ mod tests {
             (KIND, "squaring-chain 64", 4)
         );
         assert_eq!(job.request_id.as_deref(), Some("r1"));
+        // 64 squarings, 800 bytes each: what the daemon would admit it by.
+        assert_eq!(job.min_host_memory, 64 * 800);
         assert_eq!(request_of(&job.payload).unwrap(), req);
         assert!(request_of(b"\xff\xff\xff").is_err());
         req.partitions = 1000;

@@ -139,8 +139,9 @@ impl JobRunner for NodeRunner {
 }
 
 /// The node as it registers: the daemon's backend, devices (index, name,
-/// memory), its largest device's memory, and the keys loaded now. It runs
-/// `zkpipe.v1` jobs of any key (built-in keys are set up on first use).
+/// memory), its largest device's memory, its host budget, and the keys
+/// loaded now. It runs `zkpipe.v1` jobs of any key (built-in keys are set
+/// up on first use).
 pub fn node_info(daemon: &Daemon, node_id: String) -> NodeInfo {
     let status = daemon.status();
     let devices = status
@@ -164,6 +165,9 @@ pub fn node_info(daemon: &Daemon, node_id: String) -> NodeInfo {
             .map(|d| d.memory_bytes)
             .max()
             .unwrap_or(0),
+        // What the key cache admits jobs against: a job estimated above it
+        // would be refused here, so it is not offered.
+        host_memory: status.host_budget_bytes,
         kinds: vec![fleet_jobs::KIND.to_string()],
         runnable_keys: None,
         resident_keys: daemon

@@ -239,29 +239,25 @@ impl KeyCache {
     }
 
     /// Refuses, before any work, a key that cannot fit the host budget
-    /// even alone: a built-in circuit's estimated peak (constraints ×
-    /// [`zkpipe_core::machine::PROVE_BYTES_PER_CONSTRAINT`]) over the
-    /// budget. A loaded key, a circom or a Filecoin key passes (their files
-    /// are the operator's; their loads check the budget).
+    /// even alone: a built-in circuit's [`host_estimate`] over the budget.
+    /// A loaded key, a circom or a Filecoin key passes (their files are the
+    /// operator's; their loads check the budget).
     ///
     /// # Errors
     /// The estimate and the budget, in words.
     pub fn admit(&self, id: &KeyId) -> Result<(), String> {
-        if matches!(id.circuit.as_str(), CIRCOM | FILECOIN)
-            || self.table.lock().unwrap().entries.contains_key(id)
-        {
+        if self.table.lock().unwrap().entries.contains_key(id) {
             return Ok(());
         }
-        let Ok(circuit) = BuiltinCircuit::new(&id.circuit, &id.size) else {
-            return Ok(()); // named keys were validated; loading reports it
+        let Some(need) = host_estimate(id) else {
+            return Ok(());
         };
-        let constraints = circuit.shape().estimated_constraints();
-        let need = constraints.saturating_mul(zkpipe_core::machine::PROVE_BYTES_PER_CONSTRAINT);
-        if need > self.budget {
+        if need.bytes > self.budget {
             return Err(format!(
-                "key {id} (about {constraints} constraints) needs about {} MiB of host memory; \
+                "key {id} (about {} constraints) needs about {} MiB of host memory; \
                  the daemon's host budget is {} MiB",
-                need >> 20,
+                need.constraints,
+                need.bytes >> 20,
                 self.budget >> 20
             ));
         }
@@ -447,6 +443,32 @@ impl KeyCache {
             load_s: t0.elapsed().as_secs_f64(),
         })
     }
+}
+
+/// What proving with a key is estimated to hold in host memory at its peak.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostEstimate {
+    /// The circuit's estimated constraints.
+    pub constraints: u64,
+    /// Host bytes: constraints ×
+    /// [`zkpipe_core::machine::PROVE_BYTES_PER_CONSTRAINT`].
+    pub bytes: u64,
+}
+
+/// A built-in key's estimated host-memory peak, as the daemon admits jobs
+/// by it ([`KeyCache::admit`]) and fleet jobs ask nodes for it. `None` for
+/// circom and Filecoin keys (their sizes are in files the submitter may
+/// not have) and for names that are not a built-in circuit.
+pub fn host_estimate(id: &KeyId) -> Option<HostEstimate> {
+    if matches!(id.circuit.as_str(), CIRCOM | FILECOIN) {
+        return None;
+    }
+    let circuit = BuiltinCircuit::new(&id.circuit, &id.size).ok()?;
+    let constraints = circuit.shape().estimated_constraints();
+    Some(HostEstimate {
+        constraints,
+        bytes: constraints.saturating_mul(zkpipe_core::machine::PROVE_BYTES_PER_CONSTRAINT),
+    })
 }
 
 /// `circuit` and `size` checked against the built-in circuits, or

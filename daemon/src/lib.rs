@@ -13,6 +13,7 @@
 //! - [`service`]: the gRPC service (`proto/zkpipe/v1/prover.proto`).
 //! - [`cuzk`]: cuzk's gRPC API (`proto/cuzk/v1/proving.proto`) for Curio.
 //! - [`listen`]: Unix socket and TCP, bearer tokens.
+//! - [`tls_files`]: TLS certificates and keys, checked when named.
 //! - [`server`]: start, serve, drain on SIGTERM.
 //! - [`metrics`], [`load`], [`status_http`], [`logging`]: observability;
 //!   [`load`] says what bounds the daemon (stage inflation, floors).
@@ -35,6 +36,7 @@ pub mod server;
 pub mod service;
 pub mod source;
 pub mod status_http;
+pub mod tls_files;
 pub mod validate;
 pub mod verify;
 

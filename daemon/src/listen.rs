@@ -127,49 +127,39 @@ pub async fn bind_tcp(
 }
 
 /// TLS for the TCP listener from the config's PEM files (`None`: none
-/// configured), checked now so that a bad file stops the start.
+/// configured), checked now so that a bad file stops the start (see
+/// [`tls_files`](crate::tls_files)).
 ///
 /// # Errors
-/// [`Error::InvalidInput`] naming the key whose file is missing, too
-/// large, not PEM, or whose key does not fit its certificate.
+/// [`Error::InvalidInput`] naming the setting and the file that is
+/// missing, too large, empty, not PEM, cut short or of the wrong kind, or
+/// the certificate and key that do not match.
 pub fn server_tls(
     d: &crate::config::DaemonSection,
 ) -> Result<Option<tonic::transport::ServerTlsConfig>, Error> {
+    use crate::tls_files::{check_pair, read_certificates, read_private_key};
     use tonic::transport::{Certificate, Identity, ServerTlsConfig};
     if d.tls_cert.is_empty() {
         return Ok(None);
     }
-    let mut tls = ServerTlsConfig::new().identity(Identity::from_pem(
-        read_pem("daemon.tls_cert", &d.tls_cert)?,
-        read_pem("daemon.tls_key", &d.tls_key)?,
-    ));
+    let cert = read_certificates("daemon.tls_cert", &d.tls_cert)?;
+    let key = read_private_key("daemon.tls_key", &d.tls_key)?;
+    check_pair(
+        ("daemon.tls_cert", &d.tls_cert, &cert),
+        ("daemon.tls_key", &d.tls_key, &key),
+    )?;
+    let mut tls = ServerTlsConfig::new().identity(Identity::from_pem(cert, key));
     if !d.tls_client_ca.is_empty() {
-        tls = tls.client_ca_root(Certificate::from_pem(read_pem(
+        tls = tls.client_ca_root(Certificate::from_pem(read_certificates(
             "daemon.tls_client_ca",
             &d.tls_client_ca,
         )?));
     }
-    // Parsed here (certificates, key, their fit), not at the first client.
+    // What the checks above do not cover fails here, not at the first client.
     tonic::transport::Server::builder()
         .tls_config(tls.clone())
         .map_err(|e| Error::InvalidInput(format!("daemon TLS files: {e}")))?;
     Ok(Some(tls))
-}
-
-/// A PEM file named by `key`: a regular file of at most 1 MiB holding a
-/// PEM block.
-///
-/// # Errors
-/// [`Error::InvalidInput`] naming `key`.
-pub fn read_pem(key: &str, path: &str) -> Result<Vec<u8>, Error> {
-    let bytes = zkpipe_core::fsutil::read_capped(Path::new(path), 1 << 20)
-        .map_err(|e| Error::InvalidInput(format!("{key}: {e}")))?;
-    if !bytes.windows(11).any(|w| w == b"-----BEGIN ") {
-        return Err(Error::InvalidInput(format!(
-            "{key}: {path} is not PEM (no -----BEGIN line)"
-        )));
-    }
-    Ok(bytes)
 }
 
 /// Whether `headers` carry `authorization: Bearer <token>`.

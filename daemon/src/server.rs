@@ -39,11 +39,13 @@ pub struct Endpoints {
 /// addresses that cannot be bound, a bad token file.
 pub async fn serve(config: Config, ready: impl FnOnce(&Endpoints)) -> Result<(), Error> {
     let socket = config.socket_path();
+    // Before the backend starts: a bad certificate or key file is refused
+    // at once.
+    let tls = listen::server_tls(&config.daemon)?;
     let start_config = config.clone();
     let daemon = tokio::task::spawn_blocking(move || Daemon::start(start_config))
         .await
         .map_err(|e| Error::Failed(format!("start-up task: {e}")))??;
-    let tls = listen::server_tls(&config.daemon)?;
     let status_token = (!config.daemon.token_file.is_empty())
         .then(|| listen::read_token(std::path::Path::new(&config.daemon.token_file)))
         .transpose()?;

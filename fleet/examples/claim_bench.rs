@@ -108,6 +108,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             backend: "sim".into(),
             devices: serde_json::json!([{ "memory": 80u64 << 30 }]),
             device_memory: 80 << 30,
+            host_memory: 512 << 30,
             kinds: vec!["groth16".into()],
             runnable_keys: None,
             resident_keys: vec!["porep-32g".into()],

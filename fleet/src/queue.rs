@@ -200,6 +200,7 @@ fn check_node(node: &NodeInfo) -> Result<()> {
         check_name("key id", k)?;
     }
     to_i64("device memory", node.device_memory)?;
+    to_i64("host memory", node.host_memory)?;
     Ok(())
 }
 
@@ -224,8 +225,9 @@ macro_rules! release_set {
 const SQL_SUBMIT: &str = "
 INSERT INTO jobs (request_id, request_digest, kind, key_id, priority, min_device_memory,
                   payload, payload_path, payload_len, payload_digest, max_attempts,
-                  affinity_until)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, now() + $12::float8 * interval '1 second')
+                  affinity_until, min_host_memory)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, now() + $12::float8 * interval '1 second',
+        $13)
 ON CONFLICT (request_id) DO NOTHING
 RETURNING id";
 
@@ -233,10 +235,11 @@ const SQL_BY_REQUEST: &str = "SELECT id, request_digest FROM jobs WHERE request_
 
 const SQL_REGISTER: &str = "
 INSERT INTO nodes (id, backend, devices, device_memory, kinds, runnable_keys, resident_keys,
-                   heartbeat, started)
-VALUES ($1, $2, $3, $4, $5, $6, $7, now(), now())
+                   host_memory, heartbeat, started)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now(), now())
 ON CONFLICT (id) DO UPDATE SET backend = EXCLUDED.backend, devices = EXCLUDED.devices,
-    device_memory = EXCLUDED.device_memory, kinds = EXCLUDED.kinds,
+    device_memory = EXCLUDED.device_memory, host_memory = EXCLUDED.host_memory,
+    kinds = EXCLUDED.kinds,
     runnable_keys = EXCLUDED.runnable_keys, resident_keys = EXCLUDED.resident_keys,
     heartbeat = now(), started = now()";
 
@@ -249,9 +252,10 @@ const SQL_RELEASE_ORPHANS: &str = concat!(
 const SQL_HEARTBEAT: &str = "
 WITH n AS (
     INSERT INTO nodes (id, backend, devices, device_memory, kinds, runnable_keys, resident_keys,
-                       heartbeat, started)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, now(), now())
-    ON CONFLICT (id) DO UPDATE SET resident_keys = EXCLUDED.resident_keys, heartbeat = now()
+                       host_memory, heartbeat, started)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $11, now(), now())
+    ON CONFLICT (id) DO UPDATE SET resident_keys = EXCLUDED.resident_keys,
+        host_memory = EXCLUDED.host_memory, heartbeat = now()
     RETURNING id
 )
 UPDATE jobs SET lease_expires = now() + $10::float8 * interval '1 second'
@@ -267,6 +271,7 @@ WITH c AS (
       AND j.kind = ANY($2::text[])
       AND ($3::text[] IS NULL OR j.key_id = ANY($3::text[]))
       AND j.min_device_memory <= $4::int8
+      AND ($7::int8 = 0 OR j.min_host_memory <= $7::int8)
       AND (j.affinity_until <= now()
            OR j.key_id = ANY($5::text[])
            OR NOT EXISTS (SELECT 1 FROM nodes o
@@ -281,7 +286,7 @@ UPDATE jobs SET state = 'running', attempts = jobs.attempts + 1, lease_owner = $
 FROM c WHERE jobs.id = c.id
 RETURNING jobs.id, jobs.kind, jobs.key_id, jobs.priority, jobs.attempts, jobs.max_attempts,
           jobs.min_device_memory, jobs.payload, jobs.payload_path, jobs.payload_len,
-          jobs.payload_digest";
+          jobs.payload_digest, jobs.min_host_memory";
 
 const SQL_COMPLETE: &str = "
 UPDATE jobs SET state = 'succeeded', result = $4, timings = $5, error = NULL, finished = now(),
@@ -310,9 +315,11 @@ const SQL_EXPIRE: &str = concat!(
     " WHERE state = 'running' AND lease_expires < now() RETURNING state"
 );
 
+// The reasons are checked in the claim's order: kind, key, device memory,
+// then host memory among the nodes with the device memory.
 const SQL_UNRUNNABLE: &str = "
 WITH live AS (
-    SELECT kinds, runnable_keys, device_memory FROM nodes
+    SELECT kinds, runnable_keys, device_memory, host_memory FROM nodes
     WHERE heartbeat > now() - $1::float8 * interval '1 second'
 )
 UPDATE jobs j SET state = 'failed', finished = now(), error = CASE
@@ -321,15 +328,24 @@ UPDATE jobs j SET state = 'failed', finished = now(), error = CASE
     WHEN NOT EXISTS (SELECT 1 FROM live WHERE j.kind = ANY(live.kinds)
                      AND (live.runnable_keys IS NULL OR j.key_id = ANY(live.runnable_keys)))
         THEN format('no live node of kind %L can load key %L', j.kind, j.key_id)
-    ELSE format('needs %s bytes of device memory; the largest device of a live node that can '
-                'load key %L has %s', j.min_device_memory, j.key_id,
-                (SELECT max(device_memory) FROM live WHERE j.kind = ANY(live.kinds)
-                 AND (live.runnable_keys IS NULL OR j.key_id = ANY(live.runnable_keys))))
+    WHEN NOT EXISTS (SELECT 1 FROM live WHERE j.kind = ANY(live.kinds)
+                     AND (live.runnable_keys IS NULL OR j.key_id = ANY(live.runnable_keys))
+                     AND j.min_device_memory <= live.device_memory)
+        THEN format('needs %s bytes of device memory; the largest device of a live node that '
+                    'can load key %L has %s', j.min_device_memory, j.key_id,
+                    (SELECT max(device_memory) FROM live WHERE j.kind = ANY(live.kinds)
+                     AND (live.runnable_keys IS NULL OR j.key_id = ANY(live.runnable_keys))))
+    ELSE format('needs %s bytes of host memory; the largest host budget of a live node that '
+                'can load key %L is %s', j.min_host_memory, j.key_id,
+                (SELECT max(host_memory) FROM live WHERE j.kind = ANY(live.kinds)
+                 AND (live.runnable_keys IS NULL OR j.key_id = ANY(live.runnable_keys))
+                 AND j.min_device_memory <= live.device_memory))
     END
 WHERE j.state = 'queued' AND j.not_before < now() - $1::float8 * interval '1 second'
   AND NOT EXISTS (SELECT 1 FROM live WHERE j.kind = ANY(live.kinds)
                   AND (live.runnable_keys IS NULL OR j.key_id = ANY(live.runnable_keys))
-                  AND j.min_device_memory <= live.device_memory)
+                  AND j.min_device_memory <= live.device_memory
+                  AND (live.host_memory = 0 OR j.min_host_memory <= live.host_memory))
 RETURNING j.id";
 
 const SQL_CANCEL: &str = "
@@ -346,7 +362,8 @@ FROM jobs WHERE id = $1";
 const SQL_STATUS_NODES: &str = "
 SELECT n.id, n.backend, n.devices, n.device_memory, n.kinds, n.resident_keys,
        greatest(extract(epoch FROM now() - n.heartbeat)::float8, 0),
-       (SELECT count(*) FROM jobs j WHERE j.state = 'running' AND j.lease_owner = n.id)
+       (SELECT count(*) FROM jobs j WHERE j.state = 'running' AND j.lease_owner = n.id),
+       n.host_memory
 FROM nodes n ORDER BY n.id";
 
 const SQL_STATUS_DEPTH: &str = "
@@ -549,6 +566,7 @@ impl Queue {
             )));
         }
         let min_mem = to_i64("device memory", job.min_device_memory)?;
+        let min_host = to_i64("host memory", job.min_host_memory)?;
         let len = job.payload.len() as u64;
         if len > self.config.max_payload {
             return Err(Error::PayloadTooLarge {
@@ -596,6 +614,7 @@ impl Queue {
                         &payload_digest,
                         &max_attempts,
                         &affinity,
+                        &min_host,
                     ],
                 )
                 .await?;
@@ -635,6 +654,7 @@ impl Queue {
     pub async fn register(&self, node: &NodeInfo) -> Result<u64> {
         check_node(node)?;
         let mem = to_i64("device memory", node.device_memory)?;
+        let host = to_i64("host memory", node.host_memory)?;
         let mut s = self.session().await?;
         s.query(
             SQL_REGISTER,
@@ -646,6 +666,7 @@ impl Queue {
                 &node.kinds,
                 &node.runnable_keys,
                 &node.resident_keys,
+                &host,
             ],
         )
         .await?;
@@ -667,6 +688,7 @@ impl Queue {
     pub async fn heartbeat(&self, node: &NodeInfo, leases: &[Lease]) -> Result<Vec<i64>> {
         check_node(node)?;
         let mem = to_i64("device memory", node.device_memory)?;
+        let host = to_i64("host memory", node.host_memory)?;
         let ids: Vec<i64> = leases.iter().map(|l| l.job_id).collect();
         let attempts: Vec<i32> = leases.iter().map(|l| l.attempt).collect();
         let lease = secs(self.config.lease);
@@ -685,6 +707,7 @@ impl Queue {
                     &ids,
                     &attempts,
                     &lease,
+                    &host,
                 ],
             )
             .await?;
@@ -692,8 +715,9 @@ impl Queue {
     }
 
     /// Takes the highest-priority, oldest queued job this node can run (its
-    /// kinds, keys and device memory), respecting affinity, and leases it to
-    /// the node for `config.lease`. `None` when there is nothing for it.
+    /// kinds, keys, device and host memory), respecting affinity, and
+    /// leases it to the node for `config.lease`. `None` when there is
+    /// nothing for it.
     ///
     /// # Errors
     ///
@@ -703,6 +727,7 @@ impl Queue {
     pub async fn claim(&self, node: &NodeInfo) -> Result<Option<ClaimedJob>> {
         check_node(node)?;
         let mem = to_i64("device memory", node.device_memory)?;
+        let host = to_i64("host memory", node.host_memory)?;
         let lease = secs(self.config.lease);
         let mut s = self.session().await?;
         let Some(row) = s
@@ -715,6 +740,7 @@ impl Queue {
                     &mem,
                     &node.resident_keys,
                     &lease,
+                    &host,
                 ],
             )
             .await?
@@ -741,6 +767,7 @@ impl Queue {
             attempt: get(&row, 4)?,
             max_attempts: get(&row, 5)?,
             min_device_memory: to_u64(get(&row, 6)?),
+            min_host_memory: to_u64(get(&row, 11)?),
             payload,
             payload_digest: get(&row, 10)?,
         }))
@@ -1053,6 +1080,7 @@ impl Queue {
                 backend: get(r, 1)?,
                 devices: get(r, 2)?,
                 device_memory: to_u64(get(r, 3)?),
+                host_memory: to_u64(get(r, 8)?),
                 kinds: get(r, 4)?,
                 resident_keys: get(r, 5)?,
                 heartbeat_age: age,
@@ -1146,6 +1174,12 @@ fn request_digest(job: &NewJob, max_attempts: i32, payload_digest: &[u8]) -> Vec
     }
     h.update(job.priority.to_le_bytes());
     h.update(job.min_device_memory.to_le_bytes());
+    // Only when set: a job without it keeps the digest it had before the
+    // field existed, so a retry across an upgrade is not a conflict.
+    if job.min_host_memory != 0 {
+        h.update(b"host");
+        h.update(job.min_host_memory.to_le_bytes());
+    }
     h.update(max_attempts.to_le_bytes());
     h.update(payload_digest);
     h.finalize().to_vec()

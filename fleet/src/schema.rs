@@ -23,11 +23,18 @@ pub struct Migration {
 }
 
 /// Every migration, in order.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "jobs, nodes, claim indexes, notify trigger",
-    sql: V1,
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "jobs, nodes, claim indexes, notify trigger",
+        sql: V1,
+    },
+    Migration {
+        version: 2,
+        name: "host memory of nodes and jobs",
+        sql: V2,
+    },
+];
 
 /// The schema version this build writes and expects.
 #[must_use]
@@ -116,6 +123,17 @@ END
 $$;
 CREATE TRIGGER jobs_notify AFTER INSERT OR UPDATE OF state ON jobs
     FOR EACH ROW EXECUTE FUNCTION zkpipe_jobs_notify();
+"#;
+
+// A constant default: PostgreSQL adds the columns without rewriting the
+// tables. Rows from before read 0: a job any node may run, a node that has
+// not said (a node of an older build still running: it may take any job).
+const V2: &str = r#"
+-- The node's host memory budget, bytes (0: not published): a job asking
+-- for more is not offered to it.
+ALTER TABLE nodes ADD COLUMN host_memory bigint NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN min_host_memory bigint NOT NULL DEFAULT 0
+    CHECK (min_host_memory >= 0);
 "#;
 
 /// Brings the database to [`latest_version`], applying missing scripts in

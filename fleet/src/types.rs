@@ -13,8 +13,8 @@ pub struct QueueConfig {
     /// How long a job whose key is resident on a live node waits for such a
     /// node before any capable node may take it.
     pub affinity_wait: Duration,
-    /// How long a queued job that no live node can run (kind, key or device
-    /// memory) waits before it fails with the reason.
+    /// How long a queued job that no live node can run (kind, key, device
+    /// or host memory) waits before it fails with the reason.
     pub unrunnable_wait: Duration,
     /// Payloads up to this size are stored in the job row.
     pub inline_payload_max: u64,
@@ -77,6 +77,10 @@ pub struct NodeInfo {
     /// Bytes of memory of its largest device; jobs needing more are not
     /// offered to it.
     pub device_memory: u64,
+    /// Bytes of host memory it may use for one job (a daemon's host
+    /// budget); jobs needing more are not offered to it. 0: not said (any
+    /// job is offered, as to a node of an older build).
+    pub host_memory: u64,
     /// Job kinds it runs.
     pub kinds: Vec<String>,
     /// Keys it can load; `None`: any key.
@@ -99,6 +103,8 @@ pub struct NewJob {
     pub priority: i16,
     /// Device memory the job needs, bytes (0: any device).
     pub min_device_memory: u64,
+    /// Host memory the job needs, bytes (0: unknown, any node).
+    pub min_host_memory: u64,
     /// The input (e.g. a witness or a C1 output).
     pub payload: Vec<u8>,
     /// Attempts before it fails; `None`: the queue's default.
@@ -115,6 +121,7 @@ impl NewJob {
             key_id: key_id.into(),
             priority: 0,
             min_device_memory: 0,
+            min_host_memory: 0,
             payload,
             max_attempts: None,
         }
@@ -171,6 +178,8 @@ pub struct ClaimedJob {
     pub max_attempts: i32,
     /// Device memory it asked for.
     pub min_device_memory: u64,
+    /// Host memory it asked for.
+    pub min_host_memory: u64,
     /// Its input, or where it is.
     pub payload: Payload,
     /// SHA-256 of the payload.
@@ -299,6 +308,8 @@ pub struct NodeStatus {
     pub devices: serde_json::Value,
     /// Its largest device's memory.
     pub device_memory: u64,
+    /// Its host memory budget (0: not said).
+    pub host_memory: u64,
     /// Kinds it runs.
     pub kinds: Vec<String>,
     /// Keys loaded.

@@ -304,6 +304,74 @@ async fn jobs_no_node_can_run_fail_with_the_reason() {
     assert_eq!(q.job(fine).await.expect("job").state, JobState::Queued);
 }
 
+/// A job asking for more host memory than a node's budget is not offered
+/// to it, and fails with the numbers once no live node has it; a node that
+/// does not say its host memory is offered any job; the request digest
+/// covers the field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_above_every_host_budget_are_not_claimed_and_fail_with_the_reason() {
+    let Some(pg) = support::postgres() else {
+        return;
+    };
+    let q = support::queue(&pg).await;
+    let me = node("small-host");
+    assert_eq!(me.host_memory, 16 << 30);
+    q.register(&me).await.expect("register");
+    let mut big = job(0);
+    big.min_host_memory = 64 << 30;
+    let too_big = q.submit(&big).await.expect("submit").id;
+    let mut fits = job(1);
+    fits.min_host_memory = 16 << 30;
+    let fits = q.submit(&fits).await.expect("submit").id;
+    let c = q
+        .claim(&me)
+        .await
+        .expect("claim")
+        .expect("the job that fits");
+    assert_eq!((c.id, c.min_host_memory), (fits, 16 << 30));
+    assert!(q.claim(&me).await.expect("claim").is_none(), "too big");
+    assert_eq!(q.maintain().await.expect("maintain").unrunnable_failed, 0);
+    tokio::time::sleep(config().unrunnable_wait + Duration::from_millis(200)).await;
+    q.heartbeat(&me, &[c.lease()]).await.expect("heartbeat");
+    assert_eq!(q.maintain().await.expect("maintain").unrunnable_failed, 1);
+    let r = q.job(too_big).await.expect("job");
+    assert_eq!(r.state, JobState::Failed);
+    let reason = r.error.unwrap_or_default();
+    assert!(
+        reason.contains("needs 68719476736 bytes of host memory"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("host budget of a live node that can load key 'sha256-1' is 17179869184"),
+        "{reason}"
+    );
+    assert_eq!(q.job(fits).await.expect("job").state, JobState::Running);
+    let s = q.status().await.expect("status");
+    assert_eq!(s.nodes[0].host_memory, 16 << 30);
+
+    // Not said: offered anything.
+    let mut quiet = node("quiet");
+    quiet.host_memory = 0;
+    q.register(&quiet).await.expect("register");
+    let again = q.submit(&big).await.expect("submit").id;
+    assert!(q.claim(&me).await.expect("claim").is_none());
+    let c = q.claim(&quiet).await.expect("claim").expect("job");
+    assert_eq!(c.id, again);
+
+    // The same request with another host memory is another request.
+    let mut first = job(2);
+    first.request_id = Some("host-req".into());
+    first.min_host_memory = 1 << 30;
+    let id = q.submit(&first).await.expect("submit").id;
+    assert!(!q.submit(&first).await.expect("again").created);
+    let mut other = first.clone();
+    other.min_host_memory = 2 << 30;
+    assert!(matches!(
+        q.submit(&other).await,
+        Err(Error::RequestIdConflict { job_id, .. }) if job_id == id
+    ));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stale_lease_cannot_complete_and_failures_retry() {
     let Some(pg) = support::postgres() else {
@@ -638,4 +706,76 @@ async fn awaiting_rides_out_a_short_outage_and_gives_up_on_a_long_one() {
     assert!(waited < Duration::from_secs(10), "{waited:?}");
     let seen = events.lock().unwrap().clone();
     assert_eq!(seen.len(), 1, "{seen:?}");
+}
+
+/// A database at schema version 1, with a node and a job in it, migrates
+/// to the latest version: the old rows read 0 host memory (a job any node
+/// may run, a node that has not said) and go on working; a database newer
+/// than the build is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_1_database_migrates_and_keeps_its_rows() {
+    let Some(pg) = support::postgres() else {
+        return;
+    };
+    let (client, conn) = tokio_postgres::connect(&pg.url(), tokio_postgres::NoTls)
+        .await
+        .expect("connect");
+    tokio::spawn(conn);
+    let v1 = &zkpipe_fleet::schema::MIGRATIONS[0];
+    assert_eq!(v1.version, 1);
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE zkpipe_schema_version (
+                 version int PRIMARY KEY,
+                 name text NOT NULL,
+                 applied timestamptz NOT NULL DEFAULT now());
+             {}
+             INSERT INTO zkpipe_schema_version (version, name) VALUES (1, 'v1');
+             INSERT INTO nodes (id, backend, kinds, device_memory)
+                 VALUES ('old-node', 'cpu', '{{groth16}}', 1073741824);
+             INSERT INTO jobs (request_digest, kind, key_id, payload, payload_digest, max_attempts)
+                 VALUES ('\\x00', 'groth16', 'sha256-1', 'old', '\\x00', 3);",
+            v1.sql
+        ))
+        .await
+        .expect("a version 1 database");
+
+    let q = Queue::connect(&pg.url(), config()).await.expect("connect");
+    let latest = zkpipe_fleet::schema::latest_version();
+    assert_eq!(
+        q.migrate().await.expect("migrate"),
+        (2..=latest).collect::<Vec<_>>()
+    );
+    assert_eq!(q.migrate().await.expect("again"), Vec::<i32>::new());
+    let s = q.status().await.expect("status");
+    assert_eq!(s.nodes.len(), 1);
+    assert_eq!(
+        (s.nodes[0].id.as_str(), s.nodes[0].host_memory),
+        ("old-node", 0)
+    );
+    // The old job asks for no host memory: the smallest node takes it.
+    let mut small = node("new-node");
+    small.host_memory = 1;
+    q.register(&small).await.expect("register");
+    let c = q.claim(&small).await.expect("claim").expect("the old job");
+    assert_eq!((c.key_id.as_str(), c.min_host_memory), ("sha256-1", 0));
+    q.complete(&small.id, c.lease(), b"proof", &serde_json::json!({}))
+        .await
+        .expect("complete");
+    let mut new = job(1);
+    new.min_host_memory = 2;
+    let id = q.submit(&new).await.expect("submit").id;
+    assert!(q.claim(&small).await.expect("claim").is_none());
+    q.cancel(id, "").await.expect("cancel");
+
+    client
+        .batch_execute(&format!(
+            "INSERT INTO zkpipe_schema_version (version, name) VALUES ({}, 'future')",
+            latest + 1
+        ))
+        .await
+        .expect("a newer version");
+    let e = q.migrate().await.unwrap_err();
+    assert!(matches!(e, Error::Schema(_)), "{e:?}");
+    assert!(e.to_string().contains("newer than this build"), "{e}");
 }

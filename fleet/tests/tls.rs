@@ -82,6 +82,7 @@ async fn round_trip(q: &Queue) {
         backend: "cpu".to_owned(),
         devices: serde_json::json!([]),
         device_memory: 1 << 30,
+        host_memory: 0,
         kinds: vec!["groth16".to_owned()],
         runnable_keys: None,
         resident_keys: vec![],

@@ -66,3 +66,37 @@ pub fn spawn_with_lines(mut cmd: Command) -> (Child, mpsc::Receiver<String>) {
     });
     (child, rx)
 }
+
+/// A CA, a server certificate for localhost and 127.0.0.1, and a client
+/// certificate, all PEM, written under `dir`: (ca, cert, key, client cert,
+/// client key).
+pub fn tls_files(dir: &Path) -> [PathBuf; 5] {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let signed = |names: Vec<String>| {
+        let key = KeyPair::generate().unwrap();
+        let cert = CertificateParams::new(names)
+            .unwrap()
+            .signed_by(&key, &issuer)
+            .unwrap();
+        (cert.pem(), key.serialize_pem())
+    };
+    let (server_cert, server_key) = signed(vec!["localhost".into(), "127.0.0.1".into()]);
+    let (client_cert, client_key) = signed(vec!["client".into()]);
+    let files = [
+        ("ca.pem", ca.pem()),
+        ("server.pem", server_cert),
+        ("server.key", server_key),
+        ("client.pem", client_cert),
+        ("client.key", client_key),
+    ];
+    files.map(|(name, text)| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    })
+}

@@ -45,6 +45,7 @@ pub fn node(id: &str) -> NodeInfo {
         backend: "cpu".to_owned(),
         devices: serde_json::json!([{ "name": "fake", "memory": 1u64 << 30 }]),
         device_memory: 1 << 30,
+        host_memory: 16 << 30,
         kinds: vec!["groth16".to_owned()],
         runnable_keys: None,
         resident_keys: vec![],
