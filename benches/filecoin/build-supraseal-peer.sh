@@ -9,6 +9,9 @@ eval "$(../shared/gpu/cuda-toolchain.sh)"
 # No driver here: link against a stand-in libcuda.so.1 whose entry points
 # (cuda-driver-sys's list) all return CUDA_ERROR_NO_DEVICE. Where the binary
 # runs, the real driver is loaded.
+# The registry's sources must be there for the stub's list (a fresh machine
+# has none until a build or a fetch).
+cargo fetch --locked
 stub=target-supraseal/cuda-stub
 mkdir -p "$stub"
 registry=$(cargo metadata --format-version 1 | python3 -c \

@@ -13,7 +13,10 @@
 //! - `c2_peer snap DIR`: filecoin-proofs'
 //!   `generate_empty_sector_update_proof_with_vanilla` on `DIR`'s update,
 //!   timed (the same provers).
-//! - An optional last argument RUNS repeats the proof in this process.
+//! - An optional argument RUNS repeats the proof in this process; for `c2`,
+//!   a further IN_FLIGHT proves once alone, then RUNS proofs that many at a
+//!   time on threads (as a daemon with several jobs would), and prints the
+//!   wall time per proof.
 
 use std::time::Instant;
 
@@ -86,11 +89,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let comms: Vec<String> = comms.iter().map(|c| hex(c)).collect();
             std::fs::write(dir.join("snap.comms"), comms.join(" "))?;
         }
-        Some("c2") if args.len() == 5 || args.len() == 6 => {
+        Some("c2") if (5..=7).contains(&args.len()) => {
             let c1: SealCommitPhase1Output = serde_json::from_slice(&std::fs::read(&args[2])?)?;
             let sector: u64 = args[3].parse()?;
             let prover_id = parse_hex32("prover id", &args[4])?;
-            for run in 1..=runs(args.get(5))? {
+            let runs = runs(args.get(5))?;
+            let in_flight: u32 = args.get(6).map_or(Ok(1), |s| s.parse())?;
+            if in_flight > 1 {
+                return c2_in_flight(&c1, sector, prover_id, runs, in_flight);
+            }
+            for run in 1..=runs {
                 let t = Instant::now();
                 let out = seal_commit_phase2(c1.clone(), prover_id, SectorId::from(sector))?;
                 println!(
@@ -138,10 +146,65 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         _ => {
             eprintln!(
-                "usage: c2_peer seal DIR [SECTOR_SIZE] | c2_peer c2 C1 SECTOR PROVER_HEX [RUNS] | c2_peer snap DIR [RUNS]"
+                "usage: c2_peer seal DIR [SECTOR_SIZE] | c2_peer c2 C1 SECTOR PROVER_HEX [RUNS [IN_FLIGHT]] | c2_peer snap DIR [RUNS]"
             );
             std::process::exit(2);
         }
     }
+    Ok(())
+}
+
+/// One proof of `c1` alone (the parameters loaded, the device first used),
+/// then `runs` proofs, `in_flight` at a time, each on its own thread.
+fn c2_in_flight(
+    c1: &SealCommitPhase1Output,
+    sector: u64,
+    prover_id: [u8; 32],
+    runs: u32,
+    in_flight: u32,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let t = Instant::now();
+    seal_commit_phase2(c1.clone(), prover_id, SectorId::from(sector))?;
+    println!(
+        "{} seal_commit_phase2 (first, alone): {:.2} s (verified by filecoin-proofs)",
+        prover(),
+        t.elapsed().as_secs_f64()
+    );
+    let next = std::sync::atomic::AtomicU32::new(0);
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..in_flight.min(runs))
+            .map(|_| {
+                scope.spawn(|| -> Result<(), String> {
+                    loop {
+                        let run = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                        if run > runs {
+                            return Ok(());
+                        }
+                        let t = Instant::now();
+                        let out =
+                            seal_commit_phase2(c1.clone(), prover_id, SectorId::from(sector))
+                                .map_err(|e| format!("run {run}: {e:#}"))?;
+                        println!(
+                            "{} seal_commit_phase2 (run {run}, {in_flight} in flight): {} bytes in {:.2} s (verified by filecoin-proofs)",
+                            prover(),
+                            out.proof.len(),
+                            t.elapsed().as_secs_f64()
+                        );
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().try_for_each(|w| {
+            w.join()
+                .map_err(|_| "a prover thread panicked".to_string())?
+        })
+    })?;
+    let wall = started.elapsed().as_secs_f64();
+    println!(
+        "{} {runs} proofs, {in_flight} in flight: {wall:.2} s wall, {:.2} s/proof",
+        prover(),
+        wall / runs.max(1) as f64
+    );
     Ok(())
 }
