@@ -11,7 +11,8 @@
 # Every proof is verified (by the daemon before it answers; by
 # filecoin-proofs' seal_commit_phase2 for the peer).
 #
-# Staged into .gpu/ as for sizes.sh, plus cuzk_porep
+# Staged into .gpu/ as for sizes.sh, plus the CPU plugin (the daemon keeps
+# the CPU reference beside the CUDA backend), cuzk_porep
 # (`cargo build --release -p zkpipe-daemon --example cuzk_porep`) and the
 # CUDA kernels precompiled into .gpu/cuda-cache.
 # A sector sealed elsewhere may travel instead (sealing 512 MiB takes ~5
@@ -46,7 +47,7 @@ sock=$sockdir/zkpipe.sock
 ./.gpu/zkpipe serve --socket "$sock" --keys-dir "$ZKPIPE_CACHE_DIR" \
   --backend cuda > "$OUT/serve.log" 2> "$OUT/serve.err" &
 serve=$!
-for _ in $(seq 120); do grep -q "listening unix:" "$OUT/serve.log" 2>/dev/null && break; sleep 0.5; done
+for _ in $(seq 240); do grep -q "listening unix:" "$OUT/serve.log" 2>/dev/null && break; kill -0 $serve 2>/dev/null || { cat "$OUT/serve.err"; exit 1; }; sleep 0.5; done
 echo "zkpipe daemon, $SIZE:"
 ./.gpu/cuzk_porep "$sock" "$work/c1.json" 42 $miner 1 1 | sed 's/^/  first (key load): /'
 ./.gpu/cuzk_porep "$sock" "$work/c1.json" 42 $miner "$PROOFS" 1 | sed 's/^/  one at a time: /'
