@@ -39,7 +39,7 @@ use zkpipe_core::{Error, G1Affine, G2Affine, Stage, sample};
 
 use crate::adapter::{self, Counts};
 use crate::job::{FilecoinJob, FinalCheck};
-use crate::porep::{self, Compound, PublicInputs, VanillaProof};
+use crate::porep::{self, Compound, PublicInputs, VanillaProof, VanillaProofs};
 use crate::registry::SEAL_PROOFS;
 use crate::shape::{sector_size_name, with_tree};
 
@@ -117,7 +117,7 @@ impl Draw {
 pub fn vanilla_proofs<Tree: 'static + MerkleTreeTrait>(
     rp: RegisteredSealProof,
     draw: &Draw,
-) -> Result<(PublicInputs<Tree>, Vec<Vec<VanillaProof<Tree>>>), Error> {
+) -> Result<(PublicInputs<Tree>, VanillaProofs<Tree>), Error> {
     let config = rp.as_v1_config();
     if config.feature_enabled(ApiFeature::NonInteractivePoRep) {
         return Err(Error::InvalidInput(format!(
@@ -324,7 +324,7 @@ fn circuit_size_of<Tree: 'static + MerkleTreeTrait>(
     let (pub_in, vanilla) = vanilla_proofs::<Tree>(rp, &Draw::new(0))?;
     let pp = porep::public_params::<Tree>(&config)?.vanilla_params;
     let one = vanilla[0][..1].to_vec();
-    let circuit = Compound::<Tree>::circuit(&pub_in, Default::default(), &one, &pp, Some(0))
+    let circuit = Compound::<Tree>::circuit(&pub_in, (), &one, &pp, Some(0))
         .map_err(|e| Error::Failed(format!("{e:#}")))?;
     let (shared, block) = adapter::count_block(circuit, CHALLENGE_BLOCK)?;
     let challenges = vanilla[0].len();
@@ -350,9 +350,10 @@ impl CircuitSize {
     }
 
     /// Host bytes one partition's witness synthesis holds at its peak: the
-    /// challenges' pieces, then the whole they are joined into.
+    /// challenges' pieces (vectors grown by doubling: up to twice their
+    /// length) and the whole they are joined into.
     pub fn synthesis_bytes(&self) -> u64 {
-        2 * self.witness_bytes()
+        3 * self.witness_bytes()
     }
 
     /// Bytes of the recorded R1CS (three CSR matrices: row pointers,

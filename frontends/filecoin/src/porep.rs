@@ -191,13 +191,12 @@ fn job_of<Tree: 'static + MerkleTreeTrait>(
     ids: SealIds,
 ) -> Result<Arc<dyn FilecoinJob>, Error> {
     let o = c1.output.clone();
-    let vanilla: Vec<Vec<VanillaProof<Tree>>> =
-        o.vanilla_proofs.clone().try_into().map_err(|e| {
-            bad(format!(
-                "its vanilla proofs are not for {:?}: {e:#}",
-                o.registered_proof
-            ))
-        })?;
+    let vanilla: VanillaProofs<Tree> = o.vanilla_proofs.clone().try_into().map_err(|e| {
+        bad(format!(
+            "its vanilla proofs are not for {:?}: {e:#}",
+            o.registered_proof
+        ))
+    })?;
     for (what, c) in [
         ("comm_d", &o.comm_d),
         ("comm_r", &o.comm_r),
@@ -262,7 +261,7 @@ pub(crate) fn compound_job<Tree: 'static + MerkleTreeTrait>(
     config: &PoRepConfig,
     rp: RegisteredSealProof,
     pub_in: PublicInputs<Tree>,
-    vanilla: Vec<Vec<VanillaProof<Tree>>>,
+    vanilla: VanillaProofs<Tree>,
     check: FinalCheck,
 ) -> Result<Arc<dyn FilecoinJob>, Error> {
     let set = param_set_of::<Tree>(rp)?;
@@ -290,6 +289,8 @@ pub(crate) fn compound_job<Tree: 'static + MerkleTreeTrait>(
 
 /// One challenge's vanilla proof of a sector of tree shape `Tree`.
 pub type VanillaProof<Tree> = stacked::Proof<Tree, DefaultPieceHasher>;
+/// A C1 output's vanilla proofs: per partition, one per challenge.
+pub type VanillaProofs<Tree> = Vec<Vec<VanillaProof<Tree>>>;
 /// What a sector's C2 proves: its replica id, commitments and challenge seed.
 pub type PublicInputs<Tree> = stacked::PublicInputs<
     <<Tree as MerkleTreeTrait>::Hasher as filecoin_hashers::Hasher>::Domain,

@@ -54,6 +54,9 @@ fn random_vanilla_proofs_have_a_real_sectors_shape_and_prove_nothing() {
     let drawn = json(&drawn);
     assert_eq!(skeleton(&drawn, false), skeleton(&real, false));
     assert_ne!(drawn, real);
+    // Its own replica id and seed: other challenges, which the comparison
+    // with positions sees.
+    assert_ne!(skeleton(&drawn, true), skeleton(&real, true));
     let again = in_shape::vanilla_proofs::<SectorShape2KiB>(SEAL_PROOF, &Draw::new(5)).unwrap();
     assert_eq!(json(&again.1), drawn, "a seed draws the same proofs");
 
