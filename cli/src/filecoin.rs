@@ -52,6 +52,15 @@ enum FilecoinCommand {
     /// SnapDeals: the sector update proof from its vanilla proofs (one per
     /// partition) and the three commitments.
     SnapUpdate(SnapArgs),
+    /// Timing only: what a PoRep C2 of a sector size costs on this machine,
+    /// from vanilla proofs of that size's shape (partitions, challenges,
+    /// layers, Merkle paths, columns) whose every hash is random. No
+    /// sealed sector needed; no proof is made (the witness satisfies
+    /// nothing: the stages run without the satisfaction check, on a
+    /// synthetic key) and nothing is written. Refused up front, with the
+    /// estimates, when this machine's memory or its device's cannot hold
+    /// the run.
+    InShape(crate::in_shape::InShapeArgs),
 }
 
 /// What every proving subcommand takes.
@@ -211,6 +220,7 @@ pub fn run(args: &PluginArgs, f: &FilecoinArgs) -> Result<(), Error> {
         FilecoinCommand::WindowPost(p) => post(args, p, true),
         FilecoinCommand::WinningPost(p) => post(args, p, false),
         FilecoinCommand::SnapUpdate(u) => snap_update(args, u),
+        FilecoinCommand::InShape(a) => crate::in_shape::run(args, a),
     }
 }
 

@@ -19,6 +19,7 @@ mod doctor;
 mod filecoin;
 mod fleet;
 mod host;
+mod in_shape;
 mod output;
 mod plugin_args;
 mod progress;

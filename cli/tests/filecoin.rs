@@ -511,3 +511,171 @@ fn runs_out_of_range_is_a_usage_error() {
         refused(&o, &out, "--runs");
     }
 }
+
+/// Files under `dir`, recursively.
+fn files_in(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(files_in(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// `zkpipe filecoin in-shape …` run in the empty folder `cwd`.
+fn in_shape(cwd: &Path, args: &[&str]) -> Output {
+    zkpipe_command()
+        .current_dir(cwd)
+        .env("FIL_PROOFS_PARAMETER_CACHE", fixtures().join("params"))
+        .env("ZKPIPE_CACHE_DIR", fixtures().join("zkpipe-cache"))
+        .args(["filecoin", "in-shape"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn in_shape_prints_timings_and_writes_nothing() {
+    fixtures_env();
+    let cwd = tempfile::tempdir().unwrap();
+    for (args, says) in [
+        (
+            &["--sector-size", "2KiB", "--witness-only", "--proofs", "2"][..],
+            "witness per partition: median",
+        ),
+        (
+            &[
+                "--sector-size",
+                "2KiB",
+                "--backend",
+                "cpu",
+                "--in-flight",
+                "2",
+            ][..],
+            "per partition, median: witness",
+        ),
+    ] {
+        let o = in_shape(cwd.path(), args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let out = stdout(&o);
+        for want in [
+            says,
+            "s/proof",
+            "peak RSS",
+            "timing only: no proof was made",
+        ] {
+            assert!(out.contains(want), "{args:?}: wanted `{want}` in: {out}");
+        }
+        assert!(stderr(&o).contains("host estimate"), "{}", stderr(&o));
+        assert!(
+            files_in(cwd.path()).is_empty(),
+            "{args:?} wrote {:?}",
+            files_in(cwd.path())
+        );
+    }
+    // No flag names an output.
+    let o = in_shape(cwd.path(), &["--sector-size", "2KiB", "--out", "proof.bin"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(files_in(cwd.path()).is_empty());
+}
+
+#[test]
+fn in_shape_32gib_is_refused_with_the_estimates_where_memory_cannot_hold_it() {
+    fixtures_env();
+    let cwd = tempfile::tempdir().unwrap();
+    let refused_for = |args: &[&str], says: &str| {
+        let o = in_shape(cwd.path(), args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let e = stderr(&o);
+        for want in [says, "needs about", "GiB"] {
+            assert!(e.contains(want), "{args:?}: wanted `{want}` in: {e}");
+        }
+        assert!(files_in(cwd.path()).is_empty());
+    };
+    // A budget given: 16 GiB holds neither a 32 GiB C2 nor three 32 GiB
+    // partitions' witnesses at once.
+    refused_for(
+        &["--sector-size", "32GiB", "--memory-limit", "16GiB"],
+        "recorded R1CS",
+    );
+    refused_for(
+        &[
+            "--sector-size",
+            "32GiB",
+            "--witness-only",
+            "--in-flight",
+            "3",
+            "--memory-limit",
+            "16GiB",
+        ],
+        "witness synthesis",
+    );
+    // This machine's own memory, where it is under what a 32 GiB C2 needs
+    // by any count (the key alone is over 40 GiB).
+    let available = std::fs::read_to_string("/proc/meminfo")
+        .unwrap()
+        .lines()
+        .find(|l| l.starts_with("MemAvailable:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .unwrap()
+        << 10;
+    if available < 40 << 30 {
+        refused_for(&["--sector-size", "32GiB"], "this machine has");
+    } else {
+        eprintln!(
+            "skipped the refusal on this machine's memory: it has {available} bytes available"
+        );
+    }
+}
+
+#[test]
+fn seal_commit_refuses_random_vanilla_proofs() {
+    fixtures_env();
+    let params = fixtures().join("params");
+    let o = zkpipe(
+        &params,
+        &[
+            "filecoin",
+            "params",
+            "--sector-size",
+            "2KiB",
+            "--proofs",
+            "porep",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let s = sealed(d);
+    let random = d.join("random-c1.json");
+    std::fs::write(
+        &random,
+        zkpipe_filecoin::testing::with_random_vanilla(&s.c1_json, 3).unwrap(),
+    )
+    .unwrap();
+    let out = d.join("proof.bin");
+    let o = zkpipe(
+        &params,
+        &[
+            "filecoin",
+            "seal-commit",
+            "--c1",
+            &random.display().to_string(),
+            "--sector-id",
+            "21",
+            "--prover-id",
+            &hex(&s.prover_id),
+            "--out",
+            &out.display().to_string(),
+        ],
+    );
+    refused(&o, &out, "does not satisfy the circuit");
+}

@@ -91,6 +91,93 @@ pub fn join(blocks: Vec<Block>) -> Option<Witness> {
     Some(WitnessPiece::concat(&pieces))
 }
 
+/// What a circuit's R1CS holds, counted without recording it: its
+/// constraints, variables and matrix entries, and the variables a key has
+/// A and B query points for (bellperson's density).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Constraints (rows).
+    pub constraints: u64,
+    /// Public inputs, the constant one included.
+    pub inputs: u64,
+    /// Private variables.
+    pub aux: u64,
+    /// Entries of A, B and C together.
+    pub nonzeros: u64,
+    /// Aux variables that appear in A.
+    pub a_aux: u64,
+    /// Inputs that appear in B.
+    pub b_inputs: u64,
+    /// Aux variables that appear in B.
+    pub b_aux: u64,
+}
+
+impl Counts {
+    /// `self + times × other`, field by field.
+    pub fn plus_times(self, other: Counts, times: u64) -> Counts {
+        Counts {
+            constraints: self.constraints + times * other.constraints,
+            inputs: self.inputs + times * other.inputs,
+            aux: self.aux + times * other.aux,
+            nonzeros: self.nonzeros + times * other.nonzeros,
+            a_aux: self.a_aux + times * other.a_aux,
+            b_inputs: self.b_inputs + times * other.b_inputs,
+            b_aux: self.b_aux + times * other.b_aux,
+        }
+    }
+}
+
+/// Counts a one-block `circuit` (see [`witness_block`]) split where its
+/// block begins: `(shared part, block)`. A circuit of `k` such blocks counts
+/// `shared.plus_times(block, k)`: each block's constraints reach the
+/// shared variables as the first one's do. Values are never asked for.
+///
+/// # Errors
+/// [`Error::Synthesis`] when the circuit fails; [`Error::Failed`] when it
+/// has no such namespace.
+pub fn count_block<C: Circuit<Scalar>>(circuit: C, block: &str) -> Result<(Counts, Counts), Error> {
+    let mut cs = CountingCs {
+        block,
+        depth: 0,
+        inputs: 1,
+        aux: 0,
+        at_block: None,
+        constraints: [0; 2],
+        nonzeros: [0; 2],
+        a_aux: Vec::new(),
+        b_aux: Vec::new(),
+        b_inputs: vec![false],
+    };
+    circuit.synthesize(&mut cs).map_err(synthesis)?;
+    let (start_inputs, start_aux) = cs.at_block.ok_or_else(|| {
+        Error::Failed(format!("the circuit has no top-level namespace `{block}…`"))
+    })?;
+    let count = |v: &[bool], from: usize, to: usize| {
+        v.get(from..to.min(v.len()))
+            .map_or(0, |s| s.iter().filter(|&&b| b).count() as u64)
+    };
+    let (ai, aa) = (cs.inputs, cs.aux);
+    let shared = Counts {
+        constraints: cs.constraints[0],
+        inputs: start_inputs as u64,
+        aux: start_aux as u64,
+        nonzeros: cs.nonzeros[0],
+        a_aux: count(&cs.a_aux, 0, start_aux),
+        b_inputs: count(&cs.b_inputs, 0, start_inputs),
+        b_aux: count(&cs.b_aux, 0, start_aux),
+    };
+    let block = Counts {
+        constraints: cs.constraints[1],
+        inputs: (ai - start_inputs) as u64,
+        aux: (aa - start_aux) as u64,
+        nonzeros: cs.nonzeros[1],
+        a_aux: count(&cs.a_aux, start_aux, aa),
+        b_inputs: count(&cs.b_inputs, start_inputs, ai),
+        b_aux: count(&cs.b_aux, start_aux, aa),
+    };
+    Ok((shared, block))
+}
+
 fn synthesis(e: SynthesisError) -> Error {
     Error::Synthesis(e.to_string())
 }
@@ -152,6 +239,107 @@ impl ConstraintSystem<Scalar> for RecordingCs {
     }
 
     fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
+/// Counts what [`RecordingCs`] would record, before and from the block on.
+struct CountingCs<'a> {
+    block: &'a str,
+    depth: usize,
+    inputs: usize,
+    aux: usize,
+    /// Inputs and aux allocated before the block.
+    at_block: Option<(usize, usize)>,
+    /// Before the block, and from it on.
+    constraints: [u64; 2],
+    nonzeros: [u64; 2],
+    a_aux: Vec<bool>,
+    b_aux: Vec<bool>,
+    b_inputs: Vec<bool>,
+}
+
+impl CountingCs<'_> {
+    fn part(&self) -> usize {
+        usize::from(self.at_block.is_some())
+    }
+}
+
+fn mark(v: &mut Vec<bool>, i: usize) {
+    if v.len() <= i {
+        v.resize(i + 1, false);
+    }
+    v[i] = true;
+}
+
+impl ConstraintSystem<Scalar> for CountingCs<'_> {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.aux += 1;
+        Ok(Variable::new_unchecked(Index::Aux(self.aux - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.inputs += 1;
+        Ok(Variable::new_unchecked(Index::Input(self.inputs - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        let (a, b, c) = (
+            a(LinearCombination::zero()),
+            b(LinearCombination::zero()),
+            c(LinearCombination::zero()),
+        );
+        let part = self.part();
+        self.constraints[part] += 1;
+        self.nonzeros[part] += (a.iter().count() + b.iter().count() + c.iter().count()) as u64;
+        for (var, _) in a.iter() {
+            if let Index::Aux(i) = var.get_unchecked() {
+                mark(&mut self.a_aux, i);
+            }
+        }
+        for (var, _) in b.iter() {
+            match var.get_unchecked() {
+                Index::Aux(i) => mark(&mut self.b_aux, i),
+                Index::Input(i) => mark(&mut self.b_inputs, i),
+            }
+        }
+    }
+
+    fn push_namespace<NR, N>(&mut self, name: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+        if self.depth == 0 && self.at_block.is_none() && name().into().starts_with(self.block) {
+            self.at_block = Some((self.inputs, self.aux));
+        }
+        self.depth += 1;
+    }
+
+    fn pop_namespace(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
 
     fn get_root(&mut self) -> &mut Self::Root {
         self

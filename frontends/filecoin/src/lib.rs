@@ -13,6 +13,7 @@
 pub mod adapter;
 pub mod commitment;
 pub mod engine;
+pub mod in_shape;
 pub mod job;
 pub mod params;
 pub mod porep;

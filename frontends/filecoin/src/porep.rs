@@ -191,13 +191,12 @@ fn job_of<Tree: 'static + MerkleTreeTrait>(
     ids: SealIds,
 ) -> Result<Arc<dyn FilecoinJob>, Error> {
     let o = c1.output.clone();
-    let vanilla: Vec<Vec<stacked::Proof<Tree, DefaultPieceHasher>>> =
-        o.vanilla_proofs.clone().try_into().map_err(|e| {
-            bad(format!(
-                "its vanilla proofs are not for {:?}: {e:#}",
-                o.registered_proof
-            ))
-        })?;
+    let vanilla: VanillaProofs<Tree> = o.vanilla_proofs.clone().try_into().map_err(|e| {
+        bad(format!(
+            "its vanilla proofs are not for {:?}: {e:#}",
+            o.registered_proof
+        ))
+    })?;
     for (what, c) in [
         ("comm_d", &o.comm_d),
         ("comm_r", &o.comm_r),
@@ -229,8 +228,6 @@ fn job_of<Tree: 'static + MerkleTreeTrait>(
         k: None,
         seed: Some(o.seed),
     };
-    let set = param_set_of::<Tree>(o.registered_proof)?;
-    let pub_params = public_params::<Tree>(config)?.vanilla_params;
     let rp = o.registered_proof;
     let check: FinalCheck = Box::new(move |proof| {
         let ok = filecoin_proofs_api::seal::verify_seal(
@@ -255,6 +252,20 @@ fn job_of<Tree: 'static + MerkleTreeTrait>(
             )))
         }
     });
+    compound_job::<Tree>(config, rp, pub_in, vanilla, check)
+}
+
+/// The job proving `vanilla` (one vector of challenge proofs per
+/// partition) for `pub_in`, its final check `check`.
+pub(crate) fn compound_job<Tree: 'static + MerkleTreeTrait>(
+    config: &PoRepConfig,
+    rp: RegisteredSealProof,
+    pub_in: PublicInputs<Tree>,
+    vanilla: VanillaProofs<Tree>,
+    check: FinalCheck,
+) -> Result<Arc<dyn FilecoinJob>, Error> {
+    let set = param_set_of::<Tree>(rp)?;
+    let pub_params = public_params::<Tree>(config)?.vanilla_params;
     Ok(Arc::new(CompoundJob::<
         Scheme<'static, Tree>,
         StackedCircuit<Tree, DefaultPieceHasher>,
@@ -276,10 +287,20 @@ fn job_of<Tree: 'static + MerkleTreeTrait>(
     }))
 }
 
-type Compound<Tree> = StackedCompound<Tree, DefaultPieceHasher>;
+/// One challenge's vanilla proof of a sector of tree shape `Tree`.
+pub type VanillaProof<Tree> = stacked::Proof<Tree, DefaultPieceHasher>;
+/// A C1 output's vanilla proofs: per partition, one per challenge.
+pub type VanillaProofs<Tree> = Vec<Vec<VanillaProof<Tree>>>;
+/// What a sector's C2 proves: its replica id, commitments and challenge seed.
+pub type PublicInputs<Tree> = stacked::PublicInputs<
+    <<Tree as MerkleTreeTrait>::Hasher as filecoin_hashers::Hasher>::Domain,
+    <DefaultPieceHasher as filecoin_hashers::Hasher>::Domain,
+>;
+
+pub(crate) type Compound<Tree> = StackedCompound<Tree, DefaultPieceHasher>;
 type Scheme<'a, Tree> = StackedDrg<'a, Tree, DefaultPieceHasher>;
 
-fn public_params<Tree: 'static + MerkleTreeTrait>(
+pub(crate) fn public_params<Tree: 'static + MerkleTreeTrait>(
     config: &PoRepConfig,
 ) -> Result<compound_proof::PublicParams<'static, Scheme<'static, Tree>>, Error> {
     let failed = |e: anyhow::Error| Error::Failed(format!("{e:#}"));

@@ -216,3 +216,25 @@ pub fn post_vanilla(
     );
     generate_single_vanilla_proof(registered, sector, &replica, &challenges[&sector])
 }
+
+/// A 2 KiB sector's C1 output (`c1_json`) with its vanilla proofs replaced
+/// by in-shape ones drawn for the same replica id and challenge seed: the
+/// same challenges and parents, every hash random (see
+/// [`crate::in_shape`]). Its witness does not satisfy the circuit.
+///
+/// # Errors
+/// A C1 output that is not JSON or not of [`SEAL_PROOF`].
+pub fn with_random_vanilla(c1_json: &[u8], seed: u64) -> Result<Vec<u8>> {
+    use filecoin_proofs::constants::SectorShape2KiB;
+    let c1: filecoin_proofs_api::seal::SealCommitPhase1Output = serde_json::from_slice(c1_json)?;
+    anyhow::ensure!(c1.registered_proof == SEAL_PROOF, "not a 2 KiB C1 output");
+    let draw = crate::in_shape::Draw {
+        replica_id: c1.replica_id.into(),
+        seed: c1.seed,
+        ..crate::in_shape::Draw::new(seed)
+    };
+    let (_, proofs) = crate::in_shape::vanilla_proofs::<SectorShape2KiB>(SEAL_PROOF, &draw)?;
+    let mut doc: serde_json::Value = serde_json::from_slice(c1_json)?;
+    doc["vanilla_proofs"] = serde_json::json!({ "StackedDrg2KiBV1": proofs });
+    Ok(serde_json::to_vec(&doc)?)
+}
