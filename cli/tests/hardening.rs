@@ -590,6 +590,56 @@ fn setup_into_a_folder_it_cannot_make_fails_before_the_setup() {
     );
 }
 
+/// A disk that fills up in the middle of a cache write, stood in for by a
+/// file-size limit (writes past it fail with EFBIG, the signal ignored):
+/// the R1CS file at 256 KiB, the keys' `params.bin` at 1 MiB. The command
+/// fails naming the file, and the cache keeps no staging folder, no partial
+/// file and no empty entry; no proof is written.
+#[test]
+fn a_cache_write_cut_short_by_a_full_disk_leaves_nothing_half_made() {
+    for (limit_kib, failing) in [(256, "squaring-chain-4096.r1cs"), (1024, "params.bin")] {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        let zk = support::zkpipe_command();
+        let o = Command::new("bash")
+            .arg("-c")
+            .arg(format!("trap '' XFSZ; ulimit -f {limit_kib}; exec \"$@\""))
+            .arg("bash")
+            .arg(zk.get_program())
+            .args(zk.get_args())
+            .args(["prove", "--circuit", "squaring-chain", "--size", "4096"])
+            .env_remove("ZKPIPE_PLUGIN_PATH")
+            .env("ZKPIPE_CACHE_DIR", d.join("cache"))
+            .current_dir(d)
+            .output()
+            .unwrap();
+        refused(&o, 1, failing);
+        refused(&o, 1, "File too large");
+        let mut left = vec![];
+        let mut stack = vec![d.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            let entries: Vec<_> = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap())
+                .collect();
+            if entries.is_empty() && dir != d {
+                left.push(format!("empty folder {}", dir.display()));
+            }
+            for e in entries {
+                let path = e.path();
+                let name = e.file_name().to_string_lossy().into_owned();
+                if e.file_type().unwrap().is_dir() {
+                    stack.push(path.clone());
+                }
+                if name.contains(".tmp-") || name.ends_with(".proof") || name.ends_with(".json") {
+                    left.push(path.display().to_string());
+                }
+            }
+        }
+        assert!(left.is_empty(), "limit {limit_kib} KiB left: {left:?}");
+    }
+}
+
 /// A daemon start with TLS files: what is wrong, the certificate, key and
 /// client CA given, and what the refusal must name.
 struct DaemonTls<'a> {
