@@ -7,7 +7,7 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use filecoin_proofs_api::post::{verify_window_post, verify_winning_post};
@@ -46,6 +46,24 @@ fn refused(o: &Output, out: &Path, says: &str) {
     assert!(!out.exists(), "no output after a refusal");
 }
 
+/// The 2 KiB parameters of `proofs` in the shared fixtures folder, made by
+/// `zkpipe filecoin params`.
+fn params_2kib(proofs: &str) -> PathBuf {
+    fixtures_env();
+    let params = fixtures().join("params");
+    let args = [
+        "filecoin",
+        "params",
+        "--sector-size",
+        "2KiB",
+        "--proofs",
+        proofs,
+    ];
+    let o = zkpipe(&params, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    params
+}
+
 fn sealed(dir: &Path) -> Sealed {
     let s = seal_2kib(dir, [5; 32], 21, 5).unwrap();
     std::fs::write(dir.join("c1.json"), &s.c1_json).unwrap();
@@ -54,20 +72,7 @@ fn sealed(dir: &Path) -> Sealed {
 
 #[test]
 fn seal_commit_from_c1_files_and_refusals() {
-    fixtures_env();
-    let params = fixtures().join("params");
-    let o = zkpipe(
-        &params,
-        &[
-            "filecoin",
-            "params",
-            "--sector-size",
-            "2KiB",
-            "--proofs",
-            "porep",
-        ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    let params = params_2kib("porep");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let s = sealed(d);
@@ -235,20 +240,7 @@ fn seal_commit_from_c1_files_and_refusals() {
 
 #[test]
 fn window_and_winning_post_from_vanilla_files() {
-    fixtures_env();
-    let params = fixtures().join("params");
-    let o = zkpipe(
-        &params,
-        &[
-            "filecoin",
-            "params",
-            "--sector-size",
-            "2KiB",
-            "--proofs",
-            "window-post,winning-post",
-        ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    let params = params_2kib("window-post,winning-post");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let s = sealed(d);
@@ -394,20 +386,7 @@ fn comm_d_cid_text(comm: [u8; 32]) -> String {
 
 #[test]
 fn snap_update_from_vanilla_files() {
-    fixtures_env();
-    let params = fixtures().join("params");
-    let o = zkpipe(
-        &params,
-        &[
-            "filecoin",
-            "params",
-            "--sector-size",
-            "2KiB",
-            "--proofs",
-            "snap-update",
-        ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    let params = params_2kib("snap-update");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let snapped = snap_2kib(d, &sealed(d), 9).unwrap();
@@ -638,20 +617,7 @@ fn in_shape_32gib_is_refused_with_the_estimates_where_memory_cannot_hold_it() {
 
 #[test]
 fn seal_commit_refuses_random_vanilla_proofs() {
-    fixtures_env();
-    let params = fixtures().join("params");
-    let o = zkpipe(
-        &params,
-        &[
-            "filecoin",
-            "params",
-            "--sector-size",
-            "2KiB",
-            "--proofs",
-            "porep",
-        ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    let params = params_2kib("porep");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let s = sealed(d);
