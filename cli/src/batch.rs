@@ -8,10 +8,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use zkpipe_core::Error;
 use zkpipe_core::fsutil::write_atomically;
-use zkpipe_core::groth16::PreparedVerifyingKey;
-use zkpipe_core::sched::batch::{self, BatchSpec, Finished, Verify};
+use zkpipe_core::sched::batch::Finished;
 use zkpipe_core::sched::metrics::{Summary, timeline_lines};
-use zkpipe_core::sched::{Engine, Policy, Settings, Span, builtin};
+use zkpipe_core::sched::{Policy, Span};
+use zkpipe_session::Session;
+use zkpipe_session::batch::BatchRequest;
+use zkpipe_session::policy;
 
 use crate::circuit::CircuitArgs;
 use crate::plugin_args::PluginArgs;
@@ -86,68 +88,38 @@ struct Waterfall<'a> {
     spans: &'a [Span],
 }
 
-fn knobs(b: &BatchArgs) -> Result<Settings, Error> {
-    let mut s = Settings::default();
-    if let Some(path) = &b.config {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-            path: path.clone(),
-            source,
-        })?;
-        s.merge_toml(&text)
-            .map_err(|e| Error::InvalidInput(format!("{}: {e}", path.display())))?;
-    }
-    Ok(s)
-}
-
-/// A built-in policy by name, or a policy plugin by path (anything with a
-/// `/` or ending in `.so`), with `--config`, `--set` and `extra` knobs applied.
+/// A built-in policy by name, or a policy plugin by path, with `--config`,
+/// `--set` and `extra` knobs applied.
 pub fn resolve_policy(
     b: &BatchArgs,
     name: &str,
     extra: &[(String, String)],
 ) -> Result<Arc<dyn Policy>, Error> {
     let all: Vec<(String, String)> = b.knobs.iter().chain(extra).cloned().collect();
-    if name.contains('/') || name.ends_with(".so") {
-        return zkpipe_core::sched::plugin::load_policy(
-            std::path::Path::new(name),
-            &knobs(b)?,
-            &all,
-        );
+    policy::resolve(name, policy::settings_from(b.config.as_deref())?, &all)
+}
+
+impl BatchArgs {
+    fn request(&self) -> BatchRequest {
+        BatchRequest {
+            builtin: self.circuit.request(),
+            partitions: self.partitions,
+            count: self.count,
+            concurrency: self.concurrency,
+            synthetic: self.synthetic,
+            verify_all: self.verify,
+        }
     }
-    builtin(name, Some(knobs(b)?), &all)
 }
 
 /// Runs the batch under `policy`: per-proof lines (stdout, or stderr
 /// when `quiet`), a bar on a terminal; returns the summary and timeline.
 pub fn run_batch(
-    args: &PluginArgs,
+    session: &Session,
     b: &BatchArgs,
     policy: Arc<dyn Policy>,
     quiet: bool,
 ) -> Result<(Summary, Vec<Span>), Error> {
-    let c = &b.circuit;
-    let circuit = c.source()?;
-    crate::prove::check_fits(c)?;
-    let backend = Arc::new(args.backend(&b.backend)?);
-    let r1cs = Arc::new(c.r1cs(&circuit)?);
-    let keys = crate::prove::keys(c, &circuit, &r1cs, None, b.synthetic)?;
-    let verify = match (keys.synthetic(), b.verify) {
-        (true, _) => Verify::None,
-        (false, true) => Verify::All,
-        (false, false) => Verify::Sample,
-    };
-    let params = Arc::new(keys.params);
-    let registry = args.registry();
-    let workload = batch::groth16_workload(
-        &registry,
-        backend,
-        params.clone(),
-        r1cs,
-        circuit,
-        policy.settings(),
-    )?;
-    let engine = Engine::new(workload, policy.clone())?;
-    let pvk = PreparedVerifyingKey::new(&params.vk);
     // Drawn on stderr, only when it is a terminal.
     let bar = indicatif::ProgressBar::new(b.count as u64);
     bar.set_style(
@@ -156,13 +128,7 @@ pub fn run_batch(
         )
         .expect("valid template"),
     );
-    let spec = BatchSpec {
-        count: b.count,
-        partitions: b.partitions,
-        concurrency: b.concurrency,
-        verify,
-    };
-    let run = batch::run_batch(engine, &spec, &pvk, &mut |f: &Finished<'_>| {
+    let out = session.batch(&b.request(), policy, &mut |f: &Finished<'_>| {
         let line = match &f.outcome.result {
             Ok(_) => format!(
                 "[{}/{}] COMPLETED — {:.2} s (prove={:.0} ms, queue={:.0} ms)",
@@ -185,10 +151,7 @@ pub fn run_batch(
         bar.inc(1);
     })?;
     bar.finish_and_clear();
-    Ok((
-        batch::summarize(policy.as_ref(), &run, b.count),
-        run.timeline,
-    ))
+    Ok(out)
 }
 
 pub fn print_summary(s: &Summary) {
@@ -271,7 +234,8 @@ pub fn run(args: &PluginArgs, cmd: &BatchCmd) -> Result<(), Error> {
             if cmd.batch.synthetic {
                 eprintln!("warning: SYNTHETIC keys: timing only, proofs are not verified");
             }
-            run_batch(args, &cmd.batch, p, cmd.json)?
+            let session = args.session(&cmd.batch.backend, 0)?;
+            run_batch(&session, &cmd.batch, p, cmd.json)?
         }
     };
     std::fs::create_dir_all(&cmd.out_dir).map_err(|source| Error::Io {
@@ -294,7 +258,7 @@ pub fn run(args: &PluginArgs, cmd: &BatchCmd) -> Result<(), Error> {
             summary.host_floor_s_per_proof
         ),
     };
-    crate::waterfall::draw(
+    zkpipe_charts::draw(
         &cmd.out_dir.join("waterfall.svg"),
         &spans,
         &format!("{} — {}{bound}", summary.policy, summary.settings),
@@ -375,11 +339,12 @@ pub fn compare(args: &PluginArgs, cmd: &CompareCmd) -> Result<(), Error> {
             runs.push((label, policy));
         }
     }
+    let session = args.session(&cmd.batch.backend, 0)?;
     let mut rows = Vec::new();
     let mut failure = None;
     for (i, (label, policy)) in runs.iter().enumerate() {
         eprintln!("[{}/{}] {label} …", i + 1, runs.len());
-        match run_batch(args, &cmd.batch, policy.clone(), true) {
+        match run_batch(&session, &cmd.batch, policy.clone(), true) {
             Ok((summary, _)) => rows.push((label.clone(), summary)),
             Err(e) => {
                 eprintln!("[{}/{}] {label}: FAILED — {e}", i + 1, runs.len());
@@ -413,7 +378,7 @@ fn write_compare(cmd: &CompareCmd, rows: &[(String, Summary)]) -> Result<(), Err
     )
     .expect("summaries serialise");
     write_atomically(&cmd.out_dir.join("compare.json"), json.as_bytes())?;
-    crate::waterfall::draw_compare(&cmd.out_dir.join("compare.svg"), rows)?;
+    zkpipe_charts::draw_compare(&cmd.out_dir.join("compare.svg"), rows)?;
     if cmd.json {
         println!("{json}");
         return Ok(());
@@ -423,7 +388,7 @@ fn write_compare(cmd: &CompareCmd, rows: &[(String, Summary)]) -> Result<(), Err
     println!(
         "{} {} — {} requests × {} partitions, {} in flight, backend {}",
         b.circuit.circuit,
-        b.circuit.size(),
+        b.circuit.request().size(),
         b.count,
         b.partitions,
         b.concurrency,

@@ -49,7 +49,7 @@ async fn run_async(
         request_id: String::new(),
         key: Some(proto::KeyId {
             circuit: b.circuit.circuit.clone(),
-            size: b.circuit.size().to_string(),
+            size: b.circuit.request().size().to_string(),
         }),
         priority: Priority::Normal as i32,
         partitions: b.partitions,

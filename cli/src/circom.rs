@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::time::Instant;
 use zkpipe_circom::{CircomR1cs, json};
 use zkpipe_core::fsutil::{check_input, check_outputs, check_writable, write_atomically};
-use zkpipe_core::groth16::{
-    self, HQuery, Parameters, PreparedVerifyingKey, ProverBuilder, VerifyingKey,
-};
+use zkpipe_core::groth16::{self, HQuery, Parameters, PreparedVerifyingKey, VerifyingKey};
 use zkpipe_core::{Error, Fr};
+use zkpipe_session::prove::self_check;
+use zkpipe_session::{Blinding, ProverOptions};
 
 use crate::plugin_args::PluginArgs;
 use crate::prove::{ProveArgs, VerifyArgs};
@@ -267,16 +267,13 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
         t.elapsed()
     );
     let params = Arc::new(params);
-    let backend = Arc::new(args.backend(&p.backend)?);
-    let registry = args.registry();
-    let prover = ProverBuilder::new(backend)
-        .device(p.device)
-        .cpu_fallback(&registry)
-        .build(params.clone(), Arc::new(circuit.r1cs.clone()))?;
-    if let Some(note) = prover.fallback_note() {
-        eprintln!("note: {note}");
-    }
-    let (r, s) = blinding(p.seed)?;
+    let session = args.session(&p.backend, p.device)?;
+    let prover = session.prover(
+        params.clone(),
+        Arc::new(circuit.r1cs.clone()),
+        ProverOptions::default(),
+    )?;
+    let (r, s) = Blinding::from_seed(p.seed).get(0)?;
     let (proof, times) = prover.prove(&witness, r, s)?;
     let summary: Vec<String> = times
         .stages
@@ -290,11 +287,7 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
     );
     let public = witness.public_inputs();
     let pvk = PreparedVerifyingKey::new(&params.vk);
-    if !groth16::verify(&pvk, &proof, public)? {
-        return Err(Error::Failed(
-            "the proof failed its self-check; nothing was written".into(),
-        ));
-    }
+    self_check(&prover, &pvk, &proof, public, &name(&c.proof))?;
     let proof_json = serde_json::to_string_pretty(&json::proof_to_json(&proof)).expect("json");
     let public_json = serde_json::to_string_pretty(&json::public_to_json(public)).expect("json");
     write_out(&c.proof, &proof_json)?;
@@ -315,11 +308,6 @@ fn check_fits(constraints: u64, wires: u64, path: &Path) -> Result<(), Error> {
         &format!("{} ({size} constraints or wires)", name(path)),
         size.saturating_mul(zkpipe_core::machine::PROVE_BYTES_PER_CONSTRAINT),
     )
-}
-
-/// `r, s` from the seed when given, else from the OS.
-fn blinding(seed: Option<u64>) -> Result<(Fr, Fr), Error> {
-    zkpipe_core::random::blinding(seed)
 }
 
 /// `zkpipe setup --r1cs c.r1cs (--out DIR | --zkey FILE)`: insecure test

@@ -7,7 +7,7 @@ use zkpipe_daemon::client::{self, Address, Client};
 use zkpipe_daemon::daemon::state_label;
 use zkpipe_daemon::proto::{self, JobState, Priority};
 
-use crate::output::Output;
+use zkpipe_session::output::Output;
 
 #[derive(Args, Debug)]
 pub struct ClientArgs {
@@ -255,7 +255,12 @@ impl JobArgs {
             (self.zkey.iter().map(|z| ("--zkey", z.as_path())))
                 .chain(self.wtns.iter().map(|w| ("--wtns", w.as_path())))
                 .collect();
-        crate::output::proof_outputs(&inputs, out, public_out, (proof_default, public_default))
+        zkpipe_session::output::proof_outputs(
+            &inputs,
+            out,
+            public_out,
+            (proof_default, public_default),
+        )
     }
 
     /// Whether the job is a circom one (its proofs are saved as snarkjs JSON).

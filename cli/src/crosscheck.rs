@@ -35,20 +35,21 @@ pub struct CrosscheckArgs {
 
 /// Runs the checks, printing a line each; returns whether all matched.
 pub fn run(args: &PluginArgs, x: &CrosscheckArgs) -> Result<bool, Error> {
-    let circuit = x.circuit.source()?;
-    crate::prove::check_fits(&x.circuit)?;
-    let test = Arc::new(args.backend(&x.backend)?);
-    let reference = Arc::new(args.reference_backend(&x.reference)?);
-    let r1cs = Arc::new(x.circuit.r1cs(&circuit)?);
+    let c = x.circuit.request();
+    let circuit = c.source()?;
+    c.check_fits()?;
+    let session = args.session(&x.backend, x.device)?;
+    let reference = Arc::new(session.reference(&x.reference)?);
+    let r1cs = Arc::new(c.r1cs(&circuit, session.progress())?);
     let spec = Spec {
         max_log_size: x.max_log_size,
         seed: x.seed,
         device: x.device,
     };
     crosscheck::run(
-        &test,
+        session.backend(),
         &reference,
-        &args.registry(),
+        session.registry(),
         &*circuit,
         r1cs,
         &spec,

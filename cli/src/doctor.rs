@@ -54,8 +54,9 @@ fn gib(bytes: u64) -> f64 {
 }
 
 pub fn run(args: &PluginArgs, json: bool) -> Result<(), Error> {
-    let registry = args.registry();
-    let config = args.config()?;
+    let request = args.request("", 0);
+    let registry = request.registry();
+    let config = request.config()?;
     let backends = registry
         .plugins
         .iter()

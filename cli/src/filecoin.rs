@@ -4,13 +4,11 @@
 //! verified by filecoin-proofs before anything is written.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Instant;
 
 use clap::{Args, Subcommand};
 use zkpipe_core::Error;
 use zkpipe_core::fsutil::{check_outputs, check_writable, read_capped, write_atomically};
-use zkpipe_core::groth16::ProverBuilder;
 use zkpipe_core::r1cs::cache::R1csCache;
 use zkpipe_filecoin::commitment::Commitment;
 use zkpipe_filecoin::porep::{C1, MAX_C1_BYTES, SealIds, seal_commit};
@@ -24,6 +22,7 @@ use zkpipe_filecoin::snap::{SnapRequest, prove_snap};
 use zkpipe_filecoin::{
     Blinding, Engine, Proved, RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof,
 };
+use zkpipe_session::ProverOptions;
 
 use crate::plugin_args::PluginArgs;
 use crate::progress::CliProgress;
@@ -231,28 +230,13 @@ fn cache_dir(given: &Option<PathBuf>) -> PathBuf {
 }
 
 fn engine(args: &PluginArgs, opts: &ProveOpts) -> Result<Engine, Error> {
-    let args = args.with(&opts.plugins);
-    let backend = Arc::new(args.backend(&opts.backend)?);
-    backend.device_info(opts.device)?;
-    let registry = args.registry();
-    let device = opts.device;
+    let session = args
+        .with(&opts.plugins)
+        .session(&opts.backend, opts.device)?;
     Ok(Engine::new(
-        Box::new(move |params, r1cs| {
-            let prover = ProverBuilder::new(backend.clone())
-                .device(device)
-                .cpu_fallback(&registry)
-                .build(params, r1cs)?;
-            if let Some(note) = prover.fallback_note() {
-                eprintln!("note: {note}");
-            }
-            Ok(prover)
-        }),
+        Box::new(move |params, r1cs| session.prover(params, r1cs, ProverOptions::default())),
         R1csCache::new(cache_dir(&opts.cache_dir).join("r1cs")),
     ))
-}
-
-fn blinding(seed: Option<u64>) -> Blinding {
-    seed.map_or(Blinding::Random, Blinding::Seeded)
 }
 
 /// Proves `runs` times (one engine: the key stays resident), reporting
@@ -386,7 +370,7 @@ fn seal(args: &PluginArgs, s: &SealCommitArgs) -> Result<(), Error> {
             &engine,
             &c1,
             ids,
-            blinding(s.opts.seed),
+            Blinding::from_seed(s.opts.seed),
             &CliProgress::new(),
         )
     })?;
@@ -462,7 +446,12 @@ fn post(args: &PluginArgs, p: &PostArgs, window: bool) -> Result<(), Error> {
         "winning-post"
     };
     let proved = prove_runs(what, p.opts.runs, || {
-        prove_post(&engine, &req, blinding(p.opts.seed), &CliProgress::new())
+        prove_post(
+            &engine,
+            &req,
+            Blinding::from_seed(p.opts.seed),
+            &CliProgress::new(),
+        )
     })?;
     write(&proved, &p.opts.out)?;
     Ok(())
@@ -494,7 +483,12 @@ fn snap_update(args: &PluginArgs, u: &SnapArgs) -> Result<(), Error> {
     };
     let engine = engine(args, &u.opts)?;
     let proved = prove_runs("snap-update", u.opts.runs, || {
-        prove_snap(&engine, &req, blinding(u.opts.seed), &CliProgress::new())
+        prove_snap(
+            &engine,
+            &req,
+            Blinding::from_seed(u.opts.seed),
+            &CliProgress::new(),
+        )
     })?;
     write(&proved, &u.opts.out)?;
     Ok(())

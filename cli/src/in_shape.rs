@@ -9,13 +9,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use zkpipe_core::groth16::{self, ProverBuilder, StageTimes};
+use zkpipe_core::groth16::{self, StageTimes};
 use zkpipe_core::plugin::{DeviceInfo, DeviceKind, ops};
 use zkpipe_core::r1cs::cache::R1csCache;
 use zkpipe_core::sched::metrics::process_peak_rss_bytes;
 use zkpipe_core::{Error, Stage, machine};
 use zkpipe_filecoin::in_shape::{self, CircuitSize, NO_PROOF};
 use zkpipe_filecoin::shape::{parse_sector_size, sector_size_name};
+use zkpipe_session::ProverOptions;
 
 use crate::plugin_args::PluginArgs;
 use crate::progress::CliProgress;
@@ -136,15 +137,15 @@ pub fn run(args: &PluginArgs, a: &InShapeArgs) -> Result<(), Error> {
         what: "witness synthesis",
         bytes: in_flight as u64 * circuit.synthesis_bytes(),
     }];
-    let backend = if a.witness_only {
+    let session = if a.witness_only {
         None
     } else {
-        let args = args.with(&a.plugins);
-        let backend = Arc::new(args.backend(&a.backend)?);
+        let session = args.with(&a.plugins).session(&a.backend, a.device)?;
+        let backend = session.backend();
         let device = backend.device_info(a.device)?;
         let device_parts = full_estimate(
             &circuit,
-            &backend,
+            backend,
             &device,
             a.host_spmv,
             in_flight,
@@ -167,7 +168,7 @@ pub fn run(args: &PluginArgs, a: &InShapeArgs) -> Result<(), Error> {
             // The backend's device is host memory.
             host.extend(device_parts);
         }
-        Some((backend, args.registry()))
+        Some(session)
     };
     let need = total(&host);
     eprintln!("host estimate: {} ({})", gib(need), list(&host));
@@ -199,9 +200,9 @@ pub fn run(args: &PluginArgs, a: &InShapeArgs) -> Result<(), Error> {
     let t = Instant::now();
     let job = in_shape::job(rp, a.seed)?;
     eprintln!("random vanilla proofs drawn in {:.1?}", t.elapsed());
-    match backend {
+    match session {
         None => witness_only(&*job, a.proofs as usize, in_flight),
-        Some((backend, registry)) => {
+        Some(session) => {
             let cache = R1csCache::new(
                 a.cache_dir
                     .clone()
@@ -226,16 +227,14 @@ pub fn run(args: &PluginArgs, a: &InShapeArgs) -> Result<(), Error> {
             let t = Instant::now();
             let params = groth16::synthetic_parameters(&r1cs, a.seed);
             eprintln!("synthetic key (random points) made in {:.1?}", t.elapsed());
-            let mut builder = ProverBuilder::new(backend)
-                .device(a.device)
-                .cpu_fallback(&registry);
-            if a.host_spmv {
-                builder = builder.device_spmv(false);
-            }
-            let prover = builder.build(Arc::new(params), Arc::new(r1cs))?;
-            if let Some(note) = prover.fallback_note() {
-                eprintln!("note: {note}");
-            }
+            let prover = session.prover(
+                Arc::new(params),
+                Arc::new(r1cs),
+                ProverOptions {
+                    host_spmv: a.host_spmv,
+                    ..ProverOptions::default()
+                },
+            )?;
             let t = Instant::now();
             prover.warm_up()?;
             eprintln!("device warmed up in {:.1?}", t.elapsed());

@@ -20,12 +20,10 @@ mod filecoin;
 mod fleet;
 mod host;
 mod in_shape;
-mod output;
 mod plugin_args;
 mod progress;
 mod prove;
 mod serve;
-mod waterfall;
 
 use clap::{Parser, Subcommand};
 use plugin_args::PluginArgs;

@@ -3,9 +3,8 @@
 
 use clap::Args;
 use std::path::PathBuf;
-use zkpipe_core::loader::{Registry, SearchPath};
-use zkpipe_core::plugin::{BackendConfig, KeyValue};
 use zkpipe_core::{Backend, Error};
+use zkpipe_session::{BackendRequest, Session};
 
 /// Where plugins are found and how backends are configured: flattened into
 /// the commands that load a backend, so the others' help does not list them.
@@ -63,52 +62,36 @@ impl PluginArgs {
             .collect()
     }
 
-    pub fn registry(&self) -> Registry {
-        Registry::load(&SearchPath::standard(self.plugin_dir.as_deref()))
+    /// The session request of these flags for backend `name`'s `device`.
+    pub fn request(&self, name: &str, device: u32) -> BackendRequest {
+        BackendRequest {
+            name: name.to_string(),
+            device,
+            plugin_dir: self.plugin_dir.clone(),
+            threads: self.threads,
+            settings: self.settings.clone(),
+        }
     }
 
-    /// The backend settings of the flags.
+    /// Loads plugins and opens a session on backend `name`'s `device`;
+    /// notes go to stderr.
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] for a thread count this machine cannot use.
-    pub fn config(&self) -> Result<BackendConfig, Error> {
-        if let Some(t) = self.threads {
-            zkpipe_core::machine::check_threads(t)?;
-        }
-        Ok(BackendConfig {
-            threads: self.threads.into(),
-            ext: self
-                .settings
-                .iter()
-                .map(|(k, v)| KeyValue {
-                    key: k.as_str().into(),
-                    value: v.as_str().into(),
-                })
-                .collect(),
-        })
+    /// As [`Session::open`].
+    pub fn session(&self, name: &str, device: u32) -> Result<Session, Error> {
+        Session::open(
+            &self.request(name, device),
+            std::sync::Arc::new(crate::progress::CliProgress::new()),
+        )
     }
 
-    /// Loads plugins and creates the named backend.
+    /// Loads plugins and creates the named backend (no device checked).
     pub fn backend(&self, name: &str) -> Result<Backend, Error> {
-        self.backend_with(name, &self.config()?)
-    }
-
-    /// As [`PluginArgs::backend`] for the backend a result is checked
-    /// against: the `--backend-opt` settings belong to the backend under
-    /// test (the reference would reject settings it does not know).
-    pub fn reference_backend(&self, name: &str) -> Result<Backend, Error> {
-        let config = BackendConfig {
-            ext: Default::default(),
-            ..self.config()?
-        };
-        self.backend_with(name, &config)
-    }
-
-    pub fn backend_with(&self, name: &str, config: &BackendConfig) -> Result<Backend, Error> {
-        let registry = self.registry();
+        let request = self.request(name, 0);
+        let registry = request.registry();
         for f in &registry.failures {
             eprintln!("warning: skipped {}: {}", f.path.display(), f.reason);
         }
-        registry.create(name, config)
+        registry.create(name, &request.config()?)
     }
 }

@@ -2,44 +2,26 @@
 
 use clap::Args;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Instant;
 use zkpipe_core::groth16::{
-    self, KeyInfo, Keys, PreparedVerifyingKey, Proof, ProverBuilder, Stage, StageTimes,
-    VerifyingKey,
+    self, KeyInfo, PreparedVerifyingKey, Proof, Stage, StageTimes, VerifyingKey,
 };
-use zkpipe_core::{Error, Fr, machine};
+use zkpipe_core::{Error, Fr};
+use zkpipe_session::output::{Output, proof_outputs};
+use zkpipe_session::prove::ProveRequest;
+use zkpipe_session::{Blinding, ProverOptions};
 
 use crate::circuit::CircuitArgs;
-use crate::output::Output;
 use crate::plugin_args::PluginArgs;
 use crate::progress::CliProgress;
 
-/// Refuses a circuit too large for this machine's memory, before recording it.
-///
-/// # Errors
-/// [`Error::InvalidInput`] with the estimate and the limit.
-pub fn check_fits(c: &CircuitArgs) -> Result<(), Error> {
-    let shape = c.source()?.shape();
-    machine::check_memory(
-        &format!(
-            "{} {} (about {} constraints)",
-            c.circuit,
-            c.size(),
-            shape.estimated_constraints()
-        ),
-        shape
-            .estimated_constraints()
-            .saturating_mul(machine::PROVE_BYTES_PER_CONSTRAINT),
-    )
-}
-
 /// Runs setup and writes `dir/params.bin`, `dir/vk.bin`, `dir/circuit.json`.
 pub fn setup(c: &CircuitArgs, dir: &Path, seed: u64, synthetic: bool) -> Result<(), Error> {
-    check_fits(c)?;
+    let c = c.request();
+    c.check_fits()?;
     zkpipe_core::fsutil::check_writable_dir(dir)?;
     let circuit = c.source()?;
-    let r1cs = c.r1cs(&circuit)?;
+    let r1cs = c.r1cs(&circuit, &CliProgress::new())?;
     let t = Instant::now();
     let params = if synthetic {
         groth16::synthetic_parameters(&r1cs, seed)
@@ -65,36 +47,6 @@ pub fn setup(c: &CircuitArgs, dir: &Path, seed: u64, synthetic: bool) -> Result<
         }
     );
     Ok(())
-}
-
-/// Keys for `c`: the user's folder (checked, never changed) or the cache's
-/// (set up on first use, healed when broken).
-///
-/// # Errors
-/// As [`groth16::load_user_keys`] and [`groth16::KeyStore::get_or_setup`].
-pub fn keys(
-    c: &CircuitArgs,
-    circuit: &zkpipe_circuits::BuiltinCircuit,
-    r1cs: &zkpipe_core::r1cs::R1cs,
-    user_dir: Option<&Path>,
-    synthetic: bool,
-) -> Result<Keys, Error> {
-    match user_dir {
-        Some(dir) => groth16::load_user_keys(dir, circuit, r1cs).map_err(|e| {
-            Error::InvalidInput(format!(
-                "keys in {} cannot be used: {e} (zkpipe never changes keys named with --params; `zkpipe setup --out DIR` makes new ones)",
-                dir.display()
-            ))
-        }),
-        None => c
-            .key_store()
-            .get_or_setup(circuit, r1cs, synthetic, &CliProgress::new()),
-    }
-}
-
-/// `r, s` for partition `i`: from the seed when given, else from the OS.
-fn blinding(seed: Option<u64>, i: usize) -> Result<(Fr, Fr), Error> {
-    zkpipe_core::random::blinding(seed.map(|s| s.wrapping_add(i as u64)))
 }
 
 /// Most partitions one `prove` makes (the proofs are kept in memory).
@@ -151,86 +103,57 @@ fn print_times(label: &str, t: &StageTimes) {
 }
 
 pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
-    let c = &p.circuit;
-    let circuit = c.source()?;
-    let stem = format!(
-        "{}-{}",
-        zkpipe_core::cache::file_name_part(&c.circuit),
-        zkpipe_core::cache::file_name_part(c.size())
-    );
+    let request = ProveRequest {
+        builtin: p.circuit.request(),
+        params_dir: p.params.clone(),
+        partitions: p.partitions,
+        witness_seed: p.witness_seed,
+        blinding: Blinding::from_seed(p.seed),
+        options: ProverOptions::default(),
+    };
     let inputs: Vec<(&str, &Path)> = p.params.iter().map(|d| ("--params", d.as_path())).collect();
-    let (proof_out, public_out) = crate::output::proof_outputs(
+    let stem = request.builtin.stem();
+    let (proof_out, public_out) = proof_outputs(
         &inputs,
         p.out.as_deref(),
         p.public_out.as_deref(),
         (format!("{stem}.proof"), format!("{stem}.public.json")),
     )?;
     let stdout_free = !matches!(proof_out, Output::Stdout) && !matches!(public_out, Output::Stdout);
-    check_fits(c)?;
-    let backend = Arc::new(args.backend(&p.backend)?);
-    let r1cs = Arc::new(c.r1cs(&circuit)?);
-    let keys = keys(c, &circuit, &r1cs, p.params.as_deref(), false)?;
-    if keys.synthetic() {
-        return Err(Error::InvalidInput(format!(
-            "{} holds SYNTHETIC keys (random points): their proofs cannot verify, so `prove` will not write one; use `bench prove --synthetic` for timing",
-            keys.dir.display()
-        )));
-    }
-    let params = Arc::new(keys.params);
-    let registry = args.registry();
-    let prover = ProverBuilder::new(backend)
-        .device(p.device)
-        .cpu_fallback(&registry)
-        .build(params.clone(), r1cs)?;
-    if let Some(note) = prover.fallback_note() {
-        eprintln!("note: {note}");
-    }
-    let pvk = PreparedVerifyingKey::new(&params.vk);
-    let mut proofs = Vec::new();
-    let mut publics = Vec::new();
-    for i in 0..p.partitions as usize {
-        let (r, s) = blinding(p.seed, i)?;
-        let witness_seed = p.witness_seed.wrapping_add(i as u64);
-        let (proof, w, times) = prover.prove_circuit(circuit.build(witness_seed), r, s)?;
-        print_times(&format!("partition {i}"), &times);
-        // Every proof is checked before anything is written.
-        if !groth16::verify(&pvk, &proof, w.public_inputs())? {
-            return Err(Error::Backend {
-                backend: prover.routing()[1].1.to_string(),
-                source: zkpipe_core::plugin::AccelError::new(
-                    zkpipe_core::plugin::ErrorCode::INTERNAL,
-                    format!("partition {i}: the proof failed its self-check; nothing was written"),
-                ),
-            });
-        }
+    request.builtin.check_fits()?;
+    let session = args.session(&p.backend, p.device)?;
+    let proved = session.prove(&request, &mut |i, proved| {
+        print_times(&format!("partition {i}"), &proved.times);
         let line = format!(
             "partition {i}: proof {} — valid",
-            hex(&proof.to_bytes()[..8])
+            hex(&proved.proof.to_bytes()[..8])
         );
         if stdout_free {
             println!("{line}");
         } else {
             eprintln!("{line}");
         }
-        proofs.push(proof);
-        publics.push(
-            w.public_inputs()
-                .iter()
-                .map(groth16::fr_to_decimal)
-                .collect::<Vec<_>>(),
-        );
-    }
+    })?;
+    let publics: Vec<Vec<String>> = proved
+        .iter()
+        .map(|p| p.public.iter().map(groth16::fr_to_decimal).collect())
+        .collect();
     let json = if publics.len() == 1 {
         serde_json::to_string(&publics[0])
     } else {
         serde_json::to_string(&publics)
     }
     .expect("strings serialise");
-    proof_out.write(&proofs.iter().flat_map(|p| p.to_bytes()).collect::<Vec<_>>())?;
+    proof_out.write(
+        &proved
+            .iter()
+            .flat_map(|p| p.proof.to_bytes())
+            .collect::<Vec<_>>(),
+    )?;
     public_out.write(json.as_bytes())?;
     eprintln!(
         "wrote {} proof(s) to {} and public inputs to {}",
-        proofs.len(),
+        proved.len(),
         proof_out.describe(),
         public_out.describe()
     );

@@ -41,6 +41,35 @@ pub fn blinding(seed: Option<u64>) -> Result<(Fr, Fr), Error> {
     Ok((Fr::random(&mut rng), Fr::random(&mut rng)))
 }
 
+/// Where a proof's `(r, s)` come from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Blinding {
+    /// Fresh from the OS (what a proof needs).
+    #[default]
+    Random,
+    /// From a seed, partition `k` from `seed + k` (reproducible: tests and
+    /// byte comparisons with other provers).
+    Seeded(u64),
+}
+
+impl Blinding {
+    /// Seeded when a seed is given, else random.
+    pub fn from_seed(seed: Option<u64>) -> Self {
+        seed.map_or(Blinding::Random, Blinding::Seeded)
+    }
+
+    /// `(r, s)` for partition `k`.
+    ///
+    /// # Errors
+    /// As [`os_bytes`].
+    pub fn get(&self, k: usize) -> Result<(Fr, Fr), Error> {
+        blinding(match self {
+            Blinding::Seeded(seed) => Some(seed.wrapping_add(k as u64)),
+            Blinding::Random => None,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,7 +11,7 @@ use tokio::sync::watch;
 use zkpipe_core::loader::{Registry, SearchPath};
 use zkpipe_core::plugin::{BackendConfig, KeyValue};
 use zkpipe_core::sched::groth16::{Groth16Workload, ProofOutput};
-use zkpipe_core::sched::{self, DeviceLock, Engine, JobRequest, Policy, Settings, Span};
+use zkpipe_core::sched::{DeviceLock, Engine, JobRequest, Policy, Settings, Span};
 use zkpipe_core::{Backend, Error};
 
 use crate::config::Config;
@@ -247,11 +247,7 @@ impl Daemon {
         };
         let knobs = key_values(&config.scheduler.knobs);
         let name = &config.scheduler.policy;
-        let policy: Arc<dyn Policy> = if name.contains('/') || name.ends_with(".so") {
-            sched::plugin::load_policy(std::path::Path::new(name), &base, &knobs)?
-        } else {
-            sched::builtin(name, Some(base), &knobs)?
-        };
+        let policy: Arc<dyn Policy> = zkpipe_session::policy::resolve(name, base, &knobs)?;
         // The builtin presets raise worker counts; the config's own word wins.
         let settings = policy.settings().clone();
         let cpu = Arc::new(registry.create(

@@ -14,14 +14,16 @@ use zkpipe_circuits::BuiltinCircuit;
 
 use crate::circom_keys::{CIRCOM, CircomIndex, is_sha256_hex};
 use zkpipe_core::circuit::CircuitSource;
-use zkpipe_core::groth16::{KeyStore, Parameters, PreparedVerifyingKey, ProverBuilder};
+use zkpipe_core::groth16::{Parameters, PreparedVerifyingKey};
 use zkpipe_core::loader::Registry;
-use zkpipe_core::progress::Progress;
+use zkpipe_core::progress::{Progress, Silent};
 use zkpipe_core::r1cs::R1cs;
-use zkpipe_core::r1cs::cache::R1csCache;
 use zkpipe_core::sched::groth16::DeviceProvers;
 use zkpipe_core::{Backend, Error};
 use zkpipe_filecoin::params::ParamSet;
+use zkpipe_session::builtin::BuiltinRequest;
+use zkpipe_session::keys::{BuiltinKey, CircomKey, FilecoinKey, KeySource};
+use zkpipe_session::{ProverOptions, build_prover};
 
 /// A key's name (validated): a built-in circuit and its size, or
 /// `circom` and the SHA-256 of the circuit's zkey.
@@ -355,18 +357,17 @@ impl KeyCache {
         progress: &dyn Progress,
     ) -> Result<(KeyCircuit, Parameters, R1cs), Error> {
         self.admit(id).map_err(Error::InvalidInput)?;
-        let circuit = Arc::new(
-            BuiltinCircuit::new(&id.circuit, &id.size)
-                .map_err(|e| Error::InvalidInput(e.to_string()))?,
-        );
-        let r1cs = R1csCache::new(self.dir.join("r1cs")).get_or_record(&*circuit, progress)?;
-        let keys = KeyStore::new(self.dir.join("keys")).get_or_setup(
-            &*circuit,
-            &r1cs,
-            self.synthetic,
-            progress,
-        )?;
-        Ok((KeyCircuit::Builtin(circuit), keys.params, r1cs))
+        let key = BuiltinKey {
+            request: BuiltinRequest {
+                circuit: id.circuit.clone(),
+                size: Some(id.size.clone()),
+                cache_dir: Some(self.dir.clone()),
+            },
+            user_dir: None,
+            synthetic: self.synthetic,
+        }
+        .load(progress)?;
+        Ok((KeyCircuit::Builtin(key.circuit), key.params, key.r1cs))
     }
 
     /// Makes Filecoin parameter set `set` loadable; returns its key's name.
@@ -393,20 +394,24 @@ impl KeyCache {
         let set = set.ok_or_else(|| {
             Error::InvalidInput(format!("no Filecoin parameter set {} is known", id.size))
         })?;
-        let r1cs = set.r1cs(&R1csCache::new(self.dir.join("r1cs")), progress)?;
-        let params = set.load(&r1cs)?;
-        Ok((KeyCircuit::Filecoin(set), params, r1cs))
+        let key = FilecoinKey {
+            set,
+            r1cs_cache: self.dir.join("r1cs"),
+        }
+        .load(progress)?;
+        Ok((KeyCircuit::Filecoin(key.circuit), key.params, key.r1cs))
     }
 
     /// A circom circuit's zkey and r1cs, found by the zkey's hash and
     /// checked against each other.
     fn load_circom(&self, id: &KeyId) -> Result<(KeyCircuit, Parameters, R1cs), Error> {
         let files = self.circom.find(&id.size)?;
-        let circuit = CircomR1cs::load(&files.r1cs)?;
-        let params =
-            zkpipe_circom::load_zkey(&files.zkey, &circuit, &files.r1cs.display().to_string())?;
-        let r1cs = circuit.r1cs.clone();
-        Ok((KeyCircuit::Circom(Arc::new(circuit)), params, r1cs))
+        let key = CircomKey {
+            r1cs: files.r1cs,
+            zkey: files.zkey,
+        }
+        .load(&Silent)?;
+        Ok((KeyCircuit::Circom(key.circuit), key.params, key.r1cs))
     }
 
     fn load(&self, id: &KeyId, progress: &dyn Progress) -> Result<LoadedKey, Error> {
@@ -423,11 +428,17 @@ impl KeyCache {
             .devices
             .iter()
             .map(|&d| {
-                ProverBuilder::new(self.backend.clone())
-                    .device(d)
-                    .cpu_fallback(&self.registry)
-                    .msms_side_by_side(self.msms_side_by_side)
-                    .build(params.clone(), r1cs.clone())
+                build_prover(
+                    &self.backend,
+                    &self.registry,
+                    d,
+                    ProverOptions {
+                        msms_side_by_side: self.msms_side_by_side,
+                        ..ProverOptions::default()
+                    },
+                    params.clone(),
+                    r1cs.clone(),
+                )
             })
             .collect::<Result<Vec<_>, Error>>()?;
         let partition_bytes = provers.first().map_or(0, |p| p.partition_bytes());

@@ -72,14 +72,16 @@ pub(super) fn bench_prove(
         json,
     } = opts;
     use std::sync::Arc;
-    use zkpipe_core::groth16::{ProverBuilder, Stage};
+    use zkpipe_core::groth16::Stage;
     use zkpipe_core::r1cs::{R1cs, Witness};
     use zkpipe_core::sched::metrics;
+    use zkpipe_session::ProverOptions;
 
+    let c = c.request();
     let circuit = c.source()?;
-    crate::prove::check_fits(c)?;
-    let be = Arc::new(args.backend(backend)?);
-    let r1cs = Arc::new(c.r1cs(&circuit)?);
+    c.check_fits()?;
+    let session = args.session(backend, 0)?;
+    let r1cs = Arc::new(c.r1cs(&circuit, session.progress())?);
 
     // What recording saves: building constraints on every proof vs
     // witness-only + SpMV. Timed before the keys exist, so that the second
@@ -96,17 +98,16 @@ pub(super) fn bench_prove(
         None
     };
 
-    let keys = crate::prove::keys(c, &circuit, &r1cs, None, synthetic)?;
+    let keys = c.keys(&circuit, &r1cs, None, synthetic, session.progress())?;
     let synthetic = keys.synthetic();
-    let registry = args.registry();
-    let mut builder = ProverBuilder::new(be.clone()).cpu_fallback(&registry);
-    if host_spmv {
-        builder = builder.device_spmv(false);
-    }
-    let prover = builder.build(Arc::new(keys.params), r1cs.clone())?;
-    if let Some(note) = prover.fallback_note() {
-        eprintln!("note: {note}");
-    }
+    let prover = session.prover(
+        Arc::new(keys.params),
+        r1cs.clone(),
+        ProverOptions {
+            host_spmv,
+            ..ProverOptions::default()
+        },
+    )?;
 
     let (r, s) = (Fr::from_u64(1), Fr::from_u64(2));
     eprintln!("warm-up proof …");
@@ -139,7 +140,7 @@ pub(super) fn bench_prove(
     };
     let report = ProveReport {
         machine: machine(),
-        backend: be.name().to_string(),
+        backend: session.backend().name().to_string(),
         circuit: c.circuit.clone(),
         size: c.size().to_string(),
         constraints: r1cs.num_constraints(),

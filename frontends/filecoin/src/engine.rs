@@ -11,7 +11,7 @@ use zkpipe_core::groth16::{self, Parameters, PreparedVerifyingKey, Proof, Prover
 use zkpipe_core::progress::Progress;
 use zkpipe_core::r1cs::R1cs;
 use zkpipe_core::r1cs::cache::R1csCache;
-use zkpipe_core::{Error, Fr, Stage};
+use zkpipe_core::{Error, Stage};
 
 use crate::job::FilecoinJob;
 use crate::params::ParamSet;
@@ -20,28 +20,7 @@ use crate::params::ParamSet;
 pub type BuildProver = dyn Fn(Arc<Parameters>, Arc<R1cs>) -> Result<Prover, Error> + Send + Sync;
 
 /// `r, s` of each partition's proof.
-#[derive(Debug, Clone, Copy, Default)]
-pub enum Blinding {
-    /// Fresh from the OS (what a proof needs).
-    #[default]
-    Random,
-    /// From a seed, partition `k` from `seed + k` (reproducible: tests and
-    /// byte comparisons with bellperson).
-    Seeded(u64),
-}
-
-impl Blinding {
-    /// `(r, s)` for partition `k`.
-    ///
-    /// # Errors
-    /// [`Error::Failed`] when the OS has no randomness to give.
-    pub fn get(&self, k: usize) -> Result<(Fr, Fr), Error> {
-        zkpipe_core::random::blinding(match self {
-            Blinding::Seeded(seed) => Some(seed.wrapping_add(k as u64)),
-            Blinding::Random => None,
-        })
-    }
-}
+pub use zkpipe_core::random::Blinding;
 
 /// A key made resident: its parameter set, the files it came from, its prover.
 #[derive(Debug)]

@@ -14,6 +14,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
 }
 
 /// Where an output goes: a file (written atomically), or stdout.
+#[derive(Debug)]
 pub enum Output {
     File(PathBuf),
     Stdout,
@@ -22,6 +23,9 @@ pub enum Output {
 impl Output {
     /// `given`, or `default` in the current folder; checked writable now,
     /// before any work.
+    ///
+    /// # Errors
+    /// As [`check_writable`].
     pub fn resolve(given: Option<&Path>, default: String) -> Result<Output, Error> {
         let path = given.map_or_else(|| PathBuf::from(default), Path::to_path_buf);
         if path.as_os_str() == "-" {
@@ -31,6 +35,10 @@ impl Output {
         Ok(Output::File(path))
     }
 
+    /// Writes `bytes`: a file atomically (all or nothing), or stdout.
+    ///
+    /// # Errors
+    /// [`Error::Io`] naming the file (or `-`).
     pub fn write(&self, bytes: &[u8]) -> Result<(), Error> {
         match self {
             Output::File(p) => write_atomically(p, bytes),
@@ -41,6 +49,7 @@ impl Output {
         }
     }
 
+    /// The file's path, or `stdout`.
     pub fn describe(&self) -> String {
         match self {
             Output::File(p) => p.display().to_string(),

@@ -1,0 +1,121 @@
+//! The built-in circuits as a request: which circuit at which size, where
+//! its recorded R1CS and test keys are cached, whether this machine can
+//! hold it, and its keys.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use zkpipe_circuits::BuiltinCircuit;
+use zkpipe_core::groth16::{self, KeyStore, Keys};
+use zkpipe_core::progress::Progress;
+use zkpipe_core::r1cs::R1cs;
+use zkpipe_core::r1cs::cache::R1csCache;
+use zkpipe_core::{Error, machine};
+
+/// A built-in circuit at a size, cached where.
+#[derive(Debug, Clone)]
+pub struct BuiltinRequest {
+    /// Circuit name (`sha256`, `sha256-gadget`, `poseidon-merkle`,
+    /// `squaring-chain`).
+    pub circuit: String,
+    /// Its size; `None`: the circuit's demo size.
+    pub size: Option<String>,
+    /// Cache folder (`r1cs/`, `keys/`); `None`: zkpipe's default.
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl BuiltinRequest {
+    /// The size asked for, or the circuit's demo size.
+    pub fn size(&self) -> &str {
+        self.size
+            .as_deref()
+            .unwrap_or(zkpipe_circuits::default_size(&self.circuit))
+    }
+
+    /// The circuit (name and size checked).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for an unknown circuit or a size it cannot take.
+    pub fn source(&self) -> Result<Arc<BuiltinCircuit>, Error> {
+        BuiltinCircuit::new(&self.circuit, self.size())
+            .map(Arc::new)
+            .map_err(|e| Error::InvalidInput(e.to_string()))
+    }
+
+    /// `<circuit>-<size>`, safe as a file name part.
+    pub fn stem(&self) -> String {
+        format!(
+            "{}-{}",
+            zkpipe_core::cache::file_name_part(&self.circuit),
+            zkpipe_core::cache::file_name_part(self.size())
+        )
+    }
+
+    fn cache_dir(&self) -> PathBuf {
+        self.cache_dir
+            .clone()
+            .unwrap_or_else(zkpipe_core::cache::default_dir)
+    }
+
+    /// The cached test keys.
+    pub fn key_store(&self) -> KeyStore {
+        KeyStore::new(self.cache_dir().join("keys"))
+    }
+
+    /// Refuses a circuit too large for this machine's memory, before it is
+    /// recorded.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] with the estimate and the limit; as
+    /// [`BuiltinRequest::source`].
+    pub fn check_fits(&self) -> Result<(), Error> {
+        let shape = self.source()?.shape();
+        machine::check_memory(
+            &format!(
+                "{} {} (about {} constraints)",
+                self.circuit,
+                self.size(),
+                shape.estimated_constraints()
+            ),
+            shape
+                .estimated_constraints()
+                .saturating_mul(machine::PROVE_BYTES_PER_CONSTRAINT),
+        )
+    }
+
+    /// The recorded R1CS, from the cache or recorded now (and cached).
+    ///
+    /// # Errors
+    /// As [`R1csCache::get_or_record`].
+    pub fn r1cs(&self, circuit: &BuiltinCircuit, progress: &dyn Progress) -> Result<R1cs, Error> {
+        R1csCache::new(self.cache_dir().join("r1cs")).get_or_record(circuit, progress)
+    }
+
+    /// Keys for `circuit`: the user's folder (checked, never changed) or
+    /// the cache's (set up on first use, healed when broken; synthetic
+    /// when asked).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a user folder whose keys cannot be used;
+    /// as [`groth16::KeyStore::get_or_setup`].
+    pub fn keys(
+        &self,
+        circuit: &BuiltinCircuit,
+        r1cs: &R1cs,
+        user_dir: Option<&Path>,
+        synthetic: bool,
+        progress: &dyn Progress,
+    ) -> Result<Keys, Error> {
+        match user_dir {
+            Some(dir) => groth16::load_user_keys(dir, circuit, r1cs).map_err(|e| {
+                Error::InvalidInput(format!(
+                    "keys in {} cannot be used: {e} (zkpipe never changes keys named with --params; `zkpipe setup --out DIR` makes new ones)",
+                    dir.display()
+                ))
+            }),
+            None => self
+                .key_store()
+                .get_or_setup(circuit, r1cs, synthetic, progress),
+        }
+    }
+}
