@@ -24,6 +24,9 @@ pub(crate) enum TableKey {
 /// A table's buffers (one, or pieces of the data's piece length).
 pub(crate) type TablePieces = Arc<Vec<wgpu::Buffer>>;
 
+/// One recorded kernel launch: entry point, bind group, workgroups (x, y).
+pub(crate) type Dispatch = (&'static str, wgpu::BindGroup, (u32, u32));
+
 /// A shader build taking longer than this is announced on stderr (NVIDIA's
 /// driver spends ~260 s on the G2 MSM's first build on a machine).
 const SLOW_BUILD: Duration = Duration::from_secs(10);
@@ -375,7 +378,13 @@ impl Gpu {
 
     /// A uniform buffer of eight u32 parameters.
     pub fn params(&self, p: [u32; 8]) -> wgpu::Buffer {
-        let bytes: Vec<u8> = p.iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.uniform_words(&p)
+    }
+
+    /// A uniform buffer of `words` (a multiple of four: WGSL's 16-byte
+    /// uniform alignment).
+    pub fn uniform_words(&self, words: &[u32]) -> wgpu::Buffer {
+        let bytes: Vec<u8> = words.iter().flat_map(|v| v.to_le_bytes()).collect();
         self.device
             .create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("params"),
@@ -458,6 +467,19 @@ impl Gpu {
         }
         eprintln!("wgpu steps: {} ms", times.join(", "));
         Ok(enc)
+    }
+
+    /// [`Gpu::dispatch`] of owned steps.
+    ///
+    /// # Errors
+    /// As [`Gpu::dispatch`].
+    pub fn dispatch_all(
+        &self,
+        k: &Kernels,
+        steps: &[Dispatch],
+    ) -> Result<wgpu::CommandEncoder, AccelError> {
+        let steps: Vec<_> = steps.iter().map(|(n, bg, xy)| (*n, bg, *xy)).collect();
+        self.dispatch(k, &steps)
     }
 
     /// Blocks until the queue is idle.
