@@ -55,6 +55,10 @@ pub(crate) struct Gpu {
     /// MSM and base-conversion pipelines for G1 ([0]) and G2 ([1]).
     msm: [OnceLock<Result<Arc<Kernels>, String>>; 2],
     bases: [OnceLock<Result<Arc<Kernels>, String>>; 2],
+    /// SpMV pipelines for the private witness in 1 to 4 buffers, and the
+    /// quotient's pointwise ones (spmv.rs).
+    spmv: [OnceLock<Result<Arc<Kernels>, String>>; 4],
+    quotient: OnceLock<Result<Arc<Kernels>, String>>,
     /// Device tables (twiddles, scaling factors) per key and piece length,
     /// in buffers of at most that many elements, kept across calls.
     pub tables: Mutex<HashMap<(TableKey, usize), TablePieces>>,
@@ -161,6 +165,8 @@ impl Gpu {
             ntt: Default::default(),
             msm: Default::default(),
             bases: Default::default(),
+            spmv: Default::default(),
+            quotient: Default::default(),
             tables: Mutex::new(HashMap::new()),
             busy: Mutex::new(()),
             upload_ring: Default::default(),
@@ -310,6 +316,55 @@ impl Gpu {
             .map_err(internal)
     }
 
+    /// SpMV pipelines for a private witness in `aux_pieces` (1 to 4)
+    /// buffers, compiled at first use.
+    ///
+    /// # Errors
+    /// The shader compiler's message.
+    pub fn spmv_kernels(&self, aux_pieces: u32) -> Result<Arc<Kernels>, AccelError> {
+        self.spmv[aux_pieces as usize - 1]
+            .get_or_init(|| {
+                let mut layout = vec![uniform(0)];
+                layout.extend((1..=3).map(|b| storage(b, true)));
+                layout.extend([storage(4, false), storage(5, true)]);
+                layout.extend((0..aux_pieces).map(|k| storage(6 + k, true)));
+                self.build(
+                    "spmv",
+                    shader::spmv(self.int64, aux_pieces),
+                    &layout,
+                    &["rows", "long_rows"],
+                )
+            })
+            .clone()
+            .map_err(internal)
+    }
+
+    /// The quotient's pointwise pipelines (the satisfaction check and
+    /// `(a·b − c)/Z`), compiled at first use.
+    ///
+    /// # Errors
+    /// The shader compiler's message.
+    pub fn quotient_kernels(&self) -> Result<Arc<Kernels>, AccelError> {
+        self.quotient
+            .get_or_init(|| {
+                let layout = [
+                    uniform(0),
+                    storage(1, false),
+                    storage(2, true),
+                    storage(3, true),
+                    storage(4, false),
+                ];
+                self.build(
+                    "quotient",
+                    shader::quotient(self.int64),
+                    &layout,
+                    &["check", "combine"],
+                )
+            })
+            .clone()
+            .map_err(internal)
+    }
+
     /// Checks that one binding of `bytes` fits the adapter's limits.
     ///
     /// # Errors
@@ -358,7 +413,8 @@ impl Gpu {
     }
 
     /// Device and host-visible bytes kept between calls: NTT tables, scratch
-    /// (NTT data, MSM buckets) and the copy rings; resident bases not included.
+    /// (NTT data, SpMV vectors and witness, MSM buckets) and the copy rings;
+    /// resident bases and matrices not included.
     pub fn kept_bytes(&self) -> u64 {
         let tables: u64 = (self.tables.lock().unwrap().values())
             .flat_map(|t| t.iter())
