@@ -867,7 +867,22 @@ fn check_spmv(
     }
 }
 
+/// Backends that implement `spmv`: where they have a device they must
+/// declare it, so that a lost declaration fails here instead of passing as
+/// a refusal the suite expects.
+const SPMV_BACKENDS: [&str; 3] = ["cpu", "cuda", "wgpu"];
+
 fn spmv_trials(t: &Target, cpu: &Arc<Backend>, other: Option<Arc<Backend>>, out: &mut Vec<Trial>) {
+    if SPMV_BACKENDS.contains(&t.name.as_str()) {
+        let declared = t.caps.supports(ops::SPMV);
+        out.push(t.trial("spmv/declared".into(), move |_| {
+            if declared {
+                Ok(())
+            } else {
+                Err("this backend implements spmv but its capabilities do not list it".into())
+            }
+        }));
+    }
     if !t.caps.supports(ops::SPMV) {
         out.push(t.unsupported(ops::SPMV, |be| {
             let w = random_witness(1, 1, 1);

@@ -24,6 +24,9 @@ pub(crate) enum TableKey {
 /// A table's buffers (one, or pieces of the data's piece length).
 pub(crate) type TablePieces = Arc<Vec<wgpu::Buffer>>;
 
+/// One recorded kernel launch: entry point, bind group, workgroups (x, y).
+pub(crate) type Dispatch = (&'static str, wgpu::BindGroup, (u32, u32));
+
 /// A shader build taking longer than this is announced on stderr (NVIDIA's
 /// driver spends ~260 s on the G2 MSM's first build on a machine).
 const SLOW_BUILD: Duration = Duration::from_secs(10);
@@ -52,6 +55,10 @@ pub(crate) struct Gpu {
     /// MSM and base-conversion pipelines for G1 ([0]) and G2 ([1]).
     msm: [OnceLock<Result<Arc<Kernels>, String>>; 2],
     bases: [OnceLock<Result<Arc<Kernels>, String>>; 2],
+    /// SpMV pipelines for the private witness in 1 to 4 buffers, and the
+    /// quotient's pointwise ones (spmv.rs).
+    spmv: [OnceLock<Result<Arc<Kernels>, String>>; 4],
+    quotient: OnceLock<Result<Arc<Kernels>, String>>,
     /// Device tables (twiddles, scaling factors) per key and piece length,
     /// in buffers of at most that many elements, kept across calls.
     pub tables: Mutex<HashMap<(TableKey, usize), TablePieces>>,
@@ -158,6 +165,8 @@ impl Gpu {
             ntt: Default::default(),
             msm: Default::default(),
             bases: Default::default(),
+            spmv: Default::default(),
+            quotient: Default::default(),
             tables: Mutex::new(HashMap::new()),
             busy: Mutex::new(()),
             upload_ring: Default::default(),
@@ -307,6 +316,55 @@ impl Gpu {
             .map_err(internal)
     }
 
+    /// SpMV pipelines for a private witness in `aux_pieces` (1 to 4)
+    /// buffers, compiled at first use.
+    ///
+    /// # Errors
+    /// The shader compiler's message.
+    pub fn spmv_kernels(&self, aux_pieces: u32) -> Result<Arc<Kernels>, AccelError> {
+        self.spmv[aux_pieces as usize - 1]
+            .get_or_init(|| {
+                let mut layout = vec![uniform(0)];
+                layout.extend((1..=3).map(|b| storage(b, true)));
+                layout.extend([storage(4, false), storage(5, true)]);
+                layout.extend((0..aux_pieces).map(|k| storage(6 + k, true)));
+                self.build(
+                    "spmv",
+                    shader::spmv(self.int64, aux_pieces),
+                    &layout,
+                    &["rows", "long_rows"],
+                )
+            })
+            .clone()
+            .map_err(internal)
+    }
+
+    /// The quotient's pointwise pipelines (the satisfaction check and
+    /// `(a·b − c)/Z`), compiled at first use.
+    ///
+    /// # Errors
+    /// The shader compiler's message.
+    pub fn quotient_kernels(&self) -> Result<Arc<Kernels>, AccelError> {
+        self.quotient
+            .get_or_init(|| {
+                let layout = [
+                    uniform(0),
+                    storage(1, false),
+                    storage(2, true),
+                    storage(3, true),
+                    storage(4, false),
+                ];
+                self.build(
+                    "quotient",
+                    shader::quotient(self.int64),
+                    &layout,
+                    &["check", "combine"],
+                )
+            })
+            .clone()
+            .map_err(internal)
+    }
+
     /// Checks that one binding of `bytes` fits the adapter's limits.
     ///
     /// # Errors
@@ -355,7 +413,8 @@ impl Gpu {
     }
 
     /// Device and host-visible bytes kept between calls: NTT tables, scratch
-    /// (NTT data, MSM buckets) and the copy rings; resident bases not included.
+    /// (NTT data, SpMV vectors and witness, MSM buckets) and the copy rings;
+    /// resident bases and matrices not included.
     pub fn kept_bytes(&self) -> u64 {
         let tables: u64 = (self.tables.lock().unwrap().values())
             .flat_map(|t| t.iter())
@@ -375,7 +434,13 @@ impl Gpu {
 
     /// A uniform buffer of eight u32 parameters.
     pub fn params(&self, p: [u32; 8]) -> wgpu::Buffer {
-        let bytes: Vec<u8> = p.iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.uniform_words(&p)
+    }
+
+    /// A uniform buffer of `words` (a multiple of four: WGSL's 16-byte
+    /// uniform alignment).
+    pub fn uniform_words(&self, words: &[u32]) -> wgpu::Buffer {
+        let bytes: Vec<u8> = words.iter().flat_map(|v| v.to_le_bytes()).collect();
         self.device
             .create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("params"),
@@ -458,6 +523,19 @@ impl Gpu {
         }
         eprintln!("wgpu steps: {} ms", times.join(", "));
         Ok(enc)
+    }
+
+    /// [`Gpu::dispatch`] of owned steps.
+    ///
+    /// # Errors
+    /// As [`Gpu::dispatch`].
+    pub fn dispatch_all(
+        &self,
+        k: &Kernels,
+        steps: &[Dispatch],
+    ) -> Result<wgpu::CommandEncoder, AccelError> {
+        let steps: Vec<_> = steps.iter().map(|(n, bg, xy)| (*n, bg, *xy)).collect();
+        self.dispatch(k, &steps)
     }
 
     /// Blocks until the queue is idle.

@@ -1,4 +1,5 @@
-//! zkpipe's wgpu backend: NTT over Fr and G1 and G2 MSMs in WGSL (`shaders/`), on
+//! zkpipe's wgpu backend: NTT over Fr, G1 and G2 MSMs and Groth16's quotient
+//! from a witness over resident R1CS matrices (`spmv`) in WGSL (`shaders/`), on
 //! any adapter wgpu finds (Vulkan on Linux — lavapipe in CI, the NVIDIA
 //! driver on the H200 —, Metal, DX12).
 //!
@@ -18,7 +19,8 @@
 //! storage binding below the adapter's limit (to exercise the splitting that
 //! adapters with small limits need, e.g. lavapipe's 128 MiB: an MSM runs in
 //! pieces of points that fit, resident bases in several buffers, an NTT over
-//! up to four buffers). `ZKPIPE_WGPU_TRACE=1` prints
+//! up to four buffers, R1CS matrices in chunks of rows and the SpMV's
+//! witness over up to four buffers). `ZKPIPE_WGPU_TRACE=1` prints
 //! pipeline compile times, each kernel's time (submitted and waited for
 //! alone) and read-back times to stderr.
 //! The G2 MSM runs the G1 shaders over Fp2 (Karatsuba products of the same
@@ -27,8 +29,8 @@
 //! without `SHADER_INT64` (or with `int64=off`) G2 is declared unsupported
 //! and runs on the prover's CPU fallback.
 
-// Module dependencies point one way: lib → adapter, msm, ntt; msm, ntt →
-// gpu → shader → field; every module may use shape, a leaf.
+// Module dependencies point one way: lib → adapter, msm, ntt, spmv; spmv →
+// ntt; msm, ntt, spmv → gpu → shader → field; every module may use shape, a leaf.
 mod adapter;
 mod field;
 mod gpu;
@@ -37,6 +39,7 @@ mod ntt;
 mod shader;
 mod shape;
 mod slow_notice;
+mod spmv;
 mod transfer;
 
 use std::collections::HashMap;
@@ -46,7 +49,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use zkpipe_core::plugin::{
     AccelError, AcceleratorImpl, BackendConfig, BackendInfo, BackendPlugin, BasesHandle, BasesRef,
-    Capabilities, DeviceInfo, DeviceKind, ErrorCode, MsmConfig, NttConfig, OpSupport, ext_get, ops,
+    Capabilities, DeviceInfo, DeviceKind, ErrorCode, HandleMint, MsmConfig, NttConfig, OpSupport,
+    R1csHandle, R1csRef, SpmvConfig, ext_get, ops,
 };
 use zkpipe_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
@@ -74,6 +78,9 @@ pub struct WgpuBackend {
     binding_cap: Option<u64>,
     resident: Mutex<HashMap<u64, Resident>>,
     next_handle: AtomicU64,
+    /// R1CS matrices on the devices.
+    matrices: Mutex<HashMap<u64, Arc<spmv::DeviceR1cs>>>,
+    mint: HandleMint,
 }
 
 impl std::fmt::Debug for WgpuBackend {
@@ -130,8 +137,8 @@ impl BackendPlugin for WgpuBackend {
             })
             .collect();
         notes.push(
-            "ops: ntt, msm_g1, msm_g2 (batch, resident bases) on the adapter; msm_g2 needs \
-             SHADER_INT64 (else it runs on the CPU fallback)"
+            "ops: ntt, msm_g1, msm_g2 (batch, resident bases), spmv (resident R1CS) on the \
+             adapter; msm_g2 needs SHADER_INT64 (else it runs on the CPU fallback)"
                 .into(),
         );
         Ok(WgpuBackend {
@@ -142,6 +149,8 @@ impl BackendPlugin for WgpuBackend {
             binding_cap,
             resident: Mutex::new(HashMap::new()),
             next_handle: AtomicU64::new(1),
+            matrices: Mutex::new(HashMap::new()),
+            mint: HandleMint::default(),
         })
     }
 }
@@ -152,6 +161,7 @@ impl WgpuBackend {
     fn notes_now(&self) -> String {
         let mib = |b: u64| b as f64 / f64::from(1 << 20);
         let resident = self.resident.lock().unwrap();
+        let matrices = self.matrices.lock().unwrap();
         let mut notes = self.notes.clone();
         for (i, slot) in self.slots.iter().enumerate() {
             if let Some(Ok(gpu)) = slot.gpu.get() {
@@ -160,10 +170,15 @@ impl WgpuBackend {
                 let bytes: u64 = (sets.iter().flat_map(|r| &r.bases.pieces))
                     .map(|(p, _)| p.size())
                     .sum();
+                let systems: Vec<_> = matrices.values().filter(|m| m.device == i as u32).collect();
+                let r1cs_bytes: u64 = systems.iter().map(|m| m.bytes).sum();
                 notes.push_str(&format!(
-                    "; device {i}: resident bases {count} sets, {:.1} MiB; {:.1} MiB kept between \
-                     calls (NTT data and tables, MSM scratch, copy buffers)",
+                    "; device {i}: resident bases {count} sets, {:.1} MiB; resident r1cs {}, \
+                     {:.1} MiB; {:.1} MiB kept between calls (NTT data and tables, SpMV \
+                     vectors, MSM scratch, copy buffers)",
                     mib(bytes),
+                    systems.len(),
+                    mib(r1cs_bytes),
                     mib(gpu.kept_bytes())
                 ));
             }
@@ -281,6 +296,35 @@ impl WgpuBackend {
         Ok(BasesHandle(id))
     }
 
+    /// The matrices behind `handle`, uploaded to `device`.
+    fn matrices(
+        &self,
+        handle: R1csHandle,
+        device: u32,
+    ) -> Result<Arc<spmv::DeviceR1cs>, AccelError> {
+        let m = (self.matrices.lock().unwrap().get(&handle.0).cloned()).ok_or_else(|| {
+            AccelError::invalid_input(format!(
+                "unknown r1cs handle {:#x} (dropped, or of another backend)",
+                handle.0
+            ))
+        })?;
+        if m.device != device {
+            return Err(AccelError::invalid_input(format!(
+                "r1cs handle {:#x} lives on device {}, not on device {device}",
+                handle.0, m.device
+            )));
+        }
+        Ok(m)
+    }
+
+    /// Whether every adapter binds the SpMV kernels' storage buffers (five
+    /// and at least one for the witness; WebGPU guarantees eight).
+    fn spmv_everywhere(&self) -> bool {
+        self.slots
+            .iter()
+            .all(|s| Gpu::max_aux_pieces(&s.adapter.limits()) >= 1)
+    }
+
     /// Largest log2 NTT size every adapter runs: Fr elements in up to
     /// `ntt::max_pieces` buffers of one binding each.
     fn max_ntt_log(&self) -> u32 {
@@ -338,6 +382,15 @@ impl AcceleratorImpl for WgpuBackend {
         if self.g2_everywhere() {
             ops.extend([op(ops::MSM_G2, msm), op(ops::MSM_G2_BATCH, msm)]);
         }
+        if self.spmv_everywhere() {
+            // The domain's a, b, c are split as the NTT splits its data:
+            // the same size limit. Scratch: a, b, c, the witness (taken as
+            // no longer than the domain) and the NTT tables the quotient
+            // uses (both twiddle tables, n; three factor tables, 3n).
+            ops.push(
+                op(ops::SPMV, self.max_ntt_log().min(32)).with_scratch(|n| (3 + 1 + 4) * 32 * n),
+            );
+        }
         Capabilities { ops: ops.into() }
     }
 
@@ -387,6 +440,52 @@ impl AcceleratorImpl for WgpuBackend {
             return Ok(()); // every order, direction and coset leaves one element as it is
         }
         gpu.ntt(values, config)
+    }
+
+    fn upload_r1cs(&self, r1cs: R1csRef<'_>, device: u32) -> Result<R1csHandle, AccelError> {
+        if !self.spmv_everywhere() {
+            return Err(AccelError::unsupported(ops::SPMV));
+        }
+        let matrices = self.gpu(device)?.upload_r1cs(&r1cs, device)?;
+        let id = self.mint.next();
+        self.matrices.lock().unwrap().insert(id, Arc::new(matrices));
+        Ok(R1csHandle(id))
+    }
+
+    fn drop_r1cs(&self, handle: R1csHandle) -> Result<(), AccelError> {
+        self.matrices
+            .lock()
+            .unwrap()
+            .remove(&handle.0)
+            .map(|_| ())
+            .ok_or_else(|| {
+                AccelError::invalid_input(format!(
+                    "unknown r1cs handle {:#x} (dropped, or of another backend)",
+                    handle.0
+                ))
+            })
+    }
+
+    fn quotient_from_witness(
+        &self,
+        handle: R1csHandle,
+        inputs: &[Fr],
+        aux: &[Fr],
+        h_out: &mut [Fr],
+        config: &SpmvConfig,
+    ) -> Result<Option<u64>, AccelError> {
+        let matrices = self.matrices(handle, config.device)?;
+        matrices
+            .shape
+            .check_call(inputs.len(), aux.len(), h_out.len())?;
+        self.gpu(config.device)?.quotient_from_witness(
+            &matrices,
+            inputs,
+            aux,
+            h_out,
+            &config.coset,
+            config.check,
+        )
     }
 }
 

@@ -22,7 +22,7 @@ use std::time::Instant;
 use zkpipe_core::Fr;
 use zkpipe_core::plugin::{AccelError, NttConfig, NttDirection};
 
-use crate::gpu::{Gpu, TableKey, TablePieces, as_bytes, as_bytes_mut};
+use crate::gpu::{Dispatch, Gpu, Kernels, TableKey, TablePieces, as_bytes, as_bytes_mut};
 use crate::shader;
 
 /// The passes of a 2^`log_n` transform as (lo, s): the stages of half-widths
@@ -101,13 +101,13 @@ impl Gpu {
         Ok(bufs)
     }
 
-    /// In-place NTT of `values` (length a power of two ≥ 2, checked by the caller).
+    /// How a vector of `n` elements (a power of two) is split for the NTT:
+    /// (buffers, elements per buffer), both powers of two.
     ///
     /// # Errors
-    /// `INVALID_INPUT` when the data need more buffers of one binding each
-    /// than [`max_pieces`]; device errors.
-    pub(crate) fn ntt(&self, values: &mut [Fr], cfg: &NttConfig) -> Result<(), AccelError> {
-        let n = values.len();
+    /// `INVALID_INPUT` when it needs more buffers of one binding each than
+    /// [`max_pieces`].
+    pub(crate) fn ntt_split(&self, n: usize) -> Result<(usize, usize), AccelError> {
         let per_binding = (self.max_binding / 32).max(1) as usize;
         let pieces = n.div_ceil(per_binding).next_power_of_two();
         let most = max_pieces(&self.limits) as usize;
@@ -121,16 +121,100 @@ impl Gpu {
                 self.max_binding as f64 / (1 << 20) as f64
             )));
         }
-        let piece = n / pieces; // elements per buffer, a power of two
+        Ok((pieces, n / pieces))
+    }
+
+    /// The dispatches of an in-place NTT of the 2^`log_n` elements in
+    /// `data` (pieces of equal power-of-two length, as [`Gpu::ntt_split`]
+    /// gives them) with `k` = `ntt_kernels(data.len())`: the steps only,
+    /// so that vectors already on the device (the SpMV's) transform
+    /// without a copy.
+    ///
+    /// # Errors
+    /// Device errors while making the tables.
+    pub(crate) fn ntt_steps(
+        &self,
+        k: &Kernels,
+        data: &[wgpu::Buffer],
+        log_n: u32,
+        cfg: &NttConfig,
+    ) -> Result<Vec<Dispatch>, AccelError> {
+        let n = 1usize << log_n;
+        let piece = n / data.len();
+        let inverse = cfg.direction == NttDirection::Inverse;
+        let coset = cfg.coset.into_option();
+        let (in_rev, out_rev) = (cfg.order.input_reversed(), cfg.order.output_reversed());
+        let twiddles = self.table(TableKey::Twiddles(log_n, inverse), piece)?;
+        let piece_log = piece.ilog2();
+        let n32 = n as u32;
+        let mut steps: Vec<Step> = Vec::new();
+        let pointwise = self.grid(n as u64);
+        let scale = |x: &Fr, c: &Fr, rev: bool| {
+            let t = self.table(TableKey::Factors(x.limbs, c.limbs, log_n), piece)?;
+            Ok::<_, AccelError>((
+                "scale",
+                t,
+                [n32, log_n, 0, 0, rev as u32, 0, piece_log, 0],
+                pointwise,
+            ))
+        };
+        if let (false, Some(g)) = (inverse, coset) {
+            steps.push(scale(&g, &Fr::one(), in_rev)?);
+        }
+        let permute = (
+            "bit_reverse",
+            twiddles.clone(),
+            [n32, log_n, 0, 0, 0, 0, piece_log, 0],
+            pointwise,
+        );
+        let plan = cfg.order.radix2();
+        if plan.permute_first {
+            steps.push(permute);
+        }
+        // Each workgroup holds 2^w elements: one tile, or all of a smaller input.
+        let w = self.ntt_tile_log.min(log_n);
+        for (lo, s) in passes(log_n, self.ntt_tile_log, plan.dit) {
+            let p = [n32, log_n, lo, s, plan.dit as u32, w, piece_log, 0];
+            steps.push(("stages", twiddles.clone(), p, self.groups((n >> w) as u64)));
+        }
+        if inverse {
+            let n_inv = Fr::from_u64(n as u64).inverse().expect("n < r");
+            let g_inv = coset
+                .map(|g| g.inverse().unwrap_or(Fr::ZERO))
+                .unwrap_or_else(Fr::one);
+            steps.push(scale(&g_inv, &n_inv, out_rev)?);
+        }
+        Ok(steps
+            .into_iter()
+            .map(|(name, t, p, xy)| {
+                let prm = self.params(p);
+                let mut entries = vec![(2, prm.as_entire_binding())];
+                for (i, d) in data.iter().enumerate() {
+                    // A twiddle table has half as many pieces: the
+                    // shader never reads the slots past them.
+                    let tp = t.get(i).unwrap_or(&t[0]);
+                    let (db, tb) = shader::ntt_bindings(i as u32);
+                    entries.extend([(db, d.as_entire_binding()), (tb, tp.as_entire_binding())]);
+                }
+                (name, self.bind_group(k, &entries), xy)
+            })
+            .collect())
+    }
+
+    /// In-place NTT of `values` (length a power of two ≥ 2, checked by the caller).
+    ///
+    /// # Errors
+    /// `INVALID_INPUT` when the data need more buffers of one binding each
+    /// than [`max_pieces`]; device errors.
+    pub(crate) fn ntt(&self, values: &mut [Fr], cfg: &NttConfig) -> Result<(), AccelError> {
+        let n = values.len();
+        let (pieces, piece) = self.ntt_split(n)?;
         let k = self.ntt_kernels(pieces as u32)?;
         let traced = std::env::var_os("ZKPIPE_WGPU_TRACE").is_some();
         let t_all = Instant::now();
         let _busy = self.busy.lock().unwrap();
         self.scoped(|| {
             let log_n = n.trailing_zeros();
-            let inverse = cfg.direction == NttDirection::Inverse;
-            let coset = cfg.coset.into_option();
-            let (in_rev, out_rev) = (cfg.order.input_reversed(), cfg.order.output_reversed());
             let t0 = Instant::now();
             let data = values
                 .chunks(piece)
@@ -145,68 +229,9 @@ impl Gpu {
                 })
                 .collect::<Result<Vec<_>, AccelError>>()?;
             let t_upload = ms(t0);
-            let twiddles = self.table(TableKey::Twiddles(log_n, inverse), piece)?;
-            let piece_log = piece.ilog2();
-            let n32 = n as u32;
-            let mut steps: Vec<Step> = Vec::new();
-            let pointwise = self.grid(n as u64);
-            let scale = |x: &Fr, c: &Fr, rev: bool| {
-                let t = self.table(TableKey::Factors(x.limbs, c.limbs, log_n), piece)?;
-                Ok::<_, AccelError>((
-                    "scale",
-                    t,
-                    [n32, log_n, 0, 0, rev as u32, 0, piece_log, 0],
-                    pointwise,
-                ))
-            };
-            if let (false, Some(g)) = (inverse, coset) {
-                steps.push(scale(&g, &Fr::one(), in_rev)?);
-            }
-            let permute = (
-                "bit_reverse",
-                twiddles.clone(),
-                [n32, log_n, 0, 0, 0, 0, piece_log, 0],
-                pointwise,
-            );
-            let plan = cfg.order.radix2();
-            if plan.permute_first {
-                steps.push(permute);
-            }
-            // Each workgroup holds 2^w elements: one tile, or all of a smaller input.
-            let w = self.ntt_tile_log.min(log_n);
-            for (lo, s) in passes(log_n, self.ntt_tile_log, plan.dit) {
-                let p = [n32, log_n, lo, s, plan.dit as u32, w, piece_log, 0];
-                steps.push(("stages", twiddles.clone(), p, self.groups((n >> w) as u64)));
-            }
-            if inverse {
-                let n_inv = Fr::from_u64(n as u64).inverse().expect("n < r");
-                let g_inv = coset
-                    .map(|g| g.inverse().unwrap_or(Fr::ZERO))
-                    .unwrap_or_else(Fr::one);
-                steps.push(scale(&g_inv, &n_inv, out_rev)?);
-            }
-            let groups: Vec<_> = steps
-                .iter()
-                .map(|(_, t, p, _)| {
-                    let prm = self.params(*p);
-                    let mut entries = vec![(2, prm.as_entire_binding())];
-                    for (i, d) in data.iter().enumerate() {
-                        // A twiddle table has half as many pieces: the
-                        // shader never reads the slots past them.
-                        let tp = t.get(i).unwrap_or(&t[0]);
-                        let (db, tb) = shader::ntt_bindings(i as u32);
-                        entries.extend([(db, d.as_entire_binding()), (tb, tp.as_entire_binding())]);
-                    }
-                    self.bind_group(&k, &entries)
-                })
-                .collect();
-            let steps: Vec<_> = steps
-                .iter()
-                .zip(&groups)
-                .map(|((name, _, _, xy), bg)| (*name, bg, *xy))
-                .collect();
+            let steps = self.ntt_steps(&k, &data, log_n, cfg)?;
             let t_prepare = ms(t0) - t_upload;
-            let mut enc = Some(self.dispatch(&k, &steps)?);
+            let mut enc = Some(self.dispatch_all(&k, &steps)?);
             for (d, out) in data.iter().zip(values.chunks_mut(piece)) {
                 let e = enc
                     .take()

@@ -11,6 +11,8 @@ const MAC_U64: &str = include_str!("../shaders/mac_u64.wgsl");
 const NTT: &str = include_str!("../shaders/ntt.wgsl");
 const MSM: &str = include_str!("../shaders/msm.wgsl");
 const BASES: &str = include_str!("../shaders/bases.wgsl");
+const SPMV: &str = include_str!("../shaders/spmv.wgsl");
+const QUOTIENT: &str = include_str!("../shaders/quotient.wgsl");
 
 /// Little-endian u32 limbs of little-endian u64 limbs.
 pub(crate) fn u32_limbs(l: &[u64]) -> Vec<u32> {
@@ -124,6 +126,58 @@ pub(crate) fn ntt(int64: bool, tile_log: u32, pieces: u32) -> String {
         shape::tile_threads(tile_log),
         ntt_io(pieces),
     )
+}
+
+/// The SpMV module's bindings (see spmv.wgsl) and its witness accessor
+/// `wit(j)`: variable j of `inputs ‖ aux`, the private part in
+/// `aux_pieces` buffers of 2^`prm.aux_log` elements.
+fn spmv_io(aux_pieces: u32) -> String {
+    let mut s = "@group(0) @binding(0) var<uniform> prm: Params;\n\
+                 @group(0) @binding(1) var<storage, read> starts: array<u32>;\n\
+                 @group(0) @binding(2) var<storage, read> cols: array<u32>;\n\
+                 @group(0) @binding(3) var<storage, read> vals: array<u32>;\n\
+                 @group(0) @binding(4) var<storage, read_write> out: array<u32>;\n\
+                 @group(0) @binding(5) var<storage, read> inp: array<u32>;\n"
+        .to_string();
+    for k in 0..aux_pieces {
+        s += &format!(
+            "@group(0) @binding({}) var<storage, read> aux{k}: array<u32>;\n",
+            6 + k
+        );
+    }
+    let fr = |buf: &str| {
+        let w: Vec<String> = (0..8).map(|j| format!("{buf}[o + {j}u]")).collect();
+        format!("return Fr_t({});", w.join(", "))
+    };
+    s += &format!(
+        "fn wit(j: u32) -> Fr_t {{\n  if (j < prm.ni) {{ let o = 8u * j; {} }}\n  let i = j - prm.ni;\n",
+        fr("inp")
+    );
+    if aux_pieces == 1 {
+        return s + &format!("  let o = 8u * i;\n  {}\n}}\n", fr("aux0"));
+    }
+    s += "  let o = 8u * (i & ((1u << prm.aux_log) - 1u));\n  switch (i >> prm.aux_log) {\n";
+    for k in 1..aux_pieces {
+        s += &format!("    case {k}u: {{ {} }}\n", fr(&format!("aux{k}")));
+    }
+    s + &format!("    default: {{ {} }}\n  }}\n}}\n", fr("aux0"))
+}
+
+/// The SpMV module (spmv.wgsl) for a private witness in `aux_pieces`
+/// buffers; `int64` as for [`ntt`].
+pub(crate) fn spmv(int64: bool, aux_pieces: u32) -> String {
+    format!(
+        "{}\nconst SEG: u32 = {}u;\nconst ONE: u32 = 0x{:08x}u;\n{}{SPMV}",
+        prelude(int64),
+        shape::SPMV_SEGMENT,
+        shape::SPMV_ONE_BIT,
+        spmv_io(aux_pieces),
+    )
+}
+
+/// The quotient's pointwise module (quotient.wgsl); `int64` as for [`ntt`].
+pub(crate) fn quotient(int64: bool) -> String {
+    format!("{}\n{QUOTIENT}", prelude(int64))
 }
 
 /// How the MSM's shaders hold an Fp element (field::narrow_wgsl): limbs of

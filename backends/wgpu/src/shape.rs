@@ -22,6 +22,15 @@ pub(crate) const CHUNK: u32 = 32;
 /// (WGSL `FAN`).
 pub(crate) const FAN: u32 = 8;
 
+/// Entries of a matrix row one SpMV thread sums per pass (WGSL `SEG`):
+/// longer rows take more passes, so no thread's loop nears lavapipe's
+/// 65 535 iterations.
+pub(crate) const SPMV_SEGMENT: u32 = 256;
+
+/// Column bit marking a coefficient of one in the uploaded matrices (WGSL
+/// `ONE`): the multiplication is skipped. Variables stay below it.
+pub(crate) const SPMV_ONE_BIT: u32 = 1 << 31;
+
 /// Bits per limb of the MSM's Fp when column sums run in 64-bit integers
 /// (`SHADER_INT64`).
 pub(crate) const FP_LIMB_BITS_INT64: u32 = 28;

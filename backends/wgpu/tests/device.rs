@@ -6,9 +6,10 @@
 
 use zkpipe_backend_wgpu::WgpuBackend;
 use zkpipe_core::plugin::{
-    AcceleratorImpl, BackendConfig, BasesRef, ErrorCode, KeyValue, MsmConfig, NttConfig,
-    NttDirection, NttOrder, ops,
+    AccelError, AcceleratorImpl, BackendConfig, BasesRef, ErrorCode, KeyValue, MsmConfig,
+    NttConfig, NttDirection, NttOrder, SpmvConfig, ops,
 };
+use zkpipe_core::r1cs::{Csr, R1cs, Witness};
 use zkpipe_core::reference;
 use zkpipe_core::{Fr, G1Affine, G1Projective, G2Affine, plugin::BackendPlugin, sample};
 
@@ -59,6 +60,7 @@ fn ntt_configs(g: u64) -> impl Iterator<Item = NttConfig> {
 
 fn check(int64: &str) {
     let Some(be) = backend(int64) else { return };
+    check_spmv(&be);
     // 2^12 is above one workgroup-memory tile (2^9 or 2^10): two passes.
     for log in [1u32, 3, 6, 12] {
         for cfg in ntt_configs(7) {
@@ -123,6 +125,143 @@ fn check(int64: &str) {
         let want = reference::msm_g2(&bases, &scalars);
         assert_eq!(got.to_affine(), want.to_affine(), "int64={int64} G2 n={n}");
     }
+}
+
+/// A random witness of `ni` inputs (the first one) and `na` aux.
+fn witness(ni: usize, na: usize, seed: u64) -> Witness {
+    let mut inputs = sample::scalars(ni, seed);
+    inputs[0] = Fr::one();
+    Witness {
+        inputs,
+        aux: sample::scalars(na, seed + 1),
+    }
+}
+
+/// An R1CS of `m` rows that `w` satisfies: A's row r of `a_len(r)` random
+/// terms, B's of one or two, C's one term making the product; every third
+/// coefficient one (the kernels skip those multiplications).
+fn satisfied_r1cs(m: usize, w: &Witness, a_len: impl Fn(usize) -> usize, seed: u64) -> R1cs {
+    let full: Vec<Fr> = w.inputs.iter().chain(&w.aux).copied().collect();
+    let vars = full.len();
+    let random = sample::scalars(4096, seed);
+    let mut k = 0usize;
+    let mut next = || {
+        k += 1;
+        let v = if k.is_multiple_of(3) {
+            Fr::one()
+        } else {
+            random[k % random.len()]
+        };
+        (
+            v,
+            (random[(k * 7) % random.len()].limbs[0] % vars as u64) as u32,
+        )
+    };
+    let empty = || Csr {
+        row_ptr: vec![0],
+        cols: vec![],
+        vals: vec![],
+    };
+    let (mut a, mut b, mut c) = (empty(), empty(), empty());
+    for r in 0..m {
+        let mut prod = Fr::one();
+        for (mat, len) in [(&mut a, a_len(r)), (&mut b, 1 + r % 2)] {
+            let mut dot = Fr::ZERO;
+            for _ in 0..len {
+                let (v, col) = next();
+                dot = dot.add(&v.mul(&full[col as usize]));
+                mat.cols.push(col);
+                mat.vals.push(v);
+            }
+            mat.row_ptr.push(mat.cols.len() as u64);
+            prod = prod.mul(&dot);
+        }
+        if !prod.is_zero() {
+            c.cols.push(0); // the constant one
+            c.vals.push(prod);
+        }
+        c.row_ptr.push(c.cols.len() as u64);
+    }
+    R1cs {
+        num_inputs: w.inputs.len(),
+        num_aux: w.aux.len(),
+        a,
+        b,
+        c,
+    }
+}
+
+/// What the op must give, as the prover's host path computes it: core's
+/// SpMV and bellman's rows, the check, then the quotient's steps over
+/// `be`'s NTTs (checked against the reference above).
+fn host_quotient(be: &WgpuBackend, r1cs: &R1cs, w: &Witness, log_n: u32) -> Result<Vec<Fr>, u64> {
+    let n = 1usize << log_n;
+    let [mut a, mut b, mut c] = [(); 3].map(|_| vec![Fr::ZERO; n]);
+    r1cs.domain_evaluations_into(&w.inputs, &w.aux, [&mut a, &mut b, &mut c])
+        .unwrap();
+    let m = r1cs.num_constraints();
+    if let Some(row) = zkpipe_core::r1cs::first_unsatisfied_row([&a[..m], &b[..m], &c[..m]]) {
+        return Err(row as u64);
+    }
+    let g = Fr::from_u64(7);
+    let z_inv = zkpipe_core::groth16::vanishing_inverse(&g, n).unwrap();
+    zkpipe_core::groth16::quotient_steps(
+        &mut |v: &mut [Fr], cfg: &NttConfig| be.ntt(v, cfg),
+        [&mut a, &mut b, &mut c],
+        g,
+        z_inv,
+        0,
+    )
+    .unwrap();
+    Ok(a)
+}
+
+/// The op on `be`: Ok(h), or Err(first unsatisfied row) with `check`.
+fn device_quotient(
+    be: &WgpuBackend,
+    r1cs: &R1cs,
+    w: &Witness,
+    log_n: u32,
+    check: bool,
+) -> Result<Result<Vec<Fr>, u64>, AccelError> {
+    let handle = be.upload_r1cs(r1cs.as_seam(), 0)?;
+    let mut h = vec![Fr::from_u64(3); 1 << log_n];
+    let cfg = SpmvConfig {
+        device: 0,
+        coset: Fr::from_u64(7),
+        log_n,
+        check,
+        ext: Default::default(),
+    };
+    let r = be.quotient_from_witness(handle, &w.inputs, &w.aux, &mut h, &cfg);
+    be.drop_r1cs(handle)?;
+    Ok(match r? {
+        Some(row) => Err(row),
+        None => Ok(h),
+    })
+}
+
+/// The SpMV op in this multiply variant: h equal to the host path's,
+/// rows longer than one segment (256 entries) included, and the first
+/// unsatisfied row.
+fn check_spmv(be: &WgpuBackend) {
+    if !be.capabilities().supports(ops::SPMV) {
+        return;
+    }
+    let w = witness(2, 300, 60);
+    let mut r1cs = satisfied_r1cs(200, &w, |r| if r == 3 { 700 } else { 1 + r % 4 }, 61);
+    let log_n = zkpipe_core::groth16::domain_log_size(200, 2);
+    let want = host_quotient(be, &r1cs, &w, log_n);
+    assert!(want.is_ok(), "the test's system is not satisfied");
+    for check in [true, false] {
+        assert!(device_quotient(be, &r1cs, &w, log_n, check).unwrap() == want);
+    }
+    let k = r1cs.c.row_ptr[150] as usize;
+    r1cs.c.vals[k] = r1cs.c.vals[k].add(&Fr::one());
+    assert_eq!(
+        device_quotient(be, &r1cs, &w, log_n, true).unwrap(),
+        Err(150)
+    );
 }
 
 #[test]
@@ -257,6 +396,66 @@ fn split_ntt() {
     assert!(err.message.contains("8 buffers"), "{}", err.message);
 }
 
+/// Bindings capped at 1 MiB (2^15 elements): 70 000 aux go to three
+/// buffers, each matrix to several chunks of rows (at most 2^15
+/// coefficients each, none across row 2^15), a 2^16 domain to two pieces
+/// and a 2^17 one to four; h must equal the host path's (2^16) and the
+/// unsplit op's (2^17), and an unsatisfied row past the first piece is
+/// found. A row of more coefficients than a binding holds, and a witness
+/// needing more buffers than the kernels bind, are refused.
+#[test]
+fn split_spmv() {
+    let (Some(split), Some(whole)) = (backend_with(&[("max_binding_mib", "1")]), backend("auto"))
+    else {
+        return;
+    };
+    let m = 40_000;
+    let w = witness(3, 70_000, 80);
+    let a_len = |r: usize| match r {
+        7 => 20_000,
+        _ if r.is_multiple_of(97) => 300,
+        _ => 1 + r % 3,
+    };
+    let mut r1cs = satisfied_r1cs(m, &w, a_len, 81);
+    let log_n = zkpipe_core::groth16::domain_log_size(m, 3);
+    assert_eq!(log_n, 16);
+    let want = host_quotient(&whole, &r1cs, &w, log_n);
+    assert!(want.is_ok(), "the test's system is not satisfied");
+    let got = device_quotient(&split, &r1cs, &w, log_n, true).unwrap();
+    assert!(got == want, "split 2^16: h differs from the host path's");
+    // The unsplit op is checked against the CPU backend's (conformance).
+    let log = log_n + 1;
+    let got = device_quotient(&split, &r1cs, &w, log, true).unwrap();
+    let want = device_quotient(&whole, &r1cs, &w, log, true).unwrap();
+    assert!(
+        got.is_ok() && got == want,
+        "split 2^17: h differs from the unsplit op's"
+    );
+    for row in [39_000, 35_000] {
+        let k = r1cs.c.row_ptr[row] as usize;
+        r1cs.c.vals[k] = r1cs.c.vals[k].add(&Fr::one());
+    }
+    for be in [&split, &whole] {
+        assert_eq!(
+            device_quotient(be, &r1cs, &w, log_n, true).unwrap(),
+            Err(35_000)
+        );
+    }
+    let refused = |r1cs: &R1cs| split.upload_r1cs(r1cs.as_seam(), 0).unwrap_err();
+    let long = satisfied_r1cs(4, &w, |r| if r == 2 { 40_000 } else { 1 }, 82);
+    let e = refused(&long);
+    assert_eq!(e.code, ErrorCode::INVALID_INPUT);
+    assert!(
+        e.message.contains("A row 2 has 40000 entries"),
+        "{}",
+        e.message
+    );
+    let wide = witness(3, 200_000, 83);
+    let e = refused(&satisfied_r1cs(4, &wide, |_| 1, 84));
+    assert_eq!(e.code, ErrorCode::INVALID_INPUT);
+    assert!(e.message.contains("buffers"), "{}", e.message);
+}
+
 /// `ZKPIPE_REQUIRE_ADAPTER` turns these tests' pass-without-adapter into a
 /// failure: this test binary runs one of them again with no driver
 /// (VK_DRIVER_FILES at an empty folder), without and with the switch.
@@ -322,8 +521,9 @@ fn large_copies_in_pieces() {
 }
 
 /// The notes say what an opened device keeps between calls: resident bases
-/// (gone again after `drop_bases`) and the NTT's buffers (a 2^16 transform
-/// keeps 2 MiB of data and as much of twiddles).
+/// and matrices (gone again after `drop_bases` and `drop_r1cs`) and the
+/// NTT's buffers (a 2^16 transform keeps 2 MiB of data and as much of
+/// twiddles).
 #[test]
 fn notes_show_what_a_device_keeps() {
     let Some(b) = backend("auto") else {
@@ -353,4 +553,13 @@ fn notes_show_what_a_device_keeps() {
     b.drop_bases(h).unwrap();
     let notes = b.info().notes.to_string();
     assert!(notes.contains("resident bases 0 sets, 0.0 MiB"), "{notes}");
+    let w = witness(2, 1 << 14, 6);
+    let r1cs = satisfied_r1cs(1 << 14, &w, |_| 3, 7);
+    let m = b.upload_r1cs(r1cs.as_seam(), 0).unwrap();
+    let notes = b.info().notes.to_string();
+    assert!(notes.contains("resident r1cs 1, "), "{notes}");
+    assert!(!notes.contains("resident r1cs 1, 0.0 MiB"), "{notes}");
+    b.drop_r1cs(m).unwrap();
+    let notes = b.info().notes.to_string();
+    assert!(notes.contains("resident r1cs 0, 0.0 MiB"), "{notes}");
 }
