@@ -888,7 +888,7 @@ impl<W: Workload> Inner<W> {
     }
 
     /// Shows the policy what happened and takes the limits it answers,
-    /// each kept within 1 and its ceiling (a class with no threads stays at 0).
+    /// kept [`Limits::within`] the ceiling.
     fn adjust(&self) {
         let recent: Vec<Span> = self.recent.lock().unwrap().iter().cloned().collect();
         let (limits, waiting_spmv, waiting_device) = {
@@ -908,13 +908,7 @@ impl<W: Workload> Inner<W> {
         let Ok(Some(next)) = catch_unwind(AssertUnwindSafe(|| self.policy.adjust(&seen))) else {
             return;
         };
-        let clamp = |v: usize, most: usize| v.clamp(most.min(1), most);
-        let next = Limits {
-            synthesis: clamp(next.synthesis, self.ceiling.synthesis),
-            spmv: clamp(next.spmv, self.ceiling.spmv),
-            // The lookahead has no threads behind it: up to four times its knob.
-            lookahead: next.lookahead.clamp(1, self.ceiling.lookahead * 4),
-        };
+        let next = next.within(self.ceiling);
         if next != limits {
             self.lock().limits = next;
             self.limit_changes.lock().unwrap().push((seen.now_ms, next));

@@ -18,6 +18,23 @@ pub struct Limits {
     pub lookahead: usize,
 }
 
+impl Limits {
+    /// These limits as the engine applies them, whoever proposed them:
+    /// synthesis and SpMV each between 1 and its ceiling (a class with no
+    /// threads stays at 0), the lookahead, which has no threads behind it,
+    /// between 1 and four times its knob.
+    pub fn within(self, ceiling: Limits) -> Limits {
+        let clamp = |v: usize, most: usize| v.clamp(most.min(1), most);
+        Limits {
+            synthesis: clamp(self.synthesis, ceiling.synthesis),
+            spmv: clamp(self.spmv, ceiling.spmv),
+            lookahead: self
+                .lookahead
+                .clamp(1, ceiling.lookahead.saturating_mul(4).max(1)),
+        }
+    }
+}
+
 /// What the engine shows a policy after a partition's device stages end.
 #[derive(Debug)]
 pub struct Observation<'a> {
@@ -90,7 +107,8 @@ pub trait Policy: Send + Sync {
     /// New limits for the classes of work, given what the engine saw; the
     /// engine calls it after each partition's device stages end, from that
     /// device worker, with no engine lock held. `None` keeps them (the
-    /// default: the knobs stand).
+    /// default: the knobs stand); an answer is kept [`Limits::within`] the
+    /// ceiling; a panic keeps the limits in force.
     fn adjust(&self, _seen: &Observation<'_>) -> Option<Limits> {
         None
     }

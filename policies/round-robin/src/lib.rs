@@ -8,7 +8,7 @@
 //! about (synthesis, device, CPU pool).
 //!
 //! To write a policy: implement [`Policy`] (only `name` and `settings` are
-//! required; `pick`, `place` and `admit` have defaults) and [`PolicyPlugin`]
+//! required; `pick`, `place`, `admit` and `adjust` have defaults) and [`PolicyPlugin`]
 //! (the constructor, which receives the host's knobs), export it with
 //! `zkpipe_core::export_policy!`, build the crate as a `cdylib`, and pass the
 //! library's path to `zkpipe bench batch --policy`.
