@@ -108,6 +108,8 @@ impl CountingCs {
     }
 }
 
+/// Inline: the front ends call it, across crates, for every term of A and B.
+#[inline]
 fn mark(v: &mut Vec<bool>, i: usize) {
     if v.len() <= i {
         v.resize(i + 1, false);

@@ -231,6 +231,7 @@ impl Split {
     }
 
     /// Whether the split was passed.
+    #[inline]
     fn passed(&self) -> bool {
         self.at.is_some()
     }
