@@ -451,13 +451,13 @@ pub(crate) fn synthesize_witness<CS: ConstraintSystem<Scalar>>(
 /// A gadget's error.
 pub(crate) fn synthesize_gadget(
     piece: &Piece<'_>,
-    cs: &mut zkpipe_core::r1cs::PieceCs,
+    cs: &mut zkpipe_core::r1cs::WitnessCs,
 ) -> Result<(), SynthesisError> {
     use bellpepper::gadgets::sha256::sha256_compression_function;
     use bellpepper::gadgets::uint32::UInt32;
     use bellpepper_core::boolean::{AllocatedBit, Boolean};
-    use zkpipe_core::r1cs::PieceCs;
-    let carried_u32 = |cs: &mut PieceCs, v: &[u32; 8]| -> Result<Vec<UInt32>, SynthesisError> {
+    use zkpipe_core::r1cs::WitnessCs;
+    let carried_u32 = |cs: &mut WitnessCs, v: &[u32; 8]| -> Result<Vec<UInt32>, SynthesisError> {
         cs.carried(|cs| {
             v.iter()
                 .enumerate()

@@ -9,6 +9,7 @@ pub mod backend;
 pub mod cache;
 pub mod circuit;
 pub mod crosscheck;
+pub mod decimal;
 mod error;
 pub mod fsutil;
 pub mod groth16;

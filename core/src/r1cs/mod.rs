@@ -12,17 +12,25 @@ use crate::Error;
 use crate::types::Fr;
 
 pub mod cache;
+mod cs;
 mod file;
 mod pieces;
 mod record;
 
-pub use pieces::{PieceCs, WitnessPiece, witness_in_pieces};
+pub use cs::{CountingCs, Counts, RecordingCs, WitnessCs};
+pub use pieces::{Block, WitnessPiece, witness_in_pieces};
 pub use record::{Column, R1csBuilder, Witness};
 
 /// Converts a bellpepper scalar to the seam type (same bits, no copy of note).
 #[inline]
 pub fn fr(s: Scalar) -> Fr {
     Fr::from_blst(s.into())
+}
+
+/// `Scalar` and `Fr` share their layout, so this collects in place (the
+/// standard library reuses the allocation) instead of copying the vector.
+pub(crate) fn to_fr(v: Vec<Scalar>) -> Vec<Fr> {
+    v.into_iter().map(fr).collect()
 }
 
 /// A sparse matrix in compressed sparse row form.

@@ -7,17 +7,22 @@
 //! sequential synthesis allocates. A piece that needs variables an earlier
 //! piece allocates (a hash's chaining state, the bits it reads) allocates
 //! them again from values computed up front, as *carried* variables
-//! ([`PieceCs::carried`]): they exist for its gadgets and are left out of
+//! ([`WitnessCs::carried`]): they exist for its gadgets and are left out of
 //! the witness.
+//!
+//! A circuit whose blocks repeat after a shared part (a PoRep partition's
+//! challenges) is cut the other way: each block synthesises with the
+//! shared part ([`WitnessCs::split_at`]), and [`Block::join`] keeps the
+//! shared part once.
 
 use std::ops::Range;
 
-use bellpepper_core::{ConstraintSystem, LinearCombination, SynthesisError, Variable};
+use bellpepper_core::SynthesisError;
 use blstrs::Scalar;
 use rayon::prelude::*;
 
-use super::record::{WitnessCs, synthesis};
-use super::{Witness, fr};
+use super::record::synthesis;
+use super::{Witness, WitnessCs, fr};
 use crate::Error;
 use crate::types::Fr;
 
@@ -136,65 +141,7 @@ fn kept(len: usize, carried: &[Range<usize>], from: usize) -> Vec<Range<usize>> 
     runs
 }
 
-/// A witness-only constraint system for one piece of a circuit.
-#[derive(Debug)]
-pub struct PieceCs {
-    cs: WitnessCs,
-    carrying: bool,
-    carried_inputs: Vec<Range<usize>>,
-    carried_aux: Vec<Range<usize>>,
-}
-
-impl Default for PieceCs {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl PieceCs {
-    /// An empty piece (input 0, the constant one, only).
-    pub fn new() -> Self {
-        Self::with_capacity(1, 0)
-    }
-
-    /// An empty piece with room for `num_inputs` inputs (the one included)
-    /// and `num_aux` aux variables.
-    pub fn with_capacity(num_inputs: usize, num_aux: usize) -> Self {
-        PieceCs {
-            cs: WitnessCs::with_capacity(num_inputs, num_aux),
-            carrying: false,
-            carried_inputs: vec![],
-            carried_aux: vec![],
-        }
-    }
-
-    /// Runs `f` with every variable it allocates marked carried: there for
-    /// this piece's gadgets, left out of the witness (an earlier piece
-    /// allocates it).
-    pub fn carried<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
-        let (i0, a0) = (self.cs.inputs.len(), self.cs.aux.len());
-        let outer = std::mem::replace(&mut self.carrying, true);
-        let r = f(self);
-        self.carrying = outer;
-        if !outer {
-            self.carried_inputs.push(i0..self.cs.inputs.len());
-            self.carried_aux.push(a0..self.cs.aux.len());
-        }
-        r
-    }
-
-    /// The values allocated, with the carried ones marked.
-    pub fn finish(self) -> WitnessPiece {
-        WitnessPiece {
-            inputs: self.cs.inputs,
-            aux: self.cs.aux,
-            carried_inputs: self.carried_inputs,
-            carried_aux: self.carried_aux,
-        }
-    }
-}
-
-/// Synthesizes each of `pieces` into its own [`PieceCs`] with
+/// Synthesizes each of `pieces` into its own [`WitnessCs`] with
 /// `synthesize`, on the current rayon pool, and concatenates them in order
 /// ([`WitnessPiece::concat`]): the witness of the whole circuit when the
 /// pieces, run one after the other, allocate what it allocates.
@@ -204,12 +151,12 @@ impl PieceCs {
 pub fn witness_in_pieces<P, F>(pieces: Vec<P>, synthesize: F) -> Result<Witness, Error>
 where
     P: Send,
-    F: Fn(P, &mut PieceCs) -> Result<(), SynthesisError> + Sync,
+    F: Fn(P, &mut WitnessCs) -> Result<(), SynthesisError> + Sync,
 {
     let done = pieces
         .into_par_iter()
         .map(|p| {
-            let mut cs = PieceCs::new();
+            let mut cs = WitnessCs::new();
             synthesize(p, &mut cs).map_err(synthesis)?;
             Ok(cs.finish())
         })
@@ -217,87 +164,52 @@ where
     Ok(WitnessPiece::concat(&done))
 }
 
-impl ConstraintSystem<Scalar> for PieceCs {
-    type Root = Self;
+/// The witness of a circuit cut down to one block of its repeated part:
+/// the part every block shares comes first, the block from `start` on.
+#[derive(Debug)]
+pub struct Block {
+    piece: WitnessPiece,
+    /// Where the block begins: (inputs, aux) allocated before it.
+    start: (usize, usize),
+}
 
-    fn alloc<F, A, AR>(&mut self, a: A, f: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.cs.alloc(a, f)
+impl Block {
+    pub(crate) fn new(piece: WitnessPiece, start: (usize, usize)) -> Self {
+        Block { piece, start }
     }
 
-    fn alloc_input<F, A, AR>(&mut self, a: A, f: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.cs.alloc_input(a, f)
-    }
-
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-    }
-
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
-
-    fn is_witness_generator(&self) -> bool {
-        true
-    }
-
-    fn extend_inputs(&mut self, new_inputs: &[Scalar]) {
-        self.cs.extend_inputs(new_inputs);
-    }
-
-    fn extend_aux(&mut self, new_aux: &[Scalar]) {
-        self.cs.extend_aux(new_aux);
-    }
-
-    fn allocate_empty(&mut self, aux_n: usize, inputs_n: usize) -> (&mut [Scalar], &mut [Scalar]) {
-        self.cs.allocate_empty(aux_n, inputs_n)
-    }
-
-    fn allocate_empty_inputs(&mut self, n: usize) -> &mut [Scalar] {
-        self.cs.allocate_empty_inputs(n)
-    }
-
-    fn allocate_empty_aux(&mut self, n: usize) -> &mut [Scalar] {
-        self.cs.allocate_empty_aux(n)
-    }
-
-    fn inputs_slice(&self) -> &[Scalar] {
-        self.cs.inputs_slice()
-    }
-
-    fn aux_slice(&self) -> &[Scalar] {
-        self.cs.aux_slice()
+    /// The witness of the whole circuit from its blocks, in order: the
+    /// shared part once, then each block's variables in turn, which is
+    /// what synthesising the whole circuit on one thread allocates (the
+    /// shared part of every block after the first is carried). `None`
+    /// when the blocks disagree on the shared part.
+    pub fn join(blocks: Vec<Block>) -> Option<Witness> {
+        fn shared(b: &Block) -> (&[Scalar], &[Scalar]) {
+            (&b.piece.inputs[..b.start.0], &b.piece.aux[..b.start.1])
+        }
+        let first = blocks.first()?;
+        if blocks.iter().any(|b| shared(b) != shared(first)) {
+            return None;
+        }
+        let pieces: Vec<WitnessPiece> = blocks
+            .into_iter()
+            .enumerate()
+            .map(|(k, mut b)| {
+                if k > 0 {
+                    b.piece.carry_inputs(0..b.start.0);
+                    b.piece.carry_aux(0..b.start.1);
+                }
+                b.piece
+            })
+            .collect();
+        Some(WitnessPiece::concat(&pieces))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bellpepper_core::Circuit;
+    use bellpepper_core::{Circuit, ConstraintSystem};
     use ff::Field;
 
     /// Allocates `n` aux values `start, start + 1, …` and one input.
@@ -370,6 +282,40 @@ mod tests {
             Ok(())
         });
         assert!(matches!(r, Err(Error::Synthesis(_))));
+    }
+
+    fn s(v: u64) -> Scalar {
+        Scalar::from(v)
+    }
+
+    /// A block of `shared` (2 inputs after the one, 3 aux) then its own.
+    fn block(shared: u64, own: u64) -> Block {
+        let inputs = vec![Scalar::ONE, s(shared), s(shared + 1), s(own)];
+        let aux = vec![
+            s(shared + 10),
+            s(shared + 11),
+            s(shared + 12),
+            s(own + 20),
+            s(own + 21),
+        ];
+        Block::new(WitnessPiece::new(inputs, aux), (3, 3))
+    }
+
+    #[test]
+    fn blocks_join_into_the_shared_part_then_each_block() {
+        let w = Block::join(vec![block(100, 1), block(100, 2), block(100, 3)]).unwrap();
+        let f = |v: &[u64]| v.iter().map(|&v| fr(s(v))).collect::<Vec<_>>();
+        assert_eq!(
+            w.inputs,
+            [vec![fr(Scalar::ONE)], f(&[100, 101, 1, 2, 3])].concat()
+        );
+        assert_eq!(w.aux, f(&[110, 111, 112, 21, 22, 22, 23, 23, 24]));
+    }
+
+    #[test]
+    fn blocks_of_different_shared_parts_do_not_join() {
+        assert!(Block::join(vec![block(100, 1), block(200, 2)]).is_none());
+        assert!(Block::join(vec![]).is_none());
     }
 
     #[test]

@@ -1,17 +1,12 @@
 //! Synthesis into zkpipe's types: recording a circuit's constraints into
-//! CSR matrices (once per shape), and witness-only synthesis (per proof).
-//!
-//! [`R1csBuilder`] is the recording half every front end shares: a
-//! bellpepper-core 0.4 constraint system here, bellperson 0.27's (0.2) in
-//! the Filecoin front end.
+//! CSR matrices (once per shape), and witness-only synthesis (per proof),
+//! through the constraint systems of [`super::cs`].
 
-use bellpepper_core::{
-    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
-};
+use bellpepper_core::{Circuit, SynthesisError};
 use blstrs::Scalar;
-use ff::Field;
 use rayon::prelude::*;
 
+use super::cs::{RecordingCs, WitnessCs};
 use super::{Csr, R1cs, fr};
 use crate::Error;
 use crate::types::Fr;
@@ -107,16 +102,6 @@ impl Csr {
     }
 }
 
-fn terms(lc: &LinearCombination<Scalar>) -> impl Iterator<Item = (Column, &Scalar)> {
-    lc.iter().map(|(var, coeff)| {
-        let col = match var.get_unchecked() {
-            Index::Input(i) => Column::Input(i),
-            Index::Aux(i) => Column::Aux(i),
-        };
-        (col, coeff)
-    })
-}
-
 /// A full assignment: `inputs[0]` is one.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Witness {
@@ -172,202 +157,18 @@ impl R1cs {
     /// # Errors
     /// [`Error::Synthesis`] when the circuit fails.
     pub fn record<C: Circuit<Scalar>>(circuit: C) -> Result<(R1cs, Witness), Error> {
-        let mut cs = RecordingCs {
-            builder: R1csBuilder::new(),
-            witness: Witness {
-                inputs: vec![Fr::one()],
-                aux: vec![],
-            },
-        };
+        let mut cs = RecordingCs::with_values();
         circuit.synthesize(&mut cs).map_err(synthesis)?;
-        Ok((cs.builder.finish(), cs.witness))
-    }
-}
-
-/// Records constraints and values.
-struct RecordingCs {
-    builder: R1csBuilder,
-    witness: Witness,
-}
-
-impl ConstraintSystem<Scalar> for RecordingCs {
-    type Root = Self;
-
-    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.witness.aux.push(fr(f()?));
-        Ok(Variable::new_unchecked(Index::Aux(
-            self.builder.alloc_aux(),
-        )))
-    }
-
-    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.witness.inputs.push(fr(f()?));
-        Ok(Variable::new_unchecked(Index::Input(
-            self.builder.alloc_input(),
-        )))
-    }
-
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-        let (a, b, c) = (
-            a(LinearCombination::zero()),
-            b(LinearCombination::zero()),
-            c(LinearCombination::zero()),
-        );
-        self.builder.enforce(terms(&a), terms(&b), terms(&c));
-    }
-
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
-}
-
-/// Computes values only.
-#[derive(Debug)]
-pub(super) struct WitnessCs {
-    pub(super) inputs: Vec<Scalar>,
-    pub(super) aux: Vec<Scalar>,
-}
-
-impl WitnessCs {
-    /// The constant one as input 0, and room for the counts given.
-    pub(super) fn with_capacity(num_inputs: usize, num_aux: usize) -> Self {
-        let mut inputs = Vec::with_capacity(num_inputs.max(1));
-        inputs.push(Scalar::ONE);
-        WitnessCs {
-            inputs,
-            aux: Vec::with_capacity(num_aux),
-        }
-    }
-
-    pub(super) fn into_witness(self) -> Witness {
-        Witness {
-            inputs: to_fr(self.inputs),
-            aux: to_fr(self.aux),
-        }
-    }
-}
-
-/// `Scalar` and `Fr` share their layout, so this collects in place (the
-/// standard library reuses the allocation) instead of copying the vector.
-pub(super) fn to_fr(v: Vec<Scalar>) -> Vec<Fr> {
-    v.into_iter().map(fr).collect()
-}
-
-impl ConstraintSystem<Scalar> for WitnessCs {
-    type Root = Self;
-
-    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.aux.push(f()?);
-        Ok(Variable::new_unchecked(Index::Aux(self.aux.len() - 1)))
-    }
-
-    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.inputs.push(f()?);
-        Ok(Variable::new_unchecked(Index::Input(self.inputs.len() - 1)))
-    }
-
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-    }
-
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
-
-    fn is_witness_generator(&self) -> bool {
-        true
-    }
-
-    fn extend_inputs(&mut self, new_inputs: &[Scalar]) {
-        self.inputs.extend_from_slice(new_inputs);
-    }
-
-    fn extend_aux(&mut self, new_aux: &[Scalar]) {
-        self.aux.extend_from_slice(new_aux);
-    }
-
-    fn allocate_empty(&mut self, aux_n: usize, inputs_n: usize) -> (&mut [Scalar], &mut [Scalar]) {
-        let (a0, i0) = (self.aux.len(), self.inputs.len());
-        self.aux.resize(a0 + aux_n, Scalar::ZERO);
-        self.inputs.resize(i0 + inputs_n, Scalar::ZERO);
-        (&mut self.aux[a0..], &mut self.inputs[i0..])
-    }
-
-    fn allocate_empty_inputs(&mut self, n: usize) -> &mut [Scalar] {
-        let i0 = self.inputs.len();
-        self.inputs.resize(i0 + n, Scalar::ZERO);
-        &mut self.inputs[i0..]
-    }
-
-    fn allocate_empty_aux(&mut self, n: usize) -> &mut [Scalar] {
-        let a0 = self.aux.len();
-        self.aux.resize(a0 + n, Scalar::ZERO);
-        &mut self.aux[a0..]
-    }
-
-    fn inputs_slice(&self) -> &[Scalar] {
-        &self.inputs
-    }
-
-    fn aux_slice(&self) -> &[Scalar] {
-        &self.aux
+        let (r1cs, witness) = cs.finish();
+        Ok((r1cs, witness.expect("values were recorded")))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::r1cs::to_fr;
+    use bellpepper_core::ConstraintSystem;
 
     struct Squares(u64);
     impl Circuit<Scalar> for Squares {

@@ -12,7 +12,7 @@
 use blst::*;
 
 use crate::binfile::Reader;
-use zkpipe_core::groth16::{fr_from_decimal, fr_to_decimal};
+use zkpipe_core::decimal::{decimal_to_limbs, limbs_to_decimal};
 use zkpipe_core::types::{Fp, Fp2};
 use zkpipe_core::{Error, Fr, G1Affine, G2Affine};
 
@@ -212,52 +212,6 @@ fn check_point(
     Ok(())
 }
 
-/// Decimal digits of a little-endian multi-limb integer.
-pub fn limbs_to_decimal(limbs: &[u64]) -> String {
-    let mut limbs = limbs.to_vec();
-    let mut chunks = Vec::new();
-    const TEN19: u128 = 10_000_000_000_000_000_000;
-    while limbs.iter().any(|&l| l != 0) {
-        let mut rem: u128 = 0;
-        for l in limbs.iter_mut().rev() {
-            let cur = (rem << 64) | *l as u128;
-            *l = (cur / TEN19) as u64;
-            rem = cur % TEN19;
-        }
-        chunks.push(rem as u64);
-    }
-    match chunks.split_last() {
-        None => "0".into(),
-        Some((top, rest)) => {
-            let mut s = top.to_string();
-            for d in rest.iter().rev() {
-                s.push_str(&format!("{d:019}"));
-            }
-            s
-        }
-    }
-}
-
-/// The little-endian limbs of a decimal string, if it fits in `N` limbs.
-fn decimal_to_limbs<const N: usize>(s: &str) -> Option<[u64; N]> {
-    if s.is_empty() || s.len() > 20 * N || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let mut limbs = [0u64; N];
-    for d in s.bytes() {
-        let mut carry = (d - b'0') as u128;
-        for l in limbs.iter_mut() {
-            let cur = *l as u128 * 10 + carry;
-            *l = cur as u64;
-            carry = cur >> 64;
-        }
-        if carry != 0 {
-            return None;
-        }
-    }
-    Some(limbs)
-}
-
 /// An Fp's canonical value in decimal.
 pub fn fp_to_decimal(x: &Fp) -> String {
     let mut limbs = [0u64; 6];
@@ -278,19 +232,6 @@ pub fn fp_from_decimal(s: &str) -> Result<Fp, Error> {
     // SAFETY: blst reads six limbs and writes one field element.
     unsafe { blst_fp_from_uint64(out.as_blst_mut(), limbs.as_ptr()) };
     Ok(out)
-}
-
-/// An Fr in decimal (snarkjs's public signals).
-pub fn fr_decimal(x: &Fr) -> String {
-    fr_to_decimal(x)
-}
-
-/// An Fr from a decimal string.
-///
-/// # Errors
-/// [`Error::InvalidEncoding`] for a non-decimal string or a value ≥ r.
-pub fn fr_parse_decimal(s: &str) -> Result<Fr, Error> {
-    fr_from_decimal(s)
 }
 
 #[cfg(test)]

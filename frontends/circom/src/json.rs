@@ -11,7 +11,8 @@
 
 use serde_json::{Value, json};
 
-use crate::field::{fp_from_decimal, fp_to_decimal, fr_decimal, fr_parse_decimal};
+use crate::field::{fp_from_decimal, fp_to_decimal};
+use zkpipe_core::decimal::{fr_from_decimal, fr_to_decimal};
 use zkpipe_core::groth16::{PreparedVerifyingKey, Proof, VerifyingKey};
 use zkpipe_core::types::{Fp, Fp2};
 use zkpipe_core::{Error, Fr, G1Affine, G2Affine};
@@ -53,7 +54,7 @@ pub fn public_to_json(inputs: &[Fr]) -> Value {
     Value::Array(
         inputs
             .iter()
-            .map(|x| Value::String(fr_decimal(x)))
+            .map(|x| Value::String(fr_to_decimal(x)))
             .collect(),
     )
 }
@@ -234,7 +235,7 @@ pub fn public_from_json(v: &Value, what: &str) -> Result<Vec<Fr>, Error> {
         .enumerate()
         .map(|(i, x)| {
             let s = decimal(x, what)?;
-            fr_parse_decimal(s).map_err(|e| bad(what, format_args!("signal {i}: {e}")))
+            fr_from_decimal(s).map_err(|e| bad(what, format_args!("signal {i}: {e}")))
         })
         .collect()
 }
