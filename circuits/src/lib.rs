@@ -360,8 +360,7 @@ impl CircuitSource for BuiltinCircuit {
 
     /// On more than two threads `sha256` and `sha256-gadget` synthesize
     /// their blocks in parallel (on two, the pieces' copies cost more than
-    /// the second thread gives: 0.51 s against 0.25 s for `sha256` at 300
-    /// blocks on the dev machine).
+    /// the second thread gives).
     fn witness(&self, seed: u64) -> Result<Witness, Error> {
         let w = match self.build(seed) {
             BenchCircuit::Sha256 { message, gadget } if rayon::current_num_threads() > 2 => {

@@ -112,9 +112,9 @@ impl BufferPool {
 
     /// Makes sure `count` blocks of at least `len` elements exist, made now
     /// rather than by the first proofs that need them: lending pins every
-    /// page, and on the H200 machine the first round of a batch's SpMVs
-    /// took 1–2.7 s against 0.23 s once its buffers were made. Stops at the
-    /// lender's first refusal (later buffers then come from the heap).
+    /// page, which made a batch's first round of SpMVs several times slower
+    /// than later ones when it was done on the way. Stops at the lender's
+    /// first refusal (later buffers then come from the heap).
     pub fn reserve(self: &Arc<Self>, count: usize, len: usize) {
         let held: Vec<FrBuffer> = (0..count)
             .map_while(|_| {

@@ -7,10 +7,9 @@ use crate::Error;
 pub const THREADS_PER_CORE: usize = 8;
 
 /// Host bytes a Groth16 proof holds per constraint at its peak (keys in
-/// memory, recorded matrices, witness, evaluation vectors): sha256 at
-/// 1,000 blocks (26.7 M constraints) peaked at 19.7 GiB on the H200
-/// machine once keys and matrices were held once (`e9fa680`), about 800 B
-/// per constraint (1,200 before).
+/// memory, recorded matrices, witness, evaluation vectors), from the
+/// largest built-in proofs measured (docs/benchmarks.md, "PoRep proxy"),
+/// rounded up.
 pub const PROVE_BYTES_PER_CONSTRAINT: u64 = 800;
 
 /// Hands the heap's free pages back to the system. Decoding a large file

@@ -99,7 +99,7 @@ fn open_gpu(ordinal: usize, lent: &Arc<LentMemory>) -> Result<(Gpu, String), Str
     unsafe { ctx.disable_event_tracking() };
     // Keep freed memory mapped, up to a quarter of the device: an op's
     // scratch (an NTT's second buffer, an MSM's tables) was otherwise mapped
-    // afresh on every call, ~2 ms of a 2^24 NTT that permutes. check_free
+    // afresh on every call, a visible share of a large NTT. check_free
     // hands it all back when memory looks short.
     let kept = pool_keep(&ctx, Some(ctx.total_mem().unwrap_or(0) as u64 / 4));
     let (major, minor) = ctx.compute_capability().map_err(|e| format!("{e:?}"))?;

@@ -129,14 +129,14 @@ impl Curve for G2 {
     }
 }
 
-/// Window size: measured on the H200 from 2^15 points on (13 bits up to
-/// 2^18, 16 up to 2^24, then 18 up to 2^26 and a bit more per doubling;
-/// odd sizes leave a top window of few huge buckets), and below that the
-/// size minimising the additions (n per window for the buckets, about 3
-/// per bucket for the bucket and window sums). Above 2^24 buckets of
-/// 1,024 points (`BUCKET_SERIAL` chunks) or more take the tree pass, so
-/// the window grows with n (G1 resident: 2^25 356 ms at 17 bits, 329 at
-/// 18; 2^26 710 at 16, 632 at 18; 2^27 1,496 at 18, 1,206 at 19).
+/// Window size: from 2^15 points on, the best measured on a GPU (13 bits
+/// up to 2^18, 16 up to 2^24, then 18 up to 2^26 and a bit more per
+/// doubling; odd sizes leave a top window of few huge buckets; the sweeps
+/// are in docs/bench-log.md), and below that the size minimising the
+/// additions (n per window for the buckets, about 3 per bucket for the
+/// bucket and window sums). Above 2^24 buckets of 1,024 points
+/// (`BUCKET_SERIAL` chunks) or more take the tree pass, so the window
+/// grows with n.
 pub fn auto_window(n: usize) -> u32 {
     match n {
         0..32768 => (2..=16u32)
@@ -151,8 +151,8 @@ pub fn auto_window(n: usize) -> u32 {
 /// Window size for bases with precomputed multiples (one set of buckets
 /// for every window): the fewest additions, n per window plus about four
 /// per bucket for the bucket and window sums, among windows of at most 20
-/// bits whose buckets hold at least 100 points on average. Measured on the
-/// H200 (G1 2^22 and 2^24, G2 2^20 and 2^22, c = 16…22): emptier buckets
+/// bits whose buckets hold at least 100 points on average, as measured
+/// (G1 2^22 and 2^24, G2 2^20 and 2^22, c = 16…22): emptier buckets
 /// leave the one-thread-per-chunk sums partly idle, and past 2^19 buckets
 /// the one-block scan and the window sums cost more than a window saves.
 pub fn fixed_base_window(n: usize) -> u32 {

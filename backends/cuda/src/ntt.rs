@@ -251,9 +251,9 @@ impl Lane<'_> {
         if n > 1 {
             let tw = self.twiddles(log_n, inverse)?;
             // The permutation an order needs rides on the last pass's writes
-            // (scattered 32-byte writes cost less than scattered reads:
-            // measured 2^24 NN 7.7 ms permuting on the first pass's reads,
-            // 5.6 ms for NR with no permutation), so the transform is the
+            // (scattered 32-byte writes cost less than scattered reads, as
+            // measured against permuting on the first pass's reads), so the
+            // transform is the
             // opposite decimation of the plan that permutes first.
             let plan = cfg.order.radix2();
             let (permute, dit) = (plan.permute_first, plan.dit ^ plan.permute_first);

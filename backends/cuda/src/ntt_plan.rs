@@ -5,9 +5,8 @@
 /// Elements per NTT block: at most 2^10 (32 B each, one thread per pair).
 const NTT_TILE_MAX: u32 = 10;
 /// Stages per pass, at most (`ZKPIPE_CUDA_NTT_STAGES` overrides it).
-/// Measured on the H200 (docs/benchmarks.md, v6): 2^24 in four passes of
-/// 6 stages beat three of 8 by 12 %, and 5, 6 and 7 are within noise at
-/// 2^18–2^26; blocks of 2^8 beat 2^9 and 2^10.
+/// The choice and the sweep behind it are in docs/bench-log.md ("v6"):
+/// fewer, longer passes lost, 5–7 stages tied, and blocks of 2^8 won.
 const NTT_STAGES: u32 = 7;
 /// Elements per block (log2) a pass fills up to with columns and rows
 /// (`ZKPIPE_CUDA_NTT_BLOCK`): 2^8 elements, 128 threads.

@@ -28,7 +28,7 @@ pub(crate) struct Staging {
 }
 
 /// `dst.copy_from_slice(src)` on the plugin's thread pool: one thread
-/// cannot keep up with a pinned transfer (~55 GB/s on the H200 machine).
+/// cannot keep up with a pinned transfer.
 fn parallel_copy(dst: &mut [u64], src: &[u64]) {
     use rayon::prelude::*;
     let chunk = src

@@ -28,7 +28,7 @@ pub(crate) type TablePieces = Arc<Vec<wgpu::Buffer>>;
 pub(crate) type Dispatch = (&'static str, wgpu::BindGroup, (u32, u32));
 
 /// A shader build taking longer than this is announced on stderr (NVIDIA's
-/// driver spends ~260 s on the G2 MSM's first build on a machine).
+/// driver spends minutes on the G2 MSM's first build on a machine).
 const SLOW_BUILD: Duration = Duration::from_secs(10);
 
 /// Compute pipelines sharing one bind group layout.

@@ -15,8 +15,8 @@ use crate::shape::{CHUNK, FAN, MSM_REDUCE_WORKGROUP_THREADS};
 
 /// Buckets one reduce thread weighs (a power of two): 2·span dependent
 /// additions. A thread per 64 buckets that also multiplied its sum by the
-/// range's start (~2·(c − 1) more) left the H200 mostly idle (2^20: 8 192
-/// threads of ~158 additions, 8.9 ms).
+/// range's start (~2·(c − 1) more) left a large GPU mostly idle: too few
+/// threads, each too long.
 const REDUCE_SPAN: u32 = 8;
 /// Merge passes run until at most this many groups per window are left for
 /// the host.
@@ -36,8 +36,8 @@ impl Plan {
     pub fn new(n: usize, window_bits: u32) -> Plan {
         // Widths whose top window keeps several bits (8: 7, 13: 8, 16: 15):
         // with 11, 12, 14 or 15 the top window's few buckets take n/8 to n/2
-        // points each (measured on the H200 when one thread summed one
-        // bucket: 2^19 at c = 15 took 9.6 s, 2^20 at c = 16 91 ms).
+        // points each, which was orders of magnitude slower when one thread
+        // summed one bucket.
         let c = if window_bits == 0 {
             match n {
                 0..=2048 => 8,

@@ -257,8 +257,8 @@ impl Gpu {
 
 /// `dst.copy_from_slice(src)` on several threads: mapped memory may be
 /// uncached or write-combined, which one core reads or fills far below the
-/// bus's speed (a 32 MiB read-back took ~22 ms on one thread on the H200
-/// machine, ~3 ms on 16). The threads are the plugin's standing pool:
+/// bus's speed (several times slower than 16 threads on a GPU machine).
+/// The threads are the plugin's standing pool:
 /// spawning 16 per piece would cost a fair part of a ~1 ms piece.
 fn parallel_copy(mut dst: wgpu::WriteOnly<'_, [u8]>, src: &[u8]) {
     let threads = copy_threads(src.len());

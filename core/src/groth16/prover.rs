@@ -482,9 +482,9 @@ impl Prover {
     }
 
     /// Runs the device stages once on zeros, so that the first proof finds
-    /// the device's tables, buffers and kernels made (on the H200 the
-    /// first quotient of a 2^24 domain takes ~26 ms more than later ones,
-    /// of 2^26 ~73 ms). Meant to run beside the first witness's synthesis, which
+    /// the device's tables, buffers and kernels made (a first quotient
+    /// otherwise pays for making them). Meant to run beside the first
+    /// witness's synthesis, which
     /// needs only the host; a no-op where the quotient's NTTs run on the
     /// host (there it would compete with the synthesis).
     ///
@@ -691,7 +691,7 @@ impl Prover {
     /// Allows side-by-side MSMs (the default where the backends have room
     /// for them) or turns them off: a scheduler whose partitions already
     /// share the device (`device_lock=op`) fills it better without them
-    /// (H200, 2^20, four workers: 0.25 s per request without, 0.29 with).
+    /// (docs/bench-log.md, "Device workers side by side").
     pub fn allow_msms_side_by_side(&mut self, allow: bool) {
         self.concurrent_msms = allow && self.msm_room;
     }
@@ -819,8 +819,8 @@ fn gather_list(inputs: &[bool], aux: &[bool]) -> Vec<u32> {
 }
 
 /// The scalars at `vars` (positions in `inputs ‖ aux`) into `out`, on the
-/// rayon pool: a 2^20-variable witness took ~20 ms per query on one thread
-/// through a filtered iterator, a fifth of the GPU's MSM stage.
+/// rayon pool: on one thread the gather was a large share of a GPU's MSM
+/// stage.
 fn gather_into(w: &Witness, vars: &[u32], out: &mut [Fr]) {
     let split = w.inputs.len();
     out.par_iter_mut()
