@@ -1104,10 +1104,44 @@ const SETTINGS: [(&str, &str, &str); 4] = [
     ("cuda", "window_bits", "20"),
 ];
 
+/// The plugin writer's guide's example backend (docs/plugin-guide.md),
+/// which `cargo test --workspace` builds beside this binary under a name
+/// the loader skips: copied into a folder under its backend name, so that
+/// it runs every trial a backend runs. `None` where it was not built.
+fn guide_example() -> Option<(tempfile::TempDir, Registry)> {
+    let exe = std::env::current_exe().ok()?;
+    let lib = exe
+        .ancestors()
+        .skip(1)
+        .take(2)
+        .map(|dir| dir.join("libzkpipe_example_minimal.so"))
+        .find(|p| p.is_file())?;
+    let dir = tempfile::tempdir().ok()?;
+    std::fs::copy(&lib, dir.path().join("libzkpipe_backend_minimal.so")).ok()?;
+    let registry = Registry::load(&SearchPath::only([dir.path().to_path_buf()]));
+    Some((dir, registry))
+}
+
 fn main() {
     let args = Arguments::from_args();
     let registry = Registry::load(&SearchPath::standard(None));
+    let example = guide_example();
     let mut trials = Vec::new();
+    trials.push(
+        Trial::test("[loader] the plugin guide's example loads", {
+            let loaded = example.as_ref().map(|(_, r)| {
+                (
+                    r.plugins.iter().map(|p| p.name.clone()).collect::<Vec<_>>(),
+                    r.failures.len(),
+                )
+            });
+            move || match &loaded {
+                Some((names, 0)) if names == &["minimal".to_string()] => Ok(()),
+                other => Err(format!("loaded (names, failures): {other:?}").into()),
+            }
+        })
+        .with_ignored_flag(example.is_none()),
+    );
 
     let searched = format!("{:?}", registry.searched);
     let found = registry.plugins.len();
@@ -1140,7 +1174,8 @@ fn main() {
         .create("cpu", &BackendConfig::default())
         .ok()
         .map(Arc::new);
-    for plugin in &registry.plugins {
+    let example_plugins = example.iter().flat_map(|(_, r)| &r.plugins);
+    for plugin in registry.plugins.iter().chain(example_plugins) {
         let backend = match plugin.create(&BackendConfig::default()) {
             Ok(b) => Arc::new(b),
             Err(e) => {
