@@ -124,9 +124,8 @@ pub(super) fn bench_prove(
         eprintln!("note: evaluation vectors on the heap: {why}");
     }
     let lent_buffers = prover.buffers().idle().1;
-    let peak_before = metrics::process_peak_rss_bytes();
+    let (resident, peak_before) = metrics::process_rss_and_peak_bytes();
     let peak_reset = metrics::reset_peak_rss();
-    let resident = metrics::process_rss_bytes();
     for i in 0..runs {
         let (_, _, times) = prover.prove_circuit(circuit.build(2 + i as u64), r, s)?;
         for (k, st) in stages.iter().enumerate() {

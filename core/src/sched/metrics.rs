@@ -296,11 +296,6 @@ pub fn process_peak_rss_bytes() -> u64 {
     status_bytes("VmHWM:")
 }
 
-/// The process's resident memory now (`VmRSS`), 0 where unknown.
-pub fn process_rss_bytes() -> u64 {
-    status_bytes("VmRSS:")
-}
-
 /// Restarts the peak that [`process_peak_rss_bytes`] reports from the
 /// present resident size (Linux: `5` into `/proc/self/clear_refs`), so a
 /// phase's own peak can be read; false where that is not possible.
@@ -308,15 +303,29 @@ pub fn reset_peak_rss() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
+/// The process's resident memory now and its peak so far, `(VmRSS,
+/// VmHWM)`, read together: one read of `/proc/self/status` reports a peak
+/// at least the resident size, which two reads a moment apart need not
+/// (other threads allocate in between). 0 where unknown.
+pub fn process_rss_and_peak_bytes() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    (
+        field_bytes(&status, "VmRSS:"),
+        field_bytes(&status, "VmHWM:"),
+    )
+}
+
 /// A `kB` field of `/proc/self/status` in bytes, 0 where unknown.
 fn status_bytes(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        })
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    field_bytes(&status, field)
+}
+
+fn field_bytes(status: &str, field: &str) -> u64 {
+    status
+        .lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
         .map_or(0, |kib| kib * 1024)
 }
 
