@@ -271,7 +271,7 @@ pub fn run(args: &PluginArgs, cmd: &BatchCmd) -> Result<(), Error> {
     if cmd.json {
         println!("{}", serde_json::to_string_pretty(&summary).unwrap());
     } else {
-        println!("{}", crate::host::machine());
+        println!("{}", zkpipe_harness::machine());
         print_summary(&summary);
         println!(
             "  waterfall: {}/waterfall.json, {}/waterfall.svg",
@@ -384,7 +384,7 @@ fn write_compare(cmd: &CompareCmd, rows: &[(String, Summary)]) -> Result<(), Err
         return Ok(());
     }
     let b = &cmd.batch;
-    println!("{}", crate::host::machine());
+    println!("{}", zkpipe_harness::machine());
     println!(
         "{} {} — {} requests × {} partitions, {} in flight, backend {}",
         b.circuit.circuit,

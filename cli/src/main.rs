@@ -18,7 +18,6 @@ mod crosscheck;
 mod doctor;
 mod filecoin;
 mod fleet;
-mod host;
 mod in_shape;
 mod plugin_args;
 mod progress;

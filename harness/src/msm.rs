@@ -1,11 +1,85 @@
-//! `bench msm`: G1/G2 MSMs on a backend, optionally against blst called
-//! directly.
+//! G1/G2 MSMs on a backend, optionally against blst called directly.
 
-use super::*;
 use zkpipe_core::msm_split::{self, SplitBases, SplitSource};
+use zkpipe_core::plugin::MsmConfig;
+use zkpipe_core::{Backend, Error, Fr, G1Affine, G2Affine, sample};
+
+use crate::ops::Sizes;
+use crate::report::{Report, Sink, measure, row};
+
+/// The curve group of an MSM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    G1,
+    G2,
+}
+
+/// The MSM asked for.
+#[derive(Debug, Clone)]
+pub struct MsmRequest {
+    pub group: Group,
+    /// Upload each size's bases once and time MSMs on the resident set.
+    pub resident: bool,
+    /// Cut each MSM over these devices: one contiguous piece of the points
+    /// per device, the sums added on the host. Empty: the one device of
+    /// [`Sizes`].
+    pub split_devices: Vec<u32>,
+    /// Also time blst's own multi-threaded Pippenger (no plugin in
+    /// between) and report the plugin's overhead.
+    pub blst_baseline: bool,
+    /// Scalars 0 or 1 (a SHA-256 or PoRep witness's shape) instead of
+    /// uniformly random.
+    pub bit_scalars: bool,
+}
+
+/// Times the MSM on `be` for each size.
+///
+/// # Errors
+/// A size that does not fit memory, or the backend's.
+pub fn msm(
+    be: &Backend,
+    sizes: &Sizes,
+    req: &MsmRequest,
+    sink: &mut dyn Sink,
+) -> Result<Report, Error> {
+    // Bases (and a resident copy), scalars, Pippenger's buckets.
+    let g1 = req.group == Group::G1;
+    let per_point = if g1 { 3 * 96 + 32 } else { 3 * 192 + 32 };
+    sizes.check_fits("msm", per_point)?;
+    let name = format!(
+        "msm_{}{}{}{}",
+        if g1 { "g1" } else { "g2" },
+        if req.resident {
+            " (resident bases)"
+        } else {
+            ""
+        },
+        if req.bit_scalars {
+            " (bit scalars)"
+        } else {
+            ""
+        },
+        if req.split_devices.is_empty() {
+            String::new()
+        } else {
+            format!(" (split over devices {:?})", req.split_devices)
+        }
+    );
+    let baseline = req
+        .blst_baseline
+        .then_some("blst MultiPoint::mult, scalars converted from Fr in parallel");
+    let mut report = Report::new(be, sizes.device, name, baseline)?;
+    sink.header(&report);
+    if g1 {
+        timed::<G1Ops>(be, sizes, req, &mut report, sink)?;
+    } else {
+        timed::<G2Ops>(be, sizes, req, &mut report, sink)?;
+    }
+    Ok(report)
+}
 
 /// The group-specific calls of the MSM bench.
-pub(super) trait MsmOps {
+trait MsmOps {
     type Aff: Copy + Sync;
     /// The same group for [`msm_split`].
     type Split: msm_split::Group<Affine = Self::Aff>;
@@ -24,8 +98,8 @@ pub(super) trait MsmOps {
     fn blst_direct(bases: &[Self::Aff], scalar_bytes: &[u8]);
 }
 
-pub(super) struct G1Ops;
-pub(super) struct G2Ops;
+struct G1Ops;
+struct G2Ops;
 
 macro_rules! msm_ops {
     ($t:ident, $aff:ty, $split:ty, $points:path, $msm:ident, $upload:ident) => {
@@ -90,19 +164,21 @@ fn scalar_bytes(scalars: &[Fr]) -> Vec<u8> {
     out
 }
 
-#[allow(clippy::too_many_arguments)] // the bench's flags, passed through
-pub(super) fn bench_msm<G: MsmOps>(
+fn timed<G: MsmOps>(
     be: &Backend,
-    c: &Common,
-    resident: bool,
-    split: &[u32],
-    baseline: bool,
-    shape: super::Scalars,
+    sizes: &Sizes,
+    req: &MsmRequest,
     report: &mut Report,
-    p: &Printer,
+    sink: &mut dyn Sink,
 ) -> Result<(), Error> {
-    let max = 1usize << c.log_size.end();
-    let bits = shape == super::Scalars::Bits;
+    let (c, resident, split, baseline) = (
+        sizes,
+        req.resident,
+        &req.split_devices[..],
+        req.blst_baseline,
+    );
+    let max = sizes.max();
+    let bits = req.bit_scalars;
     eprintln!(
         "generating {max} random bases and {} (seed {}) …",
         if bits {
@@ -128,7 +204,7 @@ pub(super) fn bench_msm<G: MsmOps>(
         device: c.device,
         ..Default::default()
     };
-    for log in c.log_size.clone() {
+    for log in c.log_sizes.clone() {
         let n = 1usize << log;
         let (b, s) = (&bases[..n], &scalars[..n]);
         // A set of each size, as a key's query is: a backend may shape
@@ -176,7 +252,7 @@ pub(super) fn bench_msm<G: MsmOps>(
         let base_times = (times.len() > 1).then(|| times.remove(1));
         let times = times.remove(0);
         let r = row(log, &times, base_times.as_deref());
-        p.row(&r);
+        sink.row(&r);
         report.rows.push(r);
     }
     Ok(())

@@ -2,8 +2,9 @@
 
 use serde::Serialize;
 
-#[derive(Serialize)]
-pub(crate) struct Machine {
+/// The CPU, threads, memory and OS, as a report's first line names them.
+#[derive(Serialize, Debug, Clone)]
+pub struct Machine {
     cpu: String,
     threads: usize,
     memory_gib: f64,
@@ -20,7 +21,8 @@ impl std::fmt::Display for Machine {
     }
 }
 
-pub(crate) fn machine() -> Machine {
+/// This machine, read from `/proc` where it exists.
+pub fn machine() -> Machine {
     let read = |p| std::fs::read_to_string(p).unwrap_or_default();
     let cpuinfo = read("/proc/cpuinfo");
     let cpu = cpuinfo

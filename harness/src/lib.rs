@@ -1,0 +1,19 @@
+//! The harness behind `zkpipe bench`: ops timed per size against the
+//! backend they run on, whole proofs timed per stage, and reports that
+//! name the machine so their numbers can be quoted.
+//!
+//! Requests are plain values; the caller parses flags, prints the report
+//! (each row as it completes: big sizes take minutes on a CPU) and owns
+//! the output format.
+
+mod machine;
+mod msm;
+mod ops;
+mod prove;
+mod report;
+
+pub use machine::{Machine, machine};
+pub use msm::{Group, MsmRequest, msm};
+pub use ops::{NttRequest, Sizes, ntt, quotient};
+pub use prove::{ProveBench, ProveReport, prove};
+pub use report::{Contender, Report, Row, Sink, measure, ms};
