@@ -6,12 +6,14 @@
 //! (each row as it completes: big sizes take minutes on a CPU) and owns
 //! the output format.
 
+mod in_shape;
 mod machine;
 mod msm;
 mod ops;
 mod prove;
 mod report;
 
+pub use in_shape::{InShapeRequest, in_shape};
 pub use machine::{Machine, machine};
 pub use msm::{Group, MsmRequest, msm};
 pub use ops::{NttRequest, Sizes, ntt, quotient};

@@ -130,7 +130,7 @@ pub fn prove(session: &Session, req: &ProveBench) -> Result<ProveReport, Error> 
     if let Some(why) = prover.buffers().refusal() {
         session
             .progress()
-            .note(&format!("evaluation vectors on the heap: {why}"));
+            .note(&format!("note: evaluation vectors on the heap: {why}"));
     }
     let lent_buffers = prover.buffers().idle().1;
     let (resident, peak_before) = metrics::process_rss_and_peak_bytes();
