@@ -3,11 +3,9 @@
 //! waterfall as JSON and SVG.
 
 use clap::Args;
-use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
 use zkpipe_core::Error;
-use zkpipe_core::fsutil::write_atomically;
 use zkpipe_core::sched::batch::Finished;
 use zkpipe_core::sched::metrics::{Summary, timeline_lines};
 use zkpipe_core::sched::{Policy, Span};
@@ -82,12 +80,6 @@ pub struct BatchCmd {
     pub token_file: Option<PathBuf>,
 }
 
-#[derive(Serialize)]
-struct Waterfall<'a> {
-    summary: &'a Summary,
-    spans: &'a [Span],
-}
-
 /// A built-in policy by name, or a policy plugin by path, with `--config`,
 /// `--set` and `extra` knobs applied.
 pub fn resolve_policy(
@@ -129,17 +121,7 @@ pub fn run_batch(
         .expect("valid template"),
     );
     let out = session.batch(&b.request(), policy, &mut |f: &Finished<'_>| {
-        let line = match &f.outcome.result {
-            Ok(_) => format!(
-                "[{}/{}] COMPLETED — {:.2} s (prove={:.0} ms, queue={:.0} ms)",
-                f.done,
-                b.count,
-                f.latency.as_secs_f64(),
-                f.outcome.prove.as_secs_f64() * 1e3,
-                f.outcome.queue.as_secs_f64() * 1e3
-            ),
-            Err(why) => format!("[{}/{}] FAILED — {why}", f.done, b.count),
-        };
+        let line = zkpipe_harness::proof_line(f, b.count);
         // The bar, on a terminal only, redraws below the lines.
         bar.suspend(|| {
             if quiet {
@@ -155,73 +137,9 @@ pub fn run_batch(
 }
 
 pub fn print_summary(s: &Summary) {
-    println!("policy {} ({})", s.policy, s.settings);
-    println!(
-        "  total {:.2} s — completed {}, failed {}, verified {}",
-        s.total_s, s.completed, s.failed, s.verified
-    );
-    println!(
-        "  latency avg {:.2} s, min {:.2} s, max {:.2} s, p95 {:.2} s",
-        s.latency_avg_s, s.latency_min_s, s.latency_max_s, s.latency_p95_s
-    );
-    println!(
-        "  throughput {:.2} proofs/min, {:.2} s/proof (device floor {:.2} s/proof, device busy {:.0} %)",
-        s.proofs_per_min, s.s_per_proof, s.device_floor_s_per_proof, s.device_busy_pct
-    );
-    println!(
-        "  memory: process peak RSS {:.1} MiB; scheduler's admitted peak (its estimate of partitions in flight) {:.1} MiB",
-        s.process_peak_rss_bytes as f64 / (1 << 20) as f64,
-        s.admitted_peak_bytes as f64 / (1 << 20) as f64,
-    );
-    if !s.bound.is_empty() {
-        println!(
-            "  floors: device {:.2} s/proof, host {:.2} s/proof (from one partition alone): bound by the {}; {:.2}× the floor",
-            s.device_floor_alone_s_per_proof,
-            s.host_floor_s_per_proof,
-            s.bound,
-            s.s_per_proof_over_floor
-        );
-        let stages: Vec<String> = s
-            .stages
-            .iter()
-            .map(|l| {
-                format!(
-                    "{}{} {:.3}→{:.3} s ({:.2}×, max {:.3})",
-                    l.stage,
-                    if l.on_device { "@dev" } else { "" },
-                    l.alone_s,
-                    l.median_s,
-                    l.inflation,
-                    l.max_s
-                )
-            })
-            .collect();
-        println!("  stages alone → median under load: {}", stages.join(", "));
-    }
-    if !s.limit_changes.is_empty() {
-        let moves: Vec<String> = s
-            .limit_changes
-            .iter()
-            .map(|c| {
-                format!(
-                    "{:.1} s: synthesis {} spmv {} lookahead {}",
-                    c.at_s, c.limits.synthesis, c.limits.spmv, c.limits.lookahead
-                )
-            })
-            .collect();
-        println!("  limits moved: {}", moves.join("; "));
-    }
-    println!(
-        "  device busy per device: {}; out-of-memory retries {}, host fallbacks {}",
-        s.device_busy_s
-            .iter()
-            .enumerate()
-            .map(|(d, b)| format!("dev{d} {b:.2} s"))
-            .collect::<Vec<_>>()
-            .join(", "),
-        s.oom_retries,
-        s.oom_fallbacks
-    );
+    zkpipe_harness::summary_lines(s)
+        .iter()
+        .for_each(|l| println!("{l}"));
 }
 
 pub fn run(args: &PluginArgs, cmd: &BatchCmd) -> Result<(), Error> {
@@ -238,31 +156,7 @@ pub fn run(args: &PluginArgs, cmd: &BatchCmd) -> Result<(), Error> {
             run_batch(&session, &cmd.batch, p, cmd.json)?
         }
     };
-    std::fs::create_dir_all(&cmd.out_dir).map_err(|source| Error::Io {
-        path: cmd.out_dir.clone(),
-        source,
-    })?;
-    let json = serde_json::to_string_pretty(&Waterfall {
-        summary: &summary,
-        spans: &spans,
-    })
-    .unwrap();
-    write_atomically(&cmd.out_dir.join("waterfall.json"), json.as_bytes())?;
-    let bound = match summary.bound.as_str() {
-        "" => String::new(),
-        b => format!(
-            " — bound by the {b}: {:.2} s/proof, {:.2}× its floor (device {:.2}, host {:.2})",
-            summary.s_per_proof,
-            summary.s_per_proof_over_floor,
-            summary.device_floor_alone_s_per_proof,
-            summary.host_floor_s_per_proof
-        ),
-    };
-    zkpipe_charts::draw(
-        &cmd.out_dir.join("waterfall.svg"),
-        &spans,
-        &format!("{} — {}{bound}", summary.policy, summary.settings),
-    )?;
+    zkpipe_harness::write_waterfall(&cmd.out_dir, &summary, &spans)?;
     if cmd.timeline {
         for line in timeline_lines(&spans) {
             println!("{line}");
@@ -312,32 +206,10 @@ pub struct CompareCmd {
 /// still written and printed.
 pub fn compare(args: &PluginArgs, cmd: &CompareCmd) -> Result<(), Error> {
     let mut runs: Vec<(String, Arc<dyn Policy>)> = Vec::new();
-    for name in &cmd.policies {
-        let values: Vec<Vec<(String, String)>> = match &cmd.sweep {
-            None => vec![vec![]],
-            Some((key, values)) => {
-                let v: Vec<_> = values
-                    .split(',')
-                    .filter(|v| !v.is_empty())
-                    .map(|v| vec![(key.clone(), v.to_string())])
-                    .collect();
-                if v.is_empty() {
-                    return Err(Error::InvalidInput(format!(
-                        "--sweep {key}= lists no values"
-                    )));
-                }
-                v
-            }
-        };
-        for extra in values {
-            let label = std::iter::once(name.clone())
-                .chain(extra.iter().map(|(k, v)| format!("{k}={v}")))
-                .collect::<Vec<_>>()
-                .join(" ");
-            let policy = resolve_policy(&cmd.batch, name, &extra)
-                .map_err(|e| Error::InvalidInput(format!("{label}: {e}")))?;
-            runs.push((label, policy));
-        }
+    for s in zkpipe_harness::compare_settings(&cmd.policies, cmd.sweep.as_ref())? {
+        let policy = resolve_policy(&cmd.batch, &s.policy, &s.knobs)
+            .map_err(|e| Error::InvalidInput(format!("{}: {e}", s.label)))?;
+        runs.push((s.label, policy));
     }
     let session = args.session(&cmd.batch.backend, 0)?;
     let mut rows = Vec::new();
@@ -366,19 +238,7 @@ pub fn compare(args: &PluginArgs, cmd: &CompareCmd) -> Result<(), Error> {
 }
 
 fn write_compare(cmd: &CompareCmd, rows: &[(String, Summary)]) -> Result<(), Error> {
-    std::fs::create_dir_all(&cmd.out_dir).map_err(|source| Error::Io {
-        path: cmd.out_dir.clone(),
-        source,
-    })?;
-    let json = serde_json::to_string_pretty(
-        &rows
-            .iter()
-            .map(|(l, s)| serde_json::json!({"setting": l, "summary": s}))
-            .collect::<Vec<_>>(),
-    )
-    .expect("summaries serialise");
-    write_atomically(&cmd.out_dir.join("compare.json"), json.as_bytes())?;
-    zkpipe_charts::draw_compare(&cmd.out_dir.join("compare.svg"), rows)?;
+    let json = zkpipe_harness::write_compare(&cmd.out_dir, rows)?;
     if cmd.json {
         println!("{json}");
         return Ok(());
@@ -394,22 +254,9 @@ fn write_compare(cmd: &CompareCmd, rows: &[(String, Summary)]) -> Result<(), Err
         b.concurrency,
         b.backend
     );
-    println!(
-        "{:<40} {:>9} {:>9} {:>9} {:>9} {:>10} {:>7} {:>6}",
-        "setting", "s/proof", "floor s", "lat avg", "lat p95", "RSS MiB", "busy %", "failed"
-    );
-    for (label, s) in rows {
-        println!(
-            "{label:<40} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>10.1} {:>7.0} {:>6}",
-            s.s_per_proof,
-            s.device_floor_s_per_proof,
-            s.latency_avg_s,
-            s.latency_p95_s,
-            s.process_peak_rss_bytes as f64 / (1 << 20) as f64,
-            s.device_busy_pct,
-            s.failed
-        );
-    }
+    zkpipe_harness::compare_lines(rows)
+        .iter()
+        .for_each(|l| println!("{l}"));
     println!("chart: {}/compare.svg", cmd.out_dir.display());
     Ok(())
 }

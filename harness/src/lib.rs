@@ -6,6 +6,7 @@
 //! (each row as it completes: big sizes take minutes on a CPU) and owns
 //! the output format.
 
+mod batch;
 mod in_shape;
 mod machine;
 mod msm;
@@ -13,6 +14,10 @@ mod ops;
 mod prove;
 mod report;
 
+pub use batch::{
+    Setting, compare_lines, compare_settings, proof_line, summary_lines, write_compare,
+    write_waterfall,
+};
 pub use in_shape::{InShapeRequest, in_shape};
 pub use machine::{Machine, machine};
 pub use msm::{Group, MsmRequest, msm};
