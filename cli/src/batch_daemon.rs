@@ -12,7 +12,8 @@ use zkpipe_core::{Error, Stage};
 use zkpipe_daemon::proto::{self, JobState, Priority};
 
 use crate::batch::BatchArgs;
-use crate::client::{connect, status_error};
+use crate::client::connect;
+use zkpipe_daemon::client::status_error;
 
 /// Runs `b` through the daemon at `addr`: `b.count` requests of
 /// `b.partitions` partitions, `b.concurrency` in flight.

@@ -6,6 +6,7 @@ use zkpipe_core::Error;
 use zkpipe_daemon::client::{self, Address, Client};
 use zkpipe_daemon::daemon::state_label;
 use zkpipe_daemon::proto::{self, JobState, Priority};
+use zkpipe_daemon::reply_text;
 
 use zkpipe_session::output::Output;
 
@@ -46,22 +47,11 @@ impl TlsArgs {
     /// [`Error::InvalidInput`] naming the flag whose file is unusable, or
     /// --tls-cert and --tls-key when the key is not the certificate's.
     pub fn read(&self) -> Result<Option<client::ClientTls>, Error> {
-        use zkpipe_daemon::tls_files::{check_pair, read_certificates, read_private_key};
         let Some(ca) = &self.tls_ca else {
             return Ok(None);
         };
-        let ca = read_certificates("--tls-ca", &ca.display().to_string())?;
-        let identity = match (&self.tls_cert, &self.tls_key) {
-            (Some(c), Some(k)) => {
-                let (c, k) = (c.display().to_string(), k.display().to_string());
-                let cert = read_certificates("--tls-cert", &c)?;
-                let key = read_private_key("--tls-key", &k)?;
-                check_pair(("--tls-cert", &c, &cert), ("--tls-key", &k, &key))?;
-                Some((cert, key))
-            }
-            _ => None,
-        };
-        Ok(Some(client::ClientTls { ca, identity }))
+        let identity = self.tls_cert.as_deref().zip(self.tls_key.as_deref());
+        client::ClientTls::from_files(ca, identity).map(Some)
     }
 }
 
@@ -269,19 +259,7 @@ impl JobArgs {
     }
 }
 
-/// `path`'s bytes, refused when over `limit`.
-/// A gRPC status as an error with the CLI's exit code: the request's fault
-/// (2) or the daemon's or the connection's (1).
-pub fn status_error(s: tonic::Status) -> Error {
-    use tonic::Code;
-    let msg = format!("daemon: {} ({:?})", s.message(), s.code());
-    match s.code() {
-        Code::InvalidArgument | Code::NotFound | Code::AlreadyExists | Code::OutOfRange => {
-            Error::InvalidInput(msg)
-        }
-        _ => Error::Failed(msg),
-    }
-}
+use zkpipe_daemon::client::status_error;
 
 /// Connects with the flags' address and token.
 pub async fn connect(
@@ -385,7 +363,9 @@ async fn run_async(args: &ClientArgs) -> Result<(), Error> {
                     serde_json::to_string_pretty(&r).expect("serialisable")
                 );
             } else {
-                print_status(&r);
+                reply_text::status_lines(&r)
+                    .iter()
+                    .for_each(|l| println!("{l}"));
             }
             Ok(())
         }
@@ -422,25 +402,8 @@ async fn run_async(args: &ClientArgs) -> Result<(), Error> {
 
 /// Prints a job's state; an error for a job that failed or was cancelled.
 pub fn report(r: &proto::JobResult) -> Result<(), Error> {
-    let state = JobState::try_from(r.state).unwrap_or(JobState::Unspecified);
-    match state {
-        JobState::Failed | JobState::Cancelled => Err(Error::Failed(format!(
-            "job {} {}: {}",
-            r.job_id,
-            state_label(state),
-            r.error
-        ))),
-        _ => {
-            println!(
-                "job {}: {} ({} proof(s){})",
-                r.job_id,
-                state_label(state),
-                r.proofs.len(),
-                if r.verified { ", verified" } else { "" }
-            );
-            Ok(())
-        }
-    }
+    println!("{}", reply_text::job_line(r).map_err(Error::Failed)?);
+    Ok(())
 }
 
 /// A value for one partition, an array for several.
@@ -493,128 +456,4 @@ pub fn save(
         }
     );
     Ok(())
-}
-
-fn print_status(r: &proto::StatusReply) {
-    println!(
-        "zkpipe {} — backend {}, policy {}, up {:.0} s{}",
-        r.version,
-        r.backend,
-        r.policy,
-        r.uptime_s,
-        if r.draining { ", DRAINING" } else { "" }
-    );
-    for d in &r.devices {
-        println!(
-            "device {}: {} ({} MiB), busy {:.1} s ({:.0}% of the last {:.0} s){}",
-            d.index,
-            d.name,
-            d.memory_bytes >> 20,
-            d.busy_s,
-            d.busy_ratio * 100.0,
-            r.load.as_ref().map_or(0.0, |l| l.window_s),
-            if d.flagged {
-                format!(
-                    ", FLAGGED: {} proof(s) failed verification",
-                    d.verify_failures
-                )
-            } else {
-                String::new()
-            }
-        );
-    }
-    println!(
-        "memory: keys {} MiB + partitions {} MiB of {} MiB",
-        r.keys_bytes >> 20,
-        r.partitions_bytes >> 20,
-        r.host_budget_bytes >> 20
-    );
-    for k in &r.keys {
-        let id = k.key.clone().unwrap_or_default();
-        println!(
-            "key {} {}: {} MiB, {} job(s), idle {:.0} s, loaded in {:.2} s",
-            id.circuit,
-            id.size,
-            k.host_bytes >> 20,
-            k.refcount,
-            k.idle_s,
-            k.load_s
-        );
-    }
-    for q in &r.queues {
-        let p = Priority::try_from(q.priority).unwrap_or(Priority::Normal);
-        println!(
-            "queue {}: {} queued, {} running",
-            zkpipe_daemon::daemon::priority_label(p),
-            q.queued,
-            q.running
-        );
-    }
-    println!("jobs in flight: {}", r.jobs_in_flight);
-    if let Some(load) = &r.load {
-        for line in load_lines(load) {
-            println!("{line}");
-        }
-    }
-}
-
-/// A duration in s, ms or µs, three digits or so.
-fn seconds(s: f64) -> String {
-    if s >= 1.0 {
-        format!("{s:.2} s")
-    } else if s >= 1e-3 {
-        format!("{:.1} ms", s * 1e3)
-    } else {
-        format!("{:.0} µs", s * 1e6)
-    }
-}
-
-/// What bounds the daemon, in a few lines: the bound and its floors, then
-/// each key's stages, inflated (median under load ÷ alone) or alone only.
-fn load_lines(l: &proto::Load) -> Vec<String> {
-    let mut out = vec![if l.bound.is_empty() {
-        format!(
-            "bound: not known (no partition completed in the last {:.0} s)",
-            l.window_s
-        )
-    } else {
-        // The bounding floor first.
-        let (mut floors, other) = (
-            [("host", l.host_floor_s), ("device", l.device_floor_s)],
-            if l.bound == "host" { "device" } else { "host" },
-        );
-        floors.sort_by_key(|(name, _)| *name == other);
-        format!(
-            "bound: {} ({} floor {}/partition, {} floor {}; last {:.0} s, {} partition(s))",
-            l.bound,
-            floors[0].0,
-            seconds(floors[0].1),
-            floors[1].0,
-            seconds(floors[1].1),
-            l.window_s,
-            l.partitions
-        )
-    }];
-    if l.stages.is_empty() {
-        out.push("inflation: not known (no partition has run alone yet)".into());
-    }
-    let mut keys: Vec<&str> = l.stages.iter().map(|s| s.key.as_str()).collect();
-    keys.dedup();
-    for key in keys {
-        let stages: Vec<String> = l
-            .stages
-            .iter()
-            .filter(|s| s.key == key)
-            .map(|s| {
-                let place = if s.on_device { " (device)" } else { "" };
-                if s.samples == 0 {
-                    format!("{}{place} alone {}", s.stage, seconds(s.alone_s))
-                } else {
-                    format!("{}{place} {:.2}×", s.stage, s.inflation)
-                }
-            })
-            .collect();
-        out.push(format!("inflation, key {key}: {}", stages.join(", ")));
-    }
-    out
 }

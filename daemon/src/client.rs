@@ -1,7 +1,7 @@
 //! A client for Rust users and `zkpipe client`: connects to a daemon's
 //! Unix socket or TCP address, sending a bearer token when given one.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use hyper_util::rt::TokioIo;
 use tonic::metadata::MetadataValue;
@@ -36,6 +36,44 @@ pub struct ClientTls {
     pub ca: Vec<u8>,
     /// The client's certificate chain and private key, PEM.
     pub identity: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+impl ClientTls {
+    /// Reads and checks the PEM files: the CA certificates, and the
+    /// client's certificate and key where given. Each file is named in
+    /// errors by its flag (`--tls-ca`, `--tls-cert`, `--tls-key`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] naming the flag whose file is unusable, or
+    /// both when the key is not the certificate's.
+    pub fn from_files(ca: &Path, identity: Option<(&Path, &Path)>) -> Result<ClientTls, Error> {
+        use crate::tls_files::{check_pair, read_certificates, read_private_key};
+        let ca = read_certificates("--tls-ca", &ca.display().to_string())?;
+        let identity = match identity {
+            Some((c, k)) => {
+                let (c, k) = (c.display().to_string(), k.display().to_string());
+                let cert = read_certificates("--tls-cert", &c)?;
+                let key = read_private_key("--tls-key", &k)?;
+                check_pair(("--tls-cert", &c, &cert), ("--tls-key", &k, &key))?;
+                Some((cert, key))
+            }
+            None => None,
+        };
+        Ok(ClientTls { ca, identity })
+    }
+}
+
+/// A gRPC status as an error: the request's fault ([`Error::InvalidInput`],
+/// exit 2) or the daemon's or the connection's ([`Error::Failed`], exit 1).
+pub fn status_error(s: tonic::Status) -> Error {
+    use tonic::Code;
+    let msg = format!("daemon: {} ({:?})", s.message(), s.code());
+    match s.code() {
+        Code::InvalidArgument | Code::NotFound | Code::AlreadyExists | Code::OutOfRange => {
+            Error::InvalidInput(msg)
+        }
+        _ => Error::Failed(msg),
+    }
 }
 
 /// Where a daemon listens: `unix:/path`, a path, `host:port`,

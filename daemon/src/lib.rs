@@ -32,6 +32,7 @@ pub mod listen;
 pub mod load;
 pub mod logging;
 pub mod metrics;
+pub mod reply_text;
 pub mod server;
 pub mod service;
 pub mod source;
