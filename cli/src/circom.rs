@@ -3,14 +3,15 @@
 
 use clap::Args;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Instant;
-use zkpipe_circom::{CircomR1cs, json};
+use zkpipe_circom::json;
+use zkpipe_core::Error;
 use zkpipe_core::fsutil::{check_input, check_outputs, check_writable, write_atomically};
-use zkpipe_core::groth16::{self, HQuery, Parameters, PreparedVerifyingKey, VerifyingKey};
-use zkpipe_core::{Error, Fr};
-use zkpipe_session::prove::self_check;
-use zkpipe_session::{Blinding, ProverOptions};
+use zkpipe_session::circom::{
+    CircomKeys, CircomProveRequest, SetupOutput, WitnessSource, generate_witness,
+};
+
+use crate::progress::CliProgress;
 
 use crate::plugin_args::PluginArgs;
 use crate::prove::{ProveArgs, VerifyArgs};
@@ -95,49 +96,10 @@ pub struct WitnessArgs {
     pub wasm_fuel: Option<u64>,
 }
 
-/// The largest witness generator read.
-const MAX_WASM_BYTES: u64 = 1 << 30;
-
-/// Runs `wasm` on `input`: the full witness.
-///
-/// # Errors
-/// Missing or malformed files, inputs the circuit refuses (exit 2).
-/// `wires`: the constraint system's wire count, when known: a generator
-/// declaring another is refused before it runs.
-fn run_generator(
-    wasm: &Path,
-    input: &Path,
-    fuel: Option<u64>,
-    wires: Option<usize>,
-) -> Result<Vec<Fr>, Error> {
-    let code = zkpipe_core::fsutil::read_capped(wasm, MAX_WASM_BYTES)?;
-    let input_json = read_json(input)?;
-    let t = Instant::now();
-    let (w, used) = zkpipe_circom::witness_wasm::calculate_witness_expecting(
-        &name(wasm),
-        &code,
-        &input_json,
-        fuel,
-        wires,
-    )
-    .map_err(|e| match e {
-        Error::InvalidInput(m) | Error::InvalidEncoding(m) => {
-            Error::InvalidInput(format!("{}: {m}", name(input)))
-        }
-        other => other,
-    })?;
-    eprintln!(
-        "witness: {} values in {:.2?} ({used} instructions)",
-        w.len(),
-        t.elapsed()
-    );
-    Ok(w)
-}
-
 /// `zkpipe witness --wasm --input --out`.
 ///
 /// # Errors
-/// As [`run_generator`]; I/O errors writing `out`.
+/// As [`generate_witness`]; I/O errors writing `out`.
 pub fn witness(a: &WitnessArgs) -> Result<(), Error> {
     check_outputs(
         &[("--wasm", &a.wasm), ("--input", &a.input)],
@@ -146,7 +108,7 @@ pub fn witness(a: &WitnessArgs) -> Result<(), Error> {
     check_input(&a.wasm)?;
     check_input(&a.input)?;
     check_writable(&a.out)?;
-    let w = run_generator(&a.wasm, &a.input, a.wasm_fuel, None)?;
+    let w = generate_witness(&a.wasm, &a.input, a.wasm_fuel, None, &CliProgress::new())?;
     write_atomically(&a.out, &zkpipe_circom::wtns_to_bytes(&w))
 }
 
@@ -223,35 +185,18 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
             check_writable(out)?;
         }
     }
-    let t = Instant::now();
-    let circuit = CircomR1cs::load_checked(r1cs_path, |constraints, wires| {
-        check_fits(constraints, wires, r1cs_path)
-    })?;
-    let (values, wtns_path) = match (&c.wtns, &c.wasm, &c.input) {
-        (Some(w), _, _) => (zkpipe_circom::load_wtns(w)?, w),
-        (None, Some(wasm), Some(input)) => (
-            run_generator(wasm, input, c.wasm_fuel, Some(circuit.num_wires))?,
-            wasm,
-        ),
+    let witness = match (&c.wtns, &c.wasm, &c.input) {
+        (Some(w), _, _) => WitnessSource::Wtns(w.clone()),
+        (None, Some(wasm), Some(input)) => WitnessSource::Generator {
+            wasm: wasm.clone(),
+            input: input.clone(),
+            fuel: c.wasm_fuel,
+        },
         _ => unreachable!("checked above and by clap"),
     };
-    let witness = zkpipe_circom::witness_for(values, &circuit, &name(wtns_path), &name(r1cs_path))?;
-    if let Some(row) = circuit.r1cs.first_unsatisfied(&witness)? {
-        return Err(Error::InvalidInput(format!(
-            "{} does not satisfy {}: constraint {row} fails (a witness of another circuit or input?)",
-            name(wtns_path),
-            name(r1cs_path)
-        )));
-    }
-    let params = match (&c.zkey, &p.params) {
-        (Some(zkey), _) => zkpipe_circom::load_zkey(zkey, &circuit, &name(r1cs_path))?,
-        (None, Some(dir)) => {
-            let params = Parameters::load(&dir.join("params.bin"), false)?;
-            params.check_shape(&circuit.r1cs).map_err(|e| {
-                Error::InvalidInput(format!("{}: {e}", dir.join("params.bin").display()))
-            })?;
-            params
-        }
+    let keys = match (&c.zkey, &p.params) {
+        (Some(zkey), _) => CircomKeys::Zkey(zkey.clone()),
+        (None, Some(dir)) => CircomKeys::Folder(dir.clone()),
         (None, None) => {
             return Err(Error::InvalidInput(
                 "--r1cs needs keys: --zkey FILE (snarkjs) or --params DIR (`zkpipe setup --r1cs`)"
@@ -259,37 +204,29 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
             ));
         }
     };
-    eprintln!(
-        "read {} constraints, {} wires, {} public signals in {:.2?}",
-        circuit.r1cs.num_constraints(),
-        circuit.num_wires,
-        circuit.num_public(),
-        t.elapsed()
-    );
-    let params = Arc::new(params);
     let session = args.session(&p.backend, p.device)?;
-    let prover = session.prover(
-        params.clone(),
-        Arc::new(circuit.r1cs.clone()),
-        ProverOptions::default(),
-    )?;
-    let (r, s) = Blinding::from_seed(p.seed).get(0)?;
-    let (proof, times) = prover.prove(&witness, r, s)?;
-    let summary: Vec<String> = times
+    let proved = session.prove_circom(&CircomProveRequest {
+        r1cs: r1cs_path.clone(),
+        witness,
+        keys,
+        seed: p.seed,
+        label: name(&c.proof),
+    })?;
+    let summary: Vec<String> = proved
+        .times
         .stages
         .iter()
         .map(|(st, d)| format!("{}={:.1}ms", st.name(), d.as_secs_f64() * 1e3))
         .collect();
     eprintln!(
         "proved in {:.1} ms ({})",
-        times.total().as_secs_f64() * 1e3,
+        proved.times.total().as_secs_f64() * 1e3,
         summary.join(" ")
     );
-    let public = witness.public_inputs();
-    let pvk = PreparedVerifyingKey::new(&params.vk);
-    self_check(&prover, &pvk, &proof, public, &name(&c.proof))?;
-    let proof_json = serde_json::to_string_pretty(&json::proof_to_json(&proof)).expect("json");
-    let public_json = serde_json::to_string_pretty(&json::public_to_json(public)).expect("json");
+    let proof_json =
+        serde_json::to_string_pretty(&json::proof_to_json(&proved.proof)).expect("json");
+    let public_json =
+        serde_json::to_string_pretty(&json::public_to_json(&proved.public)).expect("json");
     write_out(&c.proof, &proof_json)?;
     write_out(&c.public, &public_json)?;
     eprintln!(
@@ -298,16 +235,6 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
         name(&c.public)
     );
     Ok(())
-}
-
-/// Refuses a circuit whose keys and proof would not fit this machine's
-/// memory, from the counts its header declares.
-fn check_fits(constraints: u64, wires: u64, path: &Path) -> Result<(), Error> {
-    let size = constraints.max(wires);
-    zkpipe_core::machine::check_memory(
-        &format!("{} ({size} constraints or wires)", name(path)),
-        size.saturating_mul(zkpipe_core::machine::PROVE_BYTES_PER_CONSTRAINT),
-    )
 }
 
 /// `zkpipe setup --r1cs c.r1cs (--out DIR | --zkey FILE)`: insecure test
@@ -333,44 +260,21 @@ pub fn setup(
     if let Some(d) = dir {
         zkpipe_core::fsutil::check_writable_dir(d)?;
     }
-    let circuit = CircomR1cs::load_checked(r1cs_path, |constraints, wires| {
-        check_fits(constraints, wires, r1cs_path)
-    })?;
-    let t = Instant::now();
-    let h_query = if zkey.is_some() {
-        HQuery::OddCoset
-    } else {
-        HQuery::TauPowers
-    };
-    let params = groth16::setup_for(
-        &circuit.r1cs,
-        seed,
-        h_query,
-        &crate::progress::CliProgress::new(),
-    );
-    let (dest, what) = match (zkey, dir) {
-        (Some(z), _) => {
-            zkpipe_circom::write_zkey(z, &params, &circuit)?;
-            (z, "a snarkjs zkey")
-        }
-        (None, Some(dir)) => {
-            std::fs::create_dir_all(dir).map_err(|source| Error::Io {
-                path: dir.to_path_buf(),
-                source,
-            })?;
-            params.save(&dir.join("params.bin"))?;
-            params.vk.save(&dir.join("vk.bin"))?;
-            let vk_json =
-                serde_json::to_string_pretty(&json::vk_to_json(&params.vk)).expect("json");
-            write_atomically(&dir.join("vk.json"), vk_json.as_bytes())?;
-            (dir, "params.bin, vk.bin, vk.json")
-        }
+    let (out, dest, what) = match (zkey, dir) {
+        (Some(z), _) => (SetupOutput::Zkey(z.to_path_buf()), z, "a snarkjs zkey"),
+        (None, Some(d)) => (
+            SetupOutput::Folder(d.to_path_buf()),
+            d,
+            "params.bin, vk.bin, vk.json",
+        ),
         (None, None) => {
             return Err(Error::InvalidInput(
                 "setup --r1cs needs --out DIR or --zkey FILE".into(),
             ));
         }
     };
+    let t = Instant::now();
+    zkpipe_session::circom::setup(r1cs_path, &out, seed, &CliProgress::new())?;
     eprintln!(
         "insecure test keys for {} in {:.2?} → {} ({what}; toxic waste from the seed: never use for real proofs)",
         name(r1cs_path),
@@ -383,18 +287,14 @@ pub fn setup(
 /// `zkpipe export-vk`: zkpipe's vk.bin or a zkey's key as snarkjs JSON.
 ///
 /// # Errors
-/// As [`VerifyingKey::load`] or [`zkpipe_circom::load_zkey_vk`].
+/// As [`zkpipe_session::circom::verifying_key`].
 pub fn export_vk(a: &ExportVkArgs) -> Result<(), Error> {
     let inputs: Vec<(&str, &Path)> = [("--vk", a.vk.as_deref()), ("--zkey", a.zkey.as_deref())]
         .into_iter()
         .filter_map(|(flag, path)| Some((flag, path?)))
         .collect();
     check_outputs(&inputs, &[("--out", &a.out)])?;
-    let vk = match (&a.vk, &a.zkey) {
-        (Some(vk), _) => VerifyingKey::load(vk)?,
-        (None, Some(zkey)) => zkpipe_circom::load_zkey_vk(zkey)?.1,
-        (None, None) => unreachable!("clap requires --vk or --zkey"),
-    };
+    let vk = zkpipe_session::circom::verifying_key(a.vk.as_deref(), a.zkey.as_deref())?;
     if a.out.as_os_str() != "-" {
         check_writable(&a.out)?;
     }
@@ -404,49 +304,12 @@ pub fn export_vk(a: &ExportVkArgs) -> Result<(), Error> {
     )
 }
 
-/// Whether `path` holds JSON (snarkjs's verification key) rather than
-/// zkpipe's binary key: a `.json` name or a leading `{`.
-pub fn is_json(path: &Path) -> bool {
-    if path.extension().is_some_and(|e| e == "json") {
-        return true;
-    }
-    // Opening a fifo would wait for a writer: what is not a file is left
-    // to the binary reader, which refuses it.
-    if check_input(path).is_err() {
-        return false;
-    }
-    let mut first = [0u8; 1];
-    std::fs::File::open(path)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut first))
-        .is_ok_and(|()| first[0] == b'{')
-}
-
-/// The largest JSON file read: far above any real key's or proof's.
-const MAX_JSON_BYTES: u64 = 256 << 20;
-
-fn read_json(path: &Path) -> Result<serde_json::Value, Error> {
-    let text = zkpipe_core::fsutil::read_capped(path, MAX_JSON_BYTES)?;
-    serde_json::from_slice(&text)
-        .map_err(|e| Error::InvalidEncoding(format!("{}: {e}", name(path))))
-}
+pub use zkpipe_session::circom::is_json;
 
 /// `zkpipe verify` of snarkjs JSON: verification key, proof and public signals.
 ///
 /// # Errors
-/// Malformed or mismatched files ([`Error::InvalidEncoding`],
-/// [`Error::InvalidInput`]: exit 2); an invalid proof is `Ok(false)`.
+/// As [`zkpipe_session::circom::verify_json`]; an invalid proof is `Ok(false)`.
 pub fn verify(v: &VerifyArgs) -> Result<bool, Error> {
-    let vk = json::vk_from_json(&read_json(&v.vk)?, &name(&v.vk))?;
-    let proof = json::proof_from_json(&read_json(&v.proof)?, &name(&v.proof))?;
-    let public = json::public_from_json(&read_json(&v.public)?, &name(&v.public))?;
-    if public.len() + 1 != vk.ic.len() {
-        return Err(Error::InvalidInput(format!(
-            "{} takes {} public signals, {} has {}",
-            name(&v.vk),
-            vk.ic.len().saturating_sub(1),
-            name(&v.public),
-            public.len()
-        )));
-    }
-    groth16::verify(&vk.prepare(), &proof, &public)
+    zkpipe_session::circom::verify_json(&v.vk, &v.proof, &v.public)
 }

@@ -11,6 +11,7 @@
 
 pub mod batch;
 pub mod builtin;
+pub mod circom;
 pub mod keys;
 pub mod output;
 pub mod policy;

@@ -1,0 +1,289 @@
+//! circom circuits and snarkjs files: the constraint system admitted
+//! against memory, the witness from a .wtns or circom's generator, keys
+//! from a zkey or zkpipe's folder, proofs self-checked, insecure test keys,
+//! and snarkjs JSON verified.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use zkpipe_circom::{CircomR1cs, json};
+use zkpipe_core::fsutil::{check_input, read_capped, write_atomically};
+use zkpipe_core::groth16::{
+    self, HQuery, Parameters, PreparedVerifyingKey, Proof, StageTimes, VerifyingKey,
+};
+use zkpipe_core::progress::Progress;
+use zkpipe_core::{Error, Fr};
+
+use crate::prove::self_check;
+use crate::{Blinding, ProverOptions, Session};
+
+/// The largest witness generator read.
+const MAX_WASM_BYTES: u64 = 1 << 30;
+/// The largest JSON file read: far above any real key's or proof's.
+const MAX_JSON_BYTES: u64 = 256 << 20;
+
+/// Where a circom proof's witness comes from.
+#[derive(Debug, Clone)]
+pub enum WitnessSource {
+    /// A .wtns file (`snarkjs wtns calculate`).
+    Wtns(PathBuf),
+    /// circom's WebAssembly generator run on snarkjs's input.json, with at
+    /// most `fuel` instructions (`None`: the generator's default bound).
+    Generator {
+        wasm: PathBuf,
+        input: PathBuf,
+        fuel: Option<u64>,
+    },
+}
+
+/// Where a circom proof's keys come from.
+#[derive(Debug, Clone)]
+pub enum CircomKeys {
+    /// snarkjs's Groth16 zkey.
+    Zkey(PathBuf),
+    /// A folder with zkpipe's `params.bin` (`zkpipe setup --r1cs`).
+    Folder(PathBuf),
+}
+
+/// A proof of a circom circuit.
+#[derive(Debug, Clone)]
+pub struct CircomProveRequest {
+    /// circom's constraint system (compiled with `--prime bls12381`).
+    pub r1cs: PathBuf,
+    pub witness: WitnessSource,
+    pub keys: CircomKeys,
+    /// Seed of the blinding (r, s); `None`: random, as a real proof needs.
+    pub seed: Option<u64>,
+    /// The name the self-check gives the proof in errors (its output).
+    pub label: String,
+}
+
+/// A checked circom proof.
+#[derive(Debug)]
+pub struct CircomProof {
+    pub proof: Proof,
+    /// The public signals, in circom's order.
+    pub public: Vec<Fr>,
+    pub times: StageTimes,
+}
+
+fn name(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// Reads circom's constraint system, refused before it is read in full
+/// when its keys and proof would not fit this machine's memory.
+///
+/// # Errors
+/// As [`CircomR1cs::load_checked`]; [`Error::InvalidInput`] for a circuit
+/// too big for this machine.
+pub fn load_circuit(path: &Path) -> Result<CircomR1cs, Error> {
+    CircomR1cs::load_checked(path, |constraints, wires| {
+        let size = constraints.max(wires);
+        zkpipe_core::machine::check_memory(
+            &format!("{} ({size} constraints or wires)", name(path)),
+            size.saturating_mul(zkpipe_core::machine::PROVE_BYTES_PER_CONSTRAINT),
+        )
+    })
+}
+
+/// Runs the generator `wasm` on `input`: the full witness. `wires`: the
+/// constraint system's wire count, when known: a generator declaring
+/// another is refused before it runs.
+///
+/// # Errors
+/// Missing or malformed files, inputs the circuit refuses (exit 2).
+pub fn generate_witness(
+    wasm: &Path,
+    input: &Path,
+    fuel: Option<u64>,
+    wires: Option<usize>,
+    progress: &dyn Progress,
+) -> Result<Vec<Fr>, Error> {
+    let code = read_capped(wasm, MAX_WASM_BYTES)?;
+    let input_json = read_json(input)?;
+    let t = Instant::now();
+    let (w, used) = zkpipe_circom::witness_wasm::calculate_witness_expecting(
+        &name(wasm),
+        &code,
+        &input_json,
+        fuel,
+        wires,
+    )
+    .map_err(|e| match e {
+        Error::InvalidInput(m) | Error::InvalidEncoding(m) => {
+            Error::InvalidInput(format!("{}: {m}", name(input)))
+        }
+        other => other,
+    })?;
+    progress.note(&format!(
+        "witness: {} values in {:.2?} ({used} instructions)",
+        w.len(),
+        t.elapsed()
+    ));
+    Ok(w)
+}
+
+impl Session {
+    /// Proves `req` on this session's backend and checks the proof against
+    /// the key's verifying key before returning it.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`]/[`Error::InvalidEncoding`] (exit 2) for
+    /// files that are malformed or disagree (a witness that does not
+    /// satisfy the circuit among them); the backend's errors (exit 1).
+    pub fn prove_circom(&self, req: &CircomProveRequest) -> Result<CircomProof, Error> {
+        let r1cs_path = &req.r1cs;
+        let t = Instant::now();
+        let circuit = load_circuit(r1cs_path)?;
+        let (values, wtns_path) = match &req.witness {
+            WitnessSource::Wtns(w) => (zkpipe_circom::load_wtns(w)?, w),
+            WitnessSource::Generator { wasm, input, fuel } => (
+                generate_witness(wasm, input, *fuel, Some(circuit.num_wires), self.progress())?,
+                wasm,
+            ),
+        };
+        let witness =
+            zkpipe_circom::witness_for(values, &circuit, &name(wtns_path), &name(r1cs_path))?;
+        if let Some(row) = circuit.r1cs.first_unsatisfied(&witness)? {
+            return Err(Error::InvalidInput(format!(
+                "{} does not satisfy {}: constraint {row} fails (a witness of another circuit or input?)",
+                name(wtns_path),
+                name(r1cs_path)
+            )));
+        }
+        let params = match &req.keys {
+            CircomKeys::Zkey(zkey) => zkpipe_circom::load_zkey(zkey, &circuit, &name(r1cs_path))?,
+            CircomKeys::Folder(dir) => {
+                let file = dir.join("params.bin");
+                let params = Parameters::load(&file, false)?;
+                params
+                    .check_shape(&circuit.r1cs)
+                    .map_err(|e| Error::InvalidInput(format!("{}: {e}", file.display())))?;
+                params
+            }
+        };
+        self.progress().note(&format!(
+            "read {} constraints, {} wires, {} public signals in {:.2?}",
+            circuit.r1cs.num_constraints(),
+            circuit.num_wires,
+            circuit.num_public(),
+            t.elapsed()
+        ));
+        let params = Arc::new(params);
+        let prover = self.prover(
+            params.clone(),
+            Arc::new(circuit.r1cs.clone()),
+            ProverOptions::default(),
+        )?;
+        let (r, s) = Blinding::from_seed(req.seed).get(0)?;
+        let (proof, times) = prover.prove(&witness, r, s)?;
+        let public = witness.public_inputs().to_vec();
+        let pvk = PreparedVerifyingKey::new(&params.vk);
+        self_check(&prover, &pvk, &proof, &public, &req.label)?;
+        Ok(CircomProof {
+            proof,
+            public,
+            times,
+        })
+    }
+}
+
+/// Where insecure test keys go.
+#[derive(Debug, Clone)]
+pub enum SetupOutput {
+    /// A snarkjs Groth16 zkey.
+    Zkey(PathBuf),
+    /// A folder: params.bin and vk.bin (zkpipe's), vk.json (snarkjs's).
+    Folder(PathBuf),
+}
+
+/// Makes insecure test keys for circom's constraint system at `r1cs`
+/// from `seed` (toxic waste known: never for real proofs) and writes them.
+///
+/// # Errors
+/// As [`load_circuit`]; I/O errors writing the output.
+pub fn setup(
+    r1cs: &Path,
+    out: &SetupOutput,
+    seed: u64,
+    progress: &dyn Progress,
+) -> Result<(), Error> {
+    let circuit = load_circuit(r1cs)?;
+    let h_query = match out {
+        SetupOutput::Zkey(_) => HQuery::OddCoset,
+        SetupOutput::Folder(_) => HQuery::TauPowers,
+    };
+    let params = groth16::setup_for(&circuit.r1cs, seed, h_query, progress);
+    match out {
+        SetupOutput::Zkey(z) => zkpipe_circom::write_zkey(z, &params, &circuit),
+        SetupOutput::Folder(dir) => {
+            std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+            params.save(&dir.join("params.bin"))?;
+            params.vk.save(&dir.join("vk.bin"))?;
+            let vk_json =
+                serde_json::to_string_pretty(&json::vk_to_json(&params.vk)).expect("json");
+            write_atomically(&dir.join("vk.json"), vk_json.as_bytes())
+        }
+    }
+}
+
+/// Whether `path` holds JSON (snarkjs's verification key) rather than
+/// zkpipe's binary key: a `.json` name or a leading `{`.
+pub fn is_json(path: &Path) -> bool {
+    if path.extension().is_some_and(|e| e == "json") {
+        return true;
+    }
+    // Opening a fifo would wait for a writer: what is not a file is left
+    // to the binary reader, which refuses it.
+    if check_input(path).is_err() {
+        return false;
+    }
+    let mut first = [0u8; 1];
+    std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut first))
+        .is_ok_and(|()| first[0] == b'{')
+}
+
+fn read_json(path: &Path) -> Result<serde_json::Value, Error> {
+    let text = read_capped(path, MAX_JSON_BYTES)?;
+    serde_json::from_slice(&text)
+        .map_err(|e| Error::InvalidEncoding(format!("{}: {e}", name(path))))
+}
+
+/// Verifies snarkjs JSON: a verification key, a proof and public signals.
+///
+/// # Errors
+/// Malformed or mismatched files ([`Error::InvalidEncoding`],
+/// [`Error::InvalidInput`]: exit 2); an invalid proof is `Ok(false)`.
+pub fn verify_json(vk: &Path, proof: &Path, public: &Path) -> Result<bool, Error> {
+    let key = json::vk_from_json(&read_json(vk)?, &name(vk))?;
+    let p = json::proof_from_json(&read_json(proof)?, &name(proof))?;
+    let signals = json::public_from_json(&read_json(public)?, &name(public))?;
+    if signals.len() + 1 != key.ic.len() {
+        return Err(Error::InvalidInput(format!(
+            "{} takes {} public signals, {} has {}",
+            name(vk),
+            key.ic.len().saturating_sub(1),
+            name(public),
+            signals.len()
+        )));
+    }
+    groth16::verify(&key.prepare(), &p, &signals)
+}
+
+/// A verifying key from zkpipe's vk.bin or from a snarkjs zkey.
+///
+/// # Errors
+/// As [`VerifyingKey::load`] or [`zkpipe_circom::load_zkey_vk`].
+pub fn verifying_key(vk_bin: Option<&Path>, zkey: Option<&Path>) -> Result<VerifyingKey, Error> {
+    match (vk_bin, zkey) {
+        (Some(vk), _) => VerifyingKey::load(vk),
+        (None, Some(zkey)) => Ok(zkpipe_circom::load_zkey_vk(zkey)?.1),
+        (None, None) => Err(Error::InvalidInput("give --vk or --zkey".into())),
+    }
+}
