@@ -8,9 +8,8 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 use zkpipe_core::Error;
 use zkpipe_daemon::config::{Config, parse_bytes};
-use zkpipe_daemon::daemon::priority_label;
-use zkpipe_daemon::fleet_jobs;
-use zkpipe_daemon::proto::{JobState, Priority};
+use zkpipe_daemon::proto::JobState;
+use zkpipe_daemon::{fleet_jobs, fleet_submit};
 use zkpipe_fleet::{Queue, WaitEvent};
 
 use crate::client::{JobArgs, report, save};
@@ -115,9 +114,6 @@ struct SubmitArgs {
     public_out: Option<PathBuf>,
 }
 
-/// An `await` with no limit waits this long.
-const NO_TIMEOUT: Duration = Duration::from_secs(365 * 24 * 3600);
-
 /// How long a wait goes on without the database by default: long enough
 /// for a restart or a failover, short enough that a script learns of a
 /// database that is gone.
@@ -172,15 +168,6 @@ async fn connect(config: &Config) -> Result<Arc<Queue>, Error> {
     Ok(Arc::new(queue))
 }
 
-/// `timeout_ms` as a wait (0: no limit).
-fn wait_limit(timeout_ms: u64) -> Duration {
-    if timeout_ms == 0 {
-        NO_TIMEOUT
-    } else {
-        Duration::from_millis(timeout_ms)
-    }
-}
-
 /// Waits for a job; its state at the limit if it has not ended. A lost
 /// database is reported on stderr (once per outage) and waited for up to
 /// `max_outage_ms` (0: no limit).
@@ -204,50 +191,7 @@ async fn await_result(
             after.as_secs_f64()
         ),
     };
-    let waited = queue
-        .await_job_with(id, wait_limit(timeout_ms), max_outage, report)
-        .await;
-    let record = match waited {
-        Err(zkpipe_fleet::Error::Timeout(_)) => queue.job(id).await,
-        r => r,
-    }
-    .map_err(fleet_jobs::error)?;
-    Ok(fleet_jobs::result_of(&record))
-}
-
-/// Refuses a job that needs more host memory than any live node of its
-/// kind has, rather than queue it for nodes that would each refuse it.
-/// With no node live it is queued: a node may join later (and the queue
-/// fails it with the reason after `unrunnable_wait_ms` if none can run it).
-/// A node that does not say its host memory counts as large enough.
-///
-/// # Errors
-/// [`Error::InvalidInput`] with the estimate and the largest live node's
-/// budget; queue errors.
-async fn check_host_memory(q: &Queue, job: &zkpipe_fleet::NewJob) -> Result<(), Error> {
-    let need = job.min_host_memory;
-    if need == 0 {
-        return Ok(());
-    }
-    let status = q.status().await.map_err(fleet_jobs::error)?;
-    let live: Vec<u64> = status
-        .nodes
-        .iter()
-        .filter(|n| n.live && n.kinds.contains(&job.kind))
-        .map(|n| n.host_memory)
-        .collect();
-    if live.is_empty() || live.iter().any(|&m| m == 0 || m >= need) {
-        return Ok(());
-    }
-    let largest = live.iter().copied().max().unwrap_or(0);
-    Err(Error::InvalidInput(format!(
-        "key {} needs about {} MiB ({need} bytes) of host memory; the largest host budget of \
-         the {} live node(s) is {} MiB ({largest} bytes): no node would take the job",
-        job.key_id,
-        need >> 20,
-        live.len(),
-        largest >> 20
-    )))
+    fleet_submit::await_result(queue, id, timeout_ms, max_outage, report).await
 }
 
 pub fn run(args: &FleetArgs) -> Result<(), Error> {
@@ -292,7 +236,7 @@ async fn run_async(args: &FleetArgs) -> Result<(), Error> {
                 zkpipe_fleet::check_payload_dir(&dir).map_err(fleet_jobs::error)?;
             }
             let q = connect(&config).await?;
-            check_host_memory(&q, &new).await?;
+            fleet_submit::check_host_memory(&q, &new).await?;
             let submitted = q.submit(&new).await.map_err(fleet_jobs::error)?;
             println!(
                 "job {} queued{}",
@@ -343,112 +287,15 @@ async fn run_async(args: &FleetArgs) -> Result<(), Error> {
             if *json {
                 println!(
                     "{}",
-                    serde_json::to_string_pretty(&status_json(&s)).expect("JSON values serialise")
+                    serde_json::to_string_pretty(&fleet_submit::status_json(&s))
+                        .expect("JSON values serialise")
                 );
             } else {
-                print_status(&s);
+                fleet_submit::status_lines(&s)
+                    .iter()
+                    .for_each(|l| println!("{l}"));
             }
             Ok(())
         }
-    }
-}
-
-/// A queue priority's name (`critical`, …), or its number.
-fn priority_name(p: i16) -> String {
-    match Priority::try_from(i32::from(p)) {
-        Ok(Priority::Unspecified) | Err(_) => p.to_string(),
-        Ok(p) => priority_label(p).to_string(),
-    }
-}
-
-fn status_json(s: &zkpipe_fleet::Status) -> serde_json::Value {
-    let nodes: Vec<_> = s
-        .nodes
-        .iter()
-        .map(|n| {
-            serde_json::json!({
-                "id": n.id,
-                "backend": n.backend,
-                "devices": n.devices,
-                "device_memory": n.device_memory,
-                "host_memory": n.host_memory,
-                "kinds": n.kinds,
-                "resident_keys": n.resident_keys,
-                "heartbeat_age_s": n.heartbeat_age.as_secs_f64(),
-                "live": n.live,
-                "running": n.running,
-            })
-        })
-        .collect();
-    let queued: Vec<_> = s
-        .queued_by_priority
-        .iter()
-        .map(|(p, n)| serde_json::json!({"priority": priority_name(*p), "queued": n}))
-        .collect();
-    serde_json::json!({
-        "nodes": nodes,
-        "queued": queued,
-        "running": s.running,
-        "succeeded_last_minute": s.succeeded_last_minute,
-        "failed_last_minute": s.failed_last_minute,
-        "jobs_per_s": s.succeeded_last_minute as f64 / 60.0,
-    })
-}
-
-fn print_status(s: &zkpipe_fleet::Status) {
-    let live = s.nodes.iter().filter(|n| n.live).count();
-    let queued: i64 = s.queued_by_priority.iter().map(|(_, n)| n).sum();
-    println!(
-        "fleet: {live} of {} node(s) live, {queued} queued, {} running; last minute: {} succeeded ({:.2} jobs/s), {} failed",
-        s.nodes.len(),
-        s.running,
-        s.succeeded_last_minute,
-        s.succeeded_last_minute as f64 / 60.0,
-        s.failed_last_minute
-    );
-    for n in &s.nodes {
-        let devices: Vec<String> = n
-            .devices
-            .as_array()
-            .map(|ds| {
-                ds.iter()
-                    .map(|d| {
-                        format!(
-                            "{} {} ({} MiB)",
-                            d["index"],
-                            d["name"].as_str().unwrap_or("?"),
-                            d["memory_bytes"].as_u64().unwrap_or(0) >> 20
-                        )
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        println!(
-            "node {}: {}, {}, heartbeat {:.1} s ago, {} job(s) running; host budget: {}; \
-             devices: {}; keys: {}",
-            n.id,
-            n.backend,
-            if n.live { "live" } else { "GONE" },
-            n.heartbeat_age.as_secs_f64(),
-            n.running,
-            if n.host_memory == 0 {
-                "-".to_string()
-            } else {
-                format!("{} MiB", n.host_memory >> 20)
-            },
-            if devices.is_empty() {
-                "-".to_string()
-            } else {
-                devices.join(", ")
-            },
-            if n.resident_keys.is_empty() {
-                "-".to_string()
-            } else {
-                n.resident_keys.join(", ")
-            }
-        );
-    }
-    for (p, n) in &s.queued_by_priority {
-        println!("queue {}: {n} queued", priority_name(*p));
     }
 }

@@ -26,6 +26,7 @@ pub mod cuzk;
 pub mod daemon;
 pub mod fleet_jobs;
 pub mod fleet_node;
+pub mod fleet_submit;
 pub mod incoming;
 pub mod keys;
 pub mod listen;
