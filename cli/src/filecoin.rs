@@ -20,7 +20,7 @@ use zkpipe_filecoin::registry::{
 use zkpipe_filecoin::shape::{parse_sector_size, sector_size_name};
 use zkpipe_filecoin::snap::{SnapRequest, prove_snap};
 use zkpipe_filecoin::{
-    Blinding, Engine, Proved, RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof,
+    Blinding, FilecoinProver, Proved, RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof,
 };
 use zkpipe_session::ProverOptions;
 
@@ -229,11 +229,11 @@ fn cache_dir(given: &Option<PathBuf>) -> PathBuf {
         .unwrap_or_else(zkpipe_core::cache::default_dir)
 }
 
-fn engine(args: &PluginArgs, opts: &ProveOpts) -> Result<Engine, Error> {
+fn engine(args: &PluginArgs, opts: &ProveOpts) -> Result<FilecoinProver, Error> {
     let session = args
         .with(&opts.plugins)
         .session(&opts.backend, opts.device)?;
-    Ok(Engine::new(
+    Ok(FilecoinProver::new(
         Box::new(move |params, r1cs| session.prover(params, r1cs, ProverOptions::default())),
         R1csCache::new(cache_dir(&opts.cache_dir).join("r1cs")),
     ))

@@ -9,7 +9,7 @@
 //! sector (32 GiB: hours of PC1 and ~450 GB of disk).
 //!
 //! Such a witness does not satisfy the circuit, so no proof can come of it:
-//! the prover refuses it ([`Engine::prove`](crate::Engine::prove) and the
+//! the prover refuses it ([`FilecoinProver::prove`](crate::FilecoinProver::prove) and the
 //! daemon check satisfaction first), its job's final check refuses
 //! anything, and [`time_partition`], which runs the prover's stages without
 //! that check, returns their times and nothing they computed.

@@ -1,9 +1,9 @@
 //! [`FilecoinJob`]: one Filecoin proof request made ready to prove — its
 //! parameter set, and per partition the witness synthesised from the
-//! vanilla proof — independent of who proves it (the CLI's [`Engine`] or
+//! vanilla proof — independent of who proves it (the CLI's [`FilecoinProver`] or
 //! the daemon's scheduler).
 //!
-//! [`Engine`]: crate::Engine
+//! [`FilecoinProver`]: crate::FilecoinProver
 
 use std::marker::PhantomData;
 

@@ -5,14 +5,14 @@
 //! verifiers before it is returned.
 //!
 //! ```ignore
-//! let engine = Engine::new(Box::new(move |p, r| ProverBuilder::new(be.clone()).build(p, r)), cache);
+//! let engine = FilecoinProver::new(Box::new(move |p, r| ProverBuilder::new(be.clone()).build(p, r)), cache);
 //! let c1 = porep::C1::parse(&std::fs::read("c1.json")?)?;
 //! let proof = porep::seal_commit(&engine, &c1, ids, Blinding::Random, &Silent)?.to_bytes();
 //! ```
 
 pub mod adapter;
 pub mod commitment;
-pub mod engine;
+pub mod prover;
 pub mod in_shape;
 pub mod job;
 pub mod params;
@@ -22,7 +22,7 @@ pub mod registry;
 pub mod shape;
 pub mod snap;
 
-pub use engine::{Blinding, Engine, Proved};
+pub use prover::{Blinding, FilecoinProver, Proved};
 pub use filecoin_proofs::types::PoStType;
 pub use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
 pub use job::FilecoinJob;

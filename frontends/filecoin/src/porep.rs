@@ -15,7 +15,7 @@ use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, Stack
 use zkpipe_core::Error;
 use zkpipe_core::progress::Progress;
 
-use crate::engine::{Blinding, Engine, Proved};
+use crate::prover::{Blinding, FilecoinProver, Proved};
 use crate::job::{CompoundJob, FilecoinJob, FinalCheck, Split};
 use crate::params::ParamSet;
 use crate::shape::{sector_size_name, with_tree};
@@ -173,10 +173,10 @@ pub fn job(c1: &C1, ids: SealIds) -> Result<Arc<dyn FilecoinJob>, Error> {
 /// `verify_seal` against `ids` before returning it.
 ///
 /// # Errors
-/// As [`job`] and [`Engine::prove`]: a proof that does not verify for
+/// As [`job`] and [`FilecoinProver::prove`]: a proof that does not verify for
 /// `ids` (a wrong prover or sector id) is [`Error::InvalidInput`].
 pub fn seal_commit(
-    engine: &Engine,
+    engine: &FilecoinProver,
     c1: &C1,
     ids: SealIds,
     blinding: Blinding,

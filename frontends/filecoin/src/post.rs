@@ -20,7 +20,7 @@ use storage_proofs_post::fallback::{
 use zkpipe_core::Error;
 use zkpipe_core::progress::Progress;
 
-use crate::engine::{Blinding, Engine, Proved};
+use crate::prover::{Blinding, FilecoinProver, Proved};
 use crate::job::{CompoundJob, FilecoinJob, FinalCheck, decode_vanilla};
 use crate::params::ParamSet;
 use crate::shape::sector_size_name;
@@ -71,10 +71,10 @@ pub fn job(req: &PostRequest) -> Result<Arc<dyn FilecoinJob>, Error> {
 /// Proves a PoSt and verifies it before returning it (see [`job`]).
 ///
 /// # Errors
-/// As [`job`] and [`Engine::prove`]: vanilla proofs that do not prove the
+/// As [`job`] and [`FilecoinProver::prove`]: vanilla proofs that do not prove the
 /// challenge are [`Error::InvalidInput`].
 pub fn prove_post(
-    engine: &Engine,
+    engine: &FilecoinProver,
     req: &PostRequest,
     blinding: Blinding,
     progress: &dyn Progress,

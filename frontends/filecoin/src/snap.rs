@@ -24,7 +24,7 @@ use storage_proofs_update::{
 use zkpipe_core::Error;
 use zkpipe_core::progress::Progress;
 
-use crate::engine::{Blinding, Engine, Proved};
+use crate::prover::{Blinding, FilecoinProver, Proved};
 use crate::job::{CompoundJob, FilecoinJob, FinalCheck, decode_vanilla};
 use crate::params::ParamSet;
 use crate::shape::{sector_size_name, with_tree};
@@ -61,10 +61,10 @@ pub fn job(req: &SnapRequest) -> Result<Arc<dyn FilecoinJob>, Error> {
 /// Proves a sector update and verifies it before returning it (see [`job`]).
 ///
 /// # Errors
-/// As [`job`] and [`Engine::prove`]: vanilla proofs for other commitments
+/// As [`job`] and [`FilecoinProver::prove`]: vanilla proofs for other commitments
 /// are [`Error::InvalidInput`].
 pub fn prove_snap(
-    engine: &Engine,
+    engine: &FilecoinProver,
     req: &SnapRequest,
     blinding: Blinding,
     progress: &dyn Progress,

@@ -9,7 +9,7 @@ use zkpipe_core::groth16::ProverBuilder;
 use zkpipe_core::loader::{Registry, SearchPath};
 use zkpipe_core::plugin::BackendConfig;
 use zkpipe_core::r1cs::cache::R1csCache;
-use zkpipe_filecoin::Engine;
+use zkpipe_filecoin::FilecoinProver;
 
 /// `target/` (this binary is `target/<profile>/deps/<name>`).
 pub fn target_dir() -> PathBuf {
@@ -33,7 +33,7 @@ pub fn fixtures_env() {
 }
 
 /// An engine on the CPU backend (the plugin cargo built beside this binary).
-pub fn engine() -> Engine {
+pub fn engine() -> FilecoinProver {
     let dir = std::env::current_exe()
         .unwrap()
         .parent()
@@ -44,7 +44,7 @@ pub fn engine() -> Engine {
             .create("cpu", &BackendConfig::default())
             .unwrap(),
     );
-    Engine::new(
+    FilecoinProver::new(
         Box::new(move |params, r1cs| ProverBuilder::new(cpu.clone()).build(params, r1cs)),
         // The folder the CLI's tests use (ZKPIPE_CACHE_DIR there): each
         // circuit is recorded once for the whole suite (600 MB for PoRep).

@@ -1,4 +1,4 @@
-//! [`Engine`]: Filecoin circuits proved by a zkpipe backend. Each circuit
+//! [`FilecoinProver`]: Filecoin circuits proved by a zkpipe backend. Each circuit
 //! shape (a filecoin-proofs parameter set) is recorded once into zkpipe's
 //! R1CS cache, its parameters are read from Filecoin's parameter cache and
 //! kept resident; every partition is synthesised witness-only and proved.
@@ -58,25 +58,25 @@ impl Proved {
 }
 
 /// Filecoin circuits on one backend, keys resident.
-pub struct Engine {
+pub struct FilecoinProver {
     build: Box<BuildProver>,
     r1cs: R1csCache,
     resident: Mutex<HashMap<String, Arc<Resident>>>,
 }
 
-impl std::fmt::Debug for Engine {
+impl std::fmt::Debug for FilecoinProver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Engine")
+        f.debug_struct("FilecoinProver")
             .field("r1cs", &self.r1cs)
             .field("resident", &self.resident_ids())
             .finish()
     }
 }
 
-impl Engine {
+impl FilecoinProver {
     /// An engine whose provers come from `build`, recording R1CS into `r1cs`.
-    pub fn new(build: Box<BuildProver>, r1cs: R1csCache) -> Engine {
-        Engine {
+    pub fn new(build: Box<BuildProver>, r1cs: R1csCache) -> FilecoinProver {
+        FilecoinProver {
             build,
             r1cs,
             resident: Mutex::new(HashMap::new()),
