@@ -12,7 +12,7 @@ use zkpipe_core::fsutil::{check_outputs, check_writable, read_capped, write_atom
 use zkpipe_core::r1cs::cache::R1csCache;
 use zkpipe_filecoin::commitment::Commitment;
 use zkpipe_filecoin::porep::{C1, MAX_C1_BYTES, SealIds, seal_commit};
-use zkpipe_filecoin::post::{MAX_VANILLA_BYTES, PostRequest, prove_post};
+use zkpipe_filecoin::post::{PostRequest, prove_post, read_vanilla_proofs};
 use zkpipe_filecoin::registry::{
     parse_hex32, parse_post_proof, post_proof_for, prover_id_of_miner, update_proof,
     update_proof_for,
@@ -20,9 +20,9 @@ use zkpipe_filecoin::registry::{
 use zkpipe_filecoin::shape::{parse_sector_size, sector_size_name};
 use zkpipe_filecoin::snap::{SnapRequest, prove_snap};
 use zkpipe_filecoin::{
-    Blinding, FilecoinProver, Proved, RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof,
+    Blinding, FilecoinProver, Proved, RegisteredPoStProof, RegisteredSealProof,
+    RegisteredUpdateProof,
 };
-use zkpipe_session::ProverOptions;
 
 use crate::plugin_args::PluginArgs;
 use crate::progress::CliProgress;
@@ -229,17 +229,14 @@ fn cache_dir(given: &Option<PathBuf>) -> PathBuf {
         .unwrap_or_else(zkpipe_core::cache::default_dir)
 }
 
-fn engine(args: &PluginArgs, opts: &ProveOpts) -> Result<FilecoinProver, Error> {
+fn prover(args: &PluginArgs, opts: &ProveOpts) -> Result<FilecoinProver, Error> {
     let session = args
         .with(&opts.plugins)
         .session(&opts.backend, opts.device)?;
-    Ok(FilecoinProver::new(
-        Box::new(move |params, r1cs| session.prover(params, r1cs, ProverOptions::default())),
-        R1csCache::new(cache_dir(&opts.cache_dir).join("r1cs")),
-    ))
+    Ok(session.into_filecoin_prover(&cache_dir(&opts.cache_dir)))
 }
 
-/// Proves `runs` times (one engine: the key stays resident), reporting
+/// Proves `runs` times (one prover: the key stays resident), reporting
 /// each; returns the last proof.
 fn prove_runs(
     what: &str,
@@ -360,14 +357,14 @@ fn seal(args: &PluginArgs, s: &SealCommitArgs) -> Result<(), Error> {
         sector_size_name(u64::from(rp.sector_size())),
         rp.partitions()
     );
-    let engine = engine(args, &s.opts)?;
+    let prover = prover(args, &s.opts)?;
     let ids = SealIds {
         prover_id,
         sector_id: s.sector_id,
     };
     let proved = prove_runs("seal-commit", s.opts.runs, || {
         seal_commit(
-            &engine,
+            &prover,
             &c1,
             ids,
             Blinding::from_seed(s.opts.seed),
@@ -383,29 +380,6 @@ fn in_file(path: &Path, e: Error) -> Error {
         Error::InvalidInput(m) => Error::InvalidInput(format!("{}: {m}", path.display())),
         other => other,
     }
-}
-
-/// One file's vanilla proofs: raw bincode, or a JSON array of base64 strings.
-fn vanilla_proofs(path: &Path) -> Result<Vec<Vec<u8>>, Error> {
-    let bytes = read_capped(path, MAX_VANILLA_BYTES as u64)?;
-    if bytes.first() == Some(&b'[') {
-        let strings: Vec<String> = serde_json::from_slice(&bytes).map_err(|e| {
-            Error::InvalidInput(format!(
-                "{}: not a JSON array of base64 strings: {e}",
-                path.display()
-            ))
-        })?;
-        return strings
-            .iter()
-            .map(|s| {
-                use base64::Engine as _;
-                base64::engine::general_purpose::STANDARD
-                    .decode(s)
-                    .map_err(|e| Error::InvalidInput(format!("{}: {e}", path.display())))
-            })
-            .collect();
-    }
-    Ok(vec![bytes])
 }
 
 fn post(args: &PluginArgs, p: &PostArgs, window: bool) -> Result<(), Error> {
@@ -430,7 +404,7 @@ fn post(args: &PluginArgs, p: &PostArgs, window: bool) -> Result<(), Error> {
     }
     let mut vanilla = Vec::new();
     for f in &p.vanilla {
-        vanilla.extend(vanilla_proofs(f)?);
+        vanilla.extend(read_vanilla_proofs(f)?);
     }
     let req = PostRequest {
         registered,
@@ -439,7 +413,7 @@ fn post(args: &PluginArgs, p: &PostArgs, window: bool) -> Result<(), Error> {
         vanilla,
         partition: p.partition,
     };
-    let engine = engine(args, &p.opts)?;
+    let prover = prover(args, &p.opts)?;
     let what = if window {
         "window-post"
     } else {
@@ -447,7 +421,7 @@ fn post(args: &PluginArgs, p: &PostArgs, window: bool) -> Result<(), Error> {
     };
     let proved = prove_runs(what, p.opts.runs, || {
         prove_post(
-            &engine,
+            &prover,
             &req,
             Blinding::from_seed(p.opts.seed),
             &CliProgress::new(),
@@ -472,7 +446,7 @@ fn snap_update(args: &PluginArgs, u: &SnapArgs) -> Result<(), Error> {
     };
     let mut vanilla = Vec::new();
     for f in &u.vanilla {
-        vanilla.extend(vanilla_proofs(f)?);
+        vanilla.extend(read_vanilla_proofs(f)?);
     }
     let req = SnapRequest {
         registered,
@@ -481,10 +455,10 @@ fn snap_update(args: &PluginArgs, u: &SnapArgs) -> Result<(), Error> {
         comm_d_new: Commitment::Unsealed.parse_text("--comm-d-new", &u.comm_d_new)?,
         vanilla,
     };
-    let engine = engine(args, &u.opts)?;
+    let prover = prover(args, &u.opts)?;
     let proved = prove_runs("snap-update", u.opts.runs, || {
         prove_snap(
-            &engine,
+            &prover,
             &req,
             Blinding::from_seed(u.opts.seed),
             &CliProgress::new(),

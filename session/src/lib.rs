@@ -12,6 +12,7 @@
 pub mod batch;
 pub mod builtin;
 pub mod circom;
+mod filecoin;
 pub mod keys;
 pub mod output;
 pub mod policy;

@@ -12,20 +12,20 @@
 
 pub mod adapter;
 pub mod commitment;
-pub mod prover;
 pub mod in_shape;
 pub mod job;
 pub mod params;
 pub mod porep;
 pub mod post;
+pub mod prover;
 pub mod registry;
 pub mod shape;
 pub mod snap;
 
-pub use prover::{Blinding, FilecoinProver, Proved};
 pub use filecoin_proofs::types::PoStType;
 pub use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
 pub use job::FilecoinJob;
+pub use prover::{Blinding, FilecoinProver, Proved};
 
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -15,9 +15,9 @@ use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, Stack
 use zkpipe_core::Error;
 use zkpipe_core::progress::Progress;
 
-use crate::prover::{Blinding, FilecoinProver, Proved};
 use crate::job::{CompoundJob, FilecoinJob, FinalCheck, Split};
 use crate::params::ParamSet;
+use crate::prover::{Blinding, FilecoinProver, Proved};
 use crate::shape::{sector_size_name, with_tree};
 use std::marker::PhantomData;
 use std::sync::Arc;

@@ -4,6 +4,7 @@
 //! do and verified with its verifiers.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use filecoin_proofs::parameters::{window_post_setup_params, winning_post_setup_params};
 use filecoin_proofs::types::{ChallengeSeed, FallbackPoStSectorProof, PoStConfig, ProverId};
@@ -18,11 +19,12 @@ use storage_proofs_post::fallback::{
     self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector,
 };
 use zkpipe_core::Error;
+use zkpipe_core::fsutil::read_capped;
 use zkpipe_core::progress::Progress;
 
-use crate::prover::{Blinding, FilecoinProver, Proved};
 use crate::job::{CompoundJob, FilecoinJob, FinalCheck, decode_vanilla};
 use crate::params::ParamSet;
+use crate::prover::{Blinding, FilecoinProver, Proved};
 use crate::shape::sector_size_name;
 use crate::shape::with_tree;
 use std::marker::PhantomData;
@@ -292,4 +294,33 @@ fn param_set_of<Tree: 'static + MerkleTreeTrait>(
             >>::blank_circuit(&pp))
         }),
     })
+}
+
+/// One file's vanilla proofs: raw bincode, or a JSON array of base64
+/// strings (Go's `[][]byte`, as Curio's tools write them).
+///
+/// # Errors
+/// [`Error::Io`] for a file that cannot be read or is over
+/// [`MAX_VANILLA_BYTES`]; [`Error::InvalidInput`] naming the file for
+/// JSON that is not an array of base64 strings.
+pub fn read_vanilla_proofs(path: &Path) -> Result<Vec<Vec<u8>>, Error> {
+    let bytes = read_capped(path, MAX_VANILLA_BYTES as u64)?;
+    if bytes.first() == Some(&b'[') {
+        let strings: Vec<String> = serde_json::from_slice(&bytes).map_err(|e| {
+            Error::InvalidInput(format!(
+                "{}: not a JSON array of base64 strings: {e}",
+                path.display()
+            ))
+        })?;
+        return strings
+            .iter()
+            .map(|s| {
+                use base64::Engine as _;
+                base64::engine::general_purpose::STANDARD
+                    .decode(s)
+                    .map_err(|e| Error::InvalidInput(format!("{}: {e}", path.display())))
+            })
+            .collect();
+    }
+    Ok(vec![bytes])
 }

@@ -24,9 +24,9 @@ use storage_proofs_update::{
 use zkpipe_core::Error;
 use zkpipe_core::progress::Progress;
 
-use crate::prover::{Blinding, FilecoinProver, Proved};
 use crate::job::{CompoundJob, FilecoinJob, FinalCheck, decode_vanilla};
 use crate::params::ParamSet;
+use crate::prover::{Blinding, FilecoinProver, Proved};
 use crate::shape::{sector_size_name, with_tree};
 
 /// Largest vanilla proof read per partition (a 32 GiB sector's, 86
