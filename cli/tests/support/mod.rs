@@ -1,6 +1,9 @@
 //! What the CLI test files share: the binary, pointed at this build's plugins.
+//! The daemon's process tests (`daemon/tests/serve.rs`) include this folder
+//! by path, so that the two share one copy.
 #![allow(dead_code)]
 
+pub mod binary;
 pub mod circom_files;
 pub mod filecoin_fixtures;
 
@@ -24,7 +27,7 @@ pub fn plugin_dir() -> PathBuf {
 /// `zkpipe --plugin-dir <this build>`, with no plugin folders from the
 /// environment.
 pub fn zkpipe_command() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_zkpipe"));
+    let mut cmd = Command::new(binary::zkpipe_binary());
     cmd.arg("--plugin-dir")
         .arg(plugin_dir())
         .env_remove("ZKPIPE_PLUGIN_PATH");

@@ -2,7 +2,13 @@
 //! socket, driven through the gRPC client, killed, signalled and restarted.
 //! Every proof a test receives is verified again here with the key's
 //! verifying key, independently of the daemon's own check.
+//!
+//! The binary comes from the `zkpipe-cli` crate: `cargo test --workspace`
+//! builds it first; `cargo test -p zkpipe-daemon` alone does not, and the
+//! tests then say what to build (see `support::binary`).
 
+// Shared with the CLI's process tests rather than copied.
+#[path = "../../cli/tests/support/mod.rs"]
 mod support;
 
 use support::{pvk, verifies};
