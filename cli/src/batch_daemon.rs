@@ -2,21 +2,17 @@
 //! running daemon — the same COMPLETED lines, summary and waterfall, the
 //! waterfall built from the daemon's timeline of these jobs.
 
-use std::collections::HashSet;
-use std::time::{Duration, Instant};
-
+use zkpipe_core::Error;
 use zkpipe_core::sched::Span;
-use zkpipe_core::sched::batch::{BatchRun, summarize_as};
 use zkpipe_core::sched::metrics::Summary;
-use zkpipe_core::{Error, Stage};
-use zkpipe_daemon::proto::{self, JobState, Priority};
+use zkpipe_daemon::remote_batch::RemoteBatch;
 
 use crate::batch::BatchArgs;
 use crate::client::connect;
-use zkpipe_daemon::client::status_error;
 
 /// Runs `b` through the daemon at `addr`: `b.count` requests of
-/// `b.partitions` partitions, `b.concurrency` in flight.
+/// `b.partitions` partitions, `b.concurrency` in flight; a line per
+/// request on stdout, or stderr when `quiet`.
 pub fn run_batch(
     addr: &str,
     token_file: Option<&std::path::Path>,
@@ -25,138 +21,22 @@ pub fn run_batch(
 ) -> Result<(Summary, Vec<Span>), Error> {
     let runtime = tokio::runtime::Runtime::new()
         .map_err(|e| Error::Failed(format!("starting the async runtime: {e}")))?;
-    runtime.block_on(run_async(addr, token_file, b, quiet))
-}
-
-async fn run_async(
-    addr: &str,
-    token_file: Option<&std::path::Path>,
-    b: &BatchArgs,
-    quiet: bool,
-) -> Result<(Summary, Vec<Span>), Error> {
-    let mut client = connect(addr, token_file, &crate::client::TlsArgs::default()).await?;
-    let status = client
-        .status(proto::StatusRequest {})
-        .await
-        .map_err(status_error)?
-        .into_inner();
-    let from_seq = client
-        .timeline(proto::TimelineRequest { from_seq: u64::MAX })
-        .await
-        .map_err(status_error)?
-        .into_inner()
-        .next_seq;
-    let request = |i: u32| proto::SubmitRequest {
-        request_id: String::new(),
-        key: Some(proto::KeyId {
-            circuit: b.circuit.circuit.clone(),
-            size: b.circuit.request().size().to_string(),
-        }),
-        priority: Priority::Normal as i32,
+    let batch = RemoteBatch {
+        circuit: b.circuit.circuit.clone(),
+        size: b.circuit.request().size().to_string(),
         partitions: b.partitions,
-        // The in-process batch's witnesses: request i, partition p → seed i·1000 + p.
-        inputs: Some(proto::submit_request::Inputs::Builtin(
-            proto::BuiltinInputs {
-                seed: (i as u64 + 1).wrapping_mul(1000),
-            },
-        )),
+        count: b.count,
+        concurrency: b.concurrency,
     };
-    let t0 = Instant::now();
-    let mut run = BatchRun {
-        devices: status.devices.len(),
-        ..Default::default()
-    };
-    let mut jobs = HashSet::new();
-    let mut in_flight = tokio::task::JoinSet::new();
-    let (mut next, mut done) = (0u32, 0u32);
-    while done < b.count {
-        while next < b.count && in_flight.len() < b.concurrency as usize {
-            let mut c = client.clone();
-            let req = request(next);
-            in_flight.spawn(async move {
-                let t = Instant::now();
-                let r = c.prove(req).await;
-                (t.elapsed(), r)
-            });
-            next += 1;
-        }
-        let Some(joined) = in_flight.join_next().await else {
-            break;
-        };
-        let (latency, reply) = joined.map_err(|e| Error::Failed(format!("request task: {e}")))?;
-        let r = reply.map_err(status_error)?.into_inner();
-        done += 1;
-        jobs.insert(r.job_id);
-        let line = if JobState::try_from(r.state) == Ok(JobState::Succeeded) {
-            run.latencies.push(latency);
-            if r.verified {
-                run.verified += r.proofs.len() as u32;
+    runtime.block_on(async {
+        let client = connect(addr, token_file, &crate::client::TlsArgs::default()).await?;
+        let mut print = |line: String| {
+            if quiet {
+                eprintln!("{line}");
+            } else {
+                println!("{line}");
             }
-            format!(
-                "[{done}/{}] COMPLETED — {:.2} s (prove={:.0} ms, queue={:.0} ms)",
-                b.count,
-                latency.as_secs_f64(),
-                r.prove_s * 1e3,
-                r.queue_s * 1e3
-            )
-        } else {
-            run.failures.push(r.error.clone());
-            format!("[{done}/{}] FAILED — {}", b.count, r.error)
         };
-        if quiet {
-            eprintln!("{line}");
-        } else {
-            println!("{line}");
-        }
-    }
-    run.total = t0.elapsed();
-    run.timeline = timeline(&mut client, from_seq, &jobs).await?;
-    let summary = summarize_as(
-        &format!("daemon:{}", status.policy),
-        status.settings.clone(),
-        &run,
-        b.count,
-    );
-    Ok((summary, run.timeline))
-}
-
-/// The daemon's spans of `jobs`, from `from_seq` on, once it has recorded
-/// them all (it moves spans from its engine every 250 ms).
-async fn timeline(
-    client: &mut zkpipe_daemon::client::Client,
-    from_seq: u64,
-    jobs: &HashSet<u64>,
-) -> Result<Vec<Span>, Error> {
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    let mut spans = vec![];
-    let mut seq = from_seq;
-    loop {
-        let r = client
-            .timeline(proto::TimelineRequest { from_seq: seq })
-            .await
-            .map_err(status_error)?
-            .into_inner();
-        if r.spans.is_empty() {
-            break;
-        }
-        for s in &r.spans {
-            if !jobs.contains(&s.job_id) {
-                continue;
-            }
-            let Some(stage) = Stage::from_name(&s.stage) else {
-                continue;
-            };
-            spans.push(Span {
-                job: s.job_id,
-                partition: s.partition,
-                stage,
-                lane: s.lane.clone(),
-                device: (s.device >= 0).then_some(s.device as usize),
-                start_ms: s.start_ms,
-                end_ms: s.end_ms,
-            });
-        }
-        seq = r.spans.last().map_or(seq, |s| s.seq + 1);
-    }
-    Ok(spans)
+        zkpipe_daemon::remote_batch::run_batch(client, &batch, &mut print).await
+    })
 }

@@ -33,6 +33,7 @@ pub mod listen;
 pub mod load;
 pub mod logging;
 pub mod metrics;
+pub mod remote_batch;
 pub mod reply_text;
 pub mod server;
 pub mod service;
