@@ -13,6 +13,7 @@ pub mod batch;
 pub mod builtin;
 pub mod circom;
 mod filecoin;
+pub mod inventory;
 pub mod keys;
 pub mod output;
 pub mod policy;
