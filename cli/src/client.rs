@@ -406,16 +406,6 @@ pub fn report(r: &proto::JobResult) -> Result<(), Error> {
     Ok(())
 }
 
-/// A value for one partition, an array for several.
-fn one_or_many<T: serde::Serialize>(items: &[T]) -> String {
-    if items.len() == 1 {
-        serde_json::to_string(&items[0])
-    } else {
-        serde_json::to_string(items)
-    }
-    .expect("JSON values serialise")
-}
-
 /// Saves a job's proofs: 192 bytes each, or snarkjs JSON (`snarkjs`).
 pub fn save(
     r: &proto::JobResult,
@@ -436,12 +426,12 @@ pub fn save(
                     .map(|p| zkpipe_circom::json::proof_to_json(&p))
             })
             .collect::<Result<Vec<_>, Error>>()?;
-        one_or_many(&json).into_bytes()
+        zkpipe_session::output::one_or_many(&json).into_bytes()
     } else {
         r.proofs.iter().flat_map(|p| p.proof.clone()).collect()
     };
     let publics: Vec<&Vec<String>> = r.proofs.iter().map(|p| &p.public_inputs).collect();
-    let json = one_or_many(&publics);
+    let json = zkpipe_session::output::one_or_many(&publics);
     proof_out.write(&proofs)?;
     public_out.write(json.as_bytes())?;
     eprintln!(

@@ -3,10 +3,8 @@
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use zkpipe_core::groth16::{
-    self, KeyInfo, PreparedVerifyingKey, Proof, Stage, StageTimes, VerifyingKey,
-};
-use zkpipe_core::{Error, Fr};
+use zkpipe_core::Error;
+use zkpipe_core::groth16::{self, KeyInfo, Stage, StageTimes};
 use zkpipe_session::output::{Output, proof_outputs};
 use zkpipe_session::prove::ProveRequest;
 use zkpipe_session::{Blinding, ProverOptions};
@@ -120,7 +118,6 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
         (format!("{stem}.proof"), format!("{stem}.public.json")),
     )?;
     let stdout_free = !matches!(proof_out, Output::Stdout) && !matches!(public_out, Output::Stdout);
-    request.builtin.check_fits()?;
     let session = args.session(&p.backend, p.device)?;
     let proved = session.prove(&request, &mut |i, proved| {
         print_times(&format!("partition {i}"), &proved.times);
@@ -138,12 +135,7 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
         .iter()
         .map(|p| p.public.iter().map(groth16::fr_to_decimal).collect())
         .collect();
-    let json = if publics.len() == 1 {
-        serde_json::to_string(&publics[0])
-    } else {
-        serde_json::to_string(&publics)
-    }
-    .expect("strings serialise");
+    let json = zkpipe_session::output::one_or_many(&publics);
     proof_out.write(
         &proved
             .iter()
@@ -183,55 +175,5 @@ pub struct VerifyArgs {
 /// an [`Error::Io`] or [`Error::InvalidEncoding`] naming the file, so the
 /// command exits with 2 for it; an invalid proof is `Ok(false)`.
 pub fn verify(v: &VerifyArgs) -> Result<bool, Error> {
-    /// Largest public-inputs file read: far above any real circuit's inputs.
-    const MAX_PUBLIC_JSON_BYTES: u64 = 64 << 20;
-
-    let vk = VerifyingKey::load(&v.vk)?;
-    let proofs = Proof::load_many(&v.proof)?;
-
-    let public = v.public.display();
-    let bad_public = |e: String| Error::InvalidEncoding(format!("{public}: {e}"));
-    let text = zkpipe_core::fsutil::read_capped(&v.public, MAX_PUBLIC_JSON_BYTES)?;
-    let value: serde_json::Value =
-        serde_json::from_slice(&text).map_err(|e| bad_public(e.to_string()))?;
-    drop(text);
-    let sets: Vec<Vec<String>> = match value {
-        serde_json::Value::Array(a) if a.iter().all(serde_json::Value::is_string) => {
-            vec![
-                serde_json::from_value(serde_json::Value::Array(a))
-                    .map_err(|e| bad_public(e.to_string()))?,
-            ]
-        }
-        other => serde_json::from_value(other).map_err(|e| bad_public(e.to_string()))?,
-    };
-    if sets.len() != proofs.len() {
-        return Err(bad_public(format!(
-            "{} sets of public inputs for {} proofs in {}",
-            sets.len(),
-            proofs.len(),
-            v.proof.display()
-        )));
-    }
-    let pvk = PreparedVerifyingKey::new(&vk);
-    let takes = pvk.num_public_inputs();
-    let mut all = true;
-    for (i, (proof, set)) in proofs.iter().zip(&sets).enumerate() {
-        if set.len() != takes {
-            return Err(bad_public(format!(
-                "set {i}: the key {} takes {takes} public inputs, {} were given",
-                v.vk.display(),
-                set.len()
-            )));
-        }
-        let inputs: Vec<Fr> = set
-            .iter()
-            .map(|s| groth16::fr_from_decimal(s))
-            .collect::<Result<_, _>>()
-            .map_err(|e| match e {
-                Error::InvalidEncoding(why) => bad_public(format!("set {i}: {why}")),
-                other => other,
-            })?;
-        all &= groth16::verify(&pvk, proof, &inputs)?;
-    }
-    Ok(all)
+    zkpipe_session::prove::verify_files(&v.vk, &v.proof, &v.public)
 }

@@ -86,3 +86,14 @@ pub fn proof_outputs(
     }
     Ok((proof_out, public_out))
 }
+
+/// A value for one partition, an array for several: how the public inputs
+/// of one or many proofs are written.
+pub fn one_or_many<T: serde::Serialize>(items: &[T]) -> String {
+    if items.len() == 1 {
+        serde_json::to_string(&items[0])
+    } else {
+        serde_json::to_string(items)
+    }
+    .expect("JSON values serialise")
+}

@@ -1,10 +1,10 @@
 //! Proving one request: every proof checked against its verifying key
 //! before the caller may write or send it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use zkpipe_core::groth16::{self, PreparedVerifyingKey, Proof, Prover, StageTimes};
+use zkpipe_core::groth16::{self, PreparedVerifyingKey, Proof, Prover, StageTimes, VerifyingKey};
 use zkpipe_core::plugin::{AccelError, ErrorCode};
 use zkpipe_core::{Error, Fr};
 
@@ -119,4 +119,68 @@ impl Session {
         }
         Ok(out)
     }
+}
+
+/// Verifies proofs from files: a verifying key (bellperson's layout), 192
+/// bytes per proof, and the public inputs as a JSON array of decimal
+/// strings, or an array of those per proof. Returns whether every proof
+/// verified.
+///
+/// # Errors
+/// Every input problem (a file that is missing, too large or malformed,
+/// counts that do not fit together) is an [`Error::Io`] or
+/// [`Error::InvalidEncoding`] naming the file (exit 2); an invalid proof
+/// is `Ok(false)`.
+pub fn verify_files(vk_path: &Path, proof_path: &Path, public_path: &Path) -> Result<bool, Error> {
+    /// Largest public-inputs file read: far above any real circuit's inputs.
+    const MAX_PUBLIC_JSON_BYTES: u64 = 64 << 20;
+
+    let vk = VerifyingKey::load(vk_path)?;
+    let proofs = Proof::load_many(proof_path)?;
+
+    let public = public_path.display();
+    let bad_public = |e: String| Error::InvalidEncoding(format!("{public}: {e}"));
+    let text = zkpipe_core::fsutil::read_capped(public_path, MAX_PUBLIC_JSON_BYTES)?;
+    let value: serde_json::Value =
+        serde_json::from_slice(&text).map_err(|e| bad_public(e.to_string()))?;
+    drop(text);
+    let sets: Vec<Vec<String>> = match value {
+        serde_json::Value::Array(a) if a.iter().all(serde_json::Value::is_string) => {
+            vec![
+                serde_json::from_value(serde_json::Value::Array(a))
+                    .map_err(|e| bad_public(e.to_string()))?,
+            ]
+        }
+        other => serde_json::from_value(other).map_err(|e| bad_public(e.to_string()))?,
+    };
+    if sets.len() != proofs.len() {
+        return Err(bad_public(format!(
+            "{} sets of public inputs for {} proofs in {}",
+            sets.len(),
+            proofs.len(),
+            proof_path.display()
+        )));
+    }
+    let pvk = PreparedVerifyingKey::new(&vk);
+    let takes = pvk.num_public_inputs();
+    let mut all = true;
+    for (i, (proof, set)) in proofs.iter().zip(&sets).enumerate() {
+        if set.len() != takes {
+            return Err(bad_public(format!(
+                "set {i}: the key {} takes {takes} public inputs, {} were given",
+                vk_path.display(),
+                set.len()
+            )));
+        }
+        let inputs: Vec<Fr> = set
+            .iter()
+            .map(|s| groth16::fr_from_decimal(s))
+            .collect::<Result<_, _>>()
+            .map_err(|e| match e {
+                Error::InvalidEncoding(why) => bad_public(format!("set {i}: {why}")),
+                other => other,
+            })?;
+        all &= groth16::verify(&pvk, proof, &inputs)?;
+    }
+    Ok(all)
 }
