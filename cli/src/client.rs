@@ -3,7 +3,7 @@
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use zkpipe_core::Error;
-use zkpipe_daemon::client::{self, Address, Client};
+use zkpipe_daemon::client::{self, Address, Client, status_error};
 use zkpipe_daemon::daemon::state_label;
 use zkpipe_daemon::proto::{self, JobState, Priority};
 use zkpipe_daemon::reply_text;
@@ -168,9 +168,6 @@ fn parse_priority(s: &str) -> Result<Priority, String> {
     }
 }
 
-/// The largest .wtns file sent (the daemon's message limit applies too).
-const MAX_WTNS_BYTES: u64 = 1 << 30;
-
 impl JobArgs {
     /// The request (reading and hashing --zkey and --wtns files).
     ///
@@ -180,20 +177,8 @@ impl JobArgs {
     pub fn request(&self) -> Result<proto::SubmitRequest, Error> {
         let (key, partitions, inputs) = match &self.zkey {
             Some(zkey) => {
-                let hash = zkpipe_daemon::circom_keys::sha256_file(zkey)?;
-                let wtns = self
-                    .wtns
-                    .iter()
-                    .map(|w| zkpipe_core::fsutil::read_capped(w, MAX_WTNS_BYTES))
-                    .collect::<Result<Vec<_>, Error>>()?;
-                (
-                    proto::KeyId {
-                        circuit: zkpipe_daemon::circom_keys::CIRCOM.into(),
-                        size: hash,
-                    },
-                    0,
-                    proto::submit_request::Inputs::Circom(proto::CircomInputs { wtns }),
-                )
+                let (key, inputs) = zkpipe_daemon::client::circom_job(zkey, &self.wtns)?;
+                (key, 0, inputs)
             }
             None => (
                 proto::KeyId {
@@ -258,8 +243,6 @@ impl JobArgs {
         self.zkey.is_some()
     }
 }
-
-use zkpipe_daemon::client::status_error;
 
 /// Connects with the flags' address and token.
 pub async fn connect(
@@ -417,23 +400,7 @@ pub fn save(
     if JobState::try_from(r.state) != Ok(JobState::Succeeded) {
         return Err(Error::Failed(format!("job {} did not succeed", r.job_id)));
     }
-    let proofs: Vec<u8> = if snarkjs {
-        let json = r
-            .proofs
-            .iter()
-            .map(|p| {
-                zkpipe_core::groth16::Proof::from_bytes(&p.proof)
-                    .map(|p| zkpipe_circom::json::proof_to_json(&p))
-            })
-            .collect::<Result<Vec<_>, Error>>()?;
-        zkpipe_session::output::one_or_many(&json).into_bytes()
-    } else {
-        r.proofs.iter().flat_map(|p| p.proof.clone()).collect()
-    };
-    let publics: Vec<&Vec<String>> = r.proofs.iter().map(|p| &p.public_inputs).collect();
-    let json = zkpipe_session::output::one_or_many(&publics);
-    proof_out.write(&proofs)?;
-    public_out.write(json.as_bytes())?;
+    zkpipe_daemon::client::save_proofs(r, proof_out, public_out, snarkjs)?;
     eprintln!(
         "wrote {} proof(s) to {} and public inputs to {}{}",
         r.proofs.len(),

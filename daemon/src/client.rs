@@ -9,6 +9,9 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint, Uri};
 use zkpipe_core::Error;
 
+use zkpipe_session::output::Output;
+
+use crate::proto;
 use crate::proto::prover_client::ProverClient;
 
 /// Adds `authorization: Bearer <token>` to every call.
@@ -250,6 +253,65 @@ fn why_not(path: &str) -> String {
         Err(e) => e.to_string(),
         Ok(_) => "it answers now: try again".into(),
     }
+}
+
+/// The largest .wtns file sent (the daemon's message limit applies too).
+const MAX_WTNS_BYTES: u64 = 1 << 30;
+
+/// A circom job's key and inputs: the zkey named by its SHA-256 (the
+/// daemon holds the same file in its circom folder; it is never sent) and
+/// each partition's witness (snarkjs .wtns), read here.
+///
+/// # Errors
+/// [`Error::Io`] for a file that cannot be read or a witness over 1 GiB.
+pub fn circom_job(
+    zkey: &Path,
+    wtns: &[PathBuf],
+) -> Result<(proto::KeyId, proto::submit_request::Inputs), Error> {
+    let hash = crate::circom_keys::sha256_file(zkey)?;
+    let wtns = wtns
+        .iter()
+        .map(|w| zkpipe_core::fsutil::read_capped(w, MAX_WTNS_BYTES))
+        .collect::<Result<Vec<_>, Error>>()?;
+    Ok((
+        proto::KeyId {
+            circuit: crate::circom_keys::CIRCOM.into(),
+            size: hash,
+        },
+        proto::submit_request::Inputs::Circom(proto::CircomInputs { wtns }),
+    ))
+}
+
+/// Writes a finished job's proofs to `proof_out` (192 bytes each, or
+/// snarkjs JSON when `snarkjs`) and its public inputs to `public_out` (a
+/// JSON array for one partition, an array of those for several).
+///
+/// # Errors
+/// [`Error::InvalidEncoding`] for a proof that does not decode; the
+/// outputs' I/O errors.
+pub fn save_proofs(
+    r: &proto::JobResult,
+    proof_out: &Output,
+    public_out: &Output,
+    snarkjs: bool,
+) -> Result<(), Error> {
+    let proofs: Vec<u8> = if snarkjs {
+        let json = r
+            .proofs
+            .iter()
+            .map(|p| {
+                zkpipe_core::groth16::Proof::from_bytes(&p.proof)
+                    .map(|p| zkpipe_circom::json::proof_to_json(&p))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        zkpipe_session::output::one_or_many(&json).into_bytes()
+    } else {
+        r.proofs.iter().flat_map(|p| p.proof.clone()).collect()
+    };
+    let publics: Vec<&Vec<String>> = r.proofs.iter().map(|p| &p.public_inputs).collect();
+    let json = zkpipe_session::output::one_or_many(&publics);
+    proof_out.write(&proofs)?;
+    public_out.write(json.as_bytes())
 }
 
 #[cfg(test)]
