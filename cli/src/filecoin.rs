@@ -298,18 +298,7 @@ fn params(_args: &PluginArgs, p: &ParamsArgs) -> Result<(), Error> {
     } else {
         p.proofs.clone()
     };
-    let seal_proof = zkpipe_filecoin::registry::SEAL_PROOFS
-        .iter()
-        .rev()
-        .filter(|s| format!("{s:?}").ends_with("V1_1"))
-        .find(|s| u64::from(s.sector_size()) == size)
-        .copied()
-        .ok_or_else(|| {
-            Error::InvalidInput(format!(
-                "sector size {} is not one Filecoin registers",
-                p.sector_size
-            ))
-        })?;
+    let seal_proof = zkpipe_filecoin::registry::seal_proof_for(size)?;
     let mut sets = Vec::new();
     for k in kinds {
         sets.push(match k {

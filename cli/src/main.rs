@@ -188,34 +188,10 @@ fn main() -> ExitCode {
     }
 }
 
-/// 2 when the command's input is at fault: bytes that do not decode
-/// (malformed keys, proofs, public inputs, points off the curve or outside
-/// the subgroup), inputs that disagree or that the command cannot take
-/// ([`Error::InvalidInput`]), or a named file that cannot be used as given
-/// (missing, unreadable, a folder, cut short). 1 for everything else:
-/// backends, plugin loading, synthesis, caches, I/O failures of the machine
-/// (a full disk).
+/// 2 when the command's input is at fault ([`Error::blames_input`]), 1
+/// for everything else.
 fn exit_code(e: &Error) -> u8 {
-    use std::io::ErrorKind;
-    const BAD_INPUT: u8 = 2;
-    const RUNTIME: u8 = 1;
-    match e {
-        Error::InvalidEncoding(_)
-        | Error::NotOnCurve(_)
-        | Error::NotInSubgroup(_)
-        | Error::InvalidInput(_) => BAD_INPUT,
-        Error::Io { source, .. } => match source.kind() {
-            ErrorKind::NotFound
-            | ErrorKind::PermissionDenied
-            | ErrorKind::IsADirectory
-            | ErrorKind::NotADirectory
-            | ErrorKind::InvalidFilename
-            | ErrorKind::InvalidData
-            | ErrorKind::UnexpectedEof => BAD_INPUT,
-            _ => RUNTIME,
-        },
-        _ => RUNTIME,
-    }
+    if e.blames_input() { 2 } else { 1 }
 }
 
 /// Rust ignores SIGPIPE, so printing into a closed pipe (`zkpipe … | head`)

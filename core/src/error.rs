@@ -81,6 +81,34 @@ impl Error {
             _ => None,
         }
     }
+
+    /// Whether the caller's input is at fault: bytes that do not decode
+    /// (malformed keys, proofs, public inputs, points off the curve or
+    /// outside the subgroup), inputs that disagree or that the operation
+    /// cannot take, or a named file that cannot be used as given (missing,
+    /// unreadable, a folder, cut short). Otherwise the machine, a backend,
+    /// a plugin, synthesis or a cache failed (a full disk among them).
+    /// The CLI exits with 2 for the first kind and 1 for the second.
+    pub fn blames_input(&self) -> bool {
+        use std::io::ErrorKind;
+        match self {
+            Error::InvalidEncoding(_)
+            | Error::NotOnCurve(_)
+            | Error::NotInSubgroup(_)
+            | Error::InvalidInput(_) => true,
+            Error::Io { source, .. } => matches!(
+                source.kind(),
+                ErrorKind::NotFound
+                    | ErrorKind::PermissionDenied
+                    | ErrorKind::IsADirectory
+                    | ErrorKind::NotADirectory
+                    | ErrorKind::InvalidFilename
+                    | ErrorKind::InvalidData
+                    | ErrorKind::UnexpectedEof
+            ),
+            _ => false,
+        }
+    }
 }
 
 fn display_paths(paths: &[PathBuf]) -> String {

@@ -60,7 +60,7 @@ pub fn in_shape(
 ) -> Result<Vec<String>, Error> {
     let a = req;
     let size = a.sector_size;
-    let rp = in_shape::seal_proof_for(size)?;
+    let rp = zkpipe_filecoin::registry::seal_proof_for(size)?;
     let name = sector_size_name(size);
     let t = Instant::now();
     let circuit = in_shape::circuit_size(rp)?;

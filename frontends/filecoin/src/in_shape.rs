@@ -40,34 +40,13 @@ use zkpipe_core::{Error, G1Affine, G2Affine, Stage, sample};
 use crate::adapter::{self, Counts};
 use crate::job::{FilecoinJob, FinalCheck};
 use crate::porep::{self, Compound, PublicInputs, VanillaProof, VanillaProofs};
-use crate::registry::SEAL_PROOFS;
-use crate::shape::{sector_size_name, with_tree};
+use crate::shape::with_tree;
 
 /// What a timing-only run says instead of writing a proof.
 pub const NO_PROOF: &str = "timing only: no proof was made";
 
 /// The namespace each PoRep challenge's gadgets open (see `porep::job`).
 const CHALLENGE_BLOCK: &str = "challenge_";
-
-/// The seal proof an in-shape run of `sector_size` times: the current
-/// interactive PoRep of that size (the `…V1_1` one Lotus and Curio seal).
-///
-/// # Errors
-/// [`Error::InvalidInput`] for a size Filecoin does not register.
-pub fn seal_proof_for(sector_size: u64) -> Result<RegisteredSealProof, Error> {
-    SEAL_PROOFS
-        .iter()
-        .rev()
-        .filter(|s| format!("{s:?}").ends_with("V1_1"))
-        .find(|s| u64::from(s.sector_size()) == sector_size)
-        .copied()
-        .ok_or_else(|| {
-            Error::InvalidInput(format!(
-                "sector size {} is not one Filecoin registers (2KiB, 8MiB, 512MiB, 32GiB, 64GiB)",
-                sector_size_name(sector_size)
-            ))
-        })
-}
 
 /// The values an in-shape sector is drawn from: its commitments, replica
 /// id and challenge seed, and the seed of every hash in its proofs.

@@ -104,6 +104,26 @@ pub fn update_proof(n: u64) -> Result<RegisteredUpdateProof, Error> {
         })
 }
 
+/// The seal proof for `sector_size`: the current interactive PoRep of that
+/// size (the `…V1_1` one Lotus and Curio seal).
+///
+/// # Errors
+/// [`Error::InvalidInput`] for a size Filecoin does not register.
+pub fn seal_proof_for(sector_size: u64) -> Result<RegisteredSealProof, Error> {
+    SEAL_PROOFS
+        .iter()
+        .rev()
+        .filter(|s| format!("{s:?}").ends_with("V1_1"))
+        .find(|s| u64::from(s.sector_size()) == sector_size)
+        .copied()
+        .ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "sector size {} is not one Filecoin registers (2KiB, 8MiB, 512MiB, 32GiB, 64GiB)",
+                crate::shape::sector_size_name(sector_size)
+            ))
+        })
+}
+
 /// The sector update proof type for `sector_size`.
 ///
 /// # Errors
