@@ -19,8 +19,6 @@ pub fn run_batch(
     b: &BatchArgs,
     quiet: bool,
 ) -> Result<(Summary, Vec<Span>), Error> {
-    let runtime = tokio::runtime::Runtime::new()
-        .map_err(|e| Error::Failed(format!("starting the async runtime: {e}")))?;
     let batch = RemoteBatch {
         circuit: b.circuit.circuit.clone(),
         size: b.circuit.request().size().to_string(),
@@ -28,7 +26,7 @@ pub fn run_batch(
         count: b.count,
         concurrency: b.concurrency,
     };
-    runtime.block_on(async {
+    zkpipe_daemon::client::block_on(async {
         let client = connect(addr, token_file, &crate::client::TlsArgs::default()).await?;
         let mut print = |line: String| {
             if quiet {

@@ -212,16 +212,10 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
         seed: p.seed,
         label: name(&c.proof),
     })?;
-    let summary: Vec<String> = proved
-        .times
-        .stages
-        .iter()
-        .map(|(st, d)| format!("{}={:.1}ms", st.name(), d.as_secs_f64() * 1e3))
-        .collect();
     eprintln!(
         "proved in {:.1} ms ({})",
         proved.times.total().as_secs_f64() * 1e3,
-        summary.join(" ")
+        proved.times.summary()
     );
     let proof_json =
         serde_json::to_string_pretty(&json::proof_to_json(&proved.proof)).expect("json");

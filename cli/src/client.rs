@@ -4,7 +4,7 @@ use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use zkpipe_core::Error;
 use zkpipe_daemon::client::{self, Address, Client, status_error};
-use zkpipe_daemon::daemon::state_label;
+use zkpipe_daemon::daemon::{priority_from_label, state_label};
 use zkpipe_daemon::proto::{self, JobState, Priority};
 use zkpipe_daemon::reply_text;
 
@@ -70,7 +70,7 @@ pub struct JobArgs {
     #[arg(long, default_value_t = 1)]
     partitions: u32,
     /// low, normal, high or critical.
-    #[arg(long, default_value = "normal", value_parser = parse_priority)]
+    #[arg(long, default_value = "normal", value_parser = priority_from_label)]
     priority: Priority,
     /// Idempotency id: resubmitting it returns the first job.
     #[arg(long, default_value = "")]
@@ -146,25 +146,12 @@ struct KeyArgs {
 impl KeyArgs {
     fn key(&self) -> Result<proto::KeyId, Error> {
         Ok(match (&self.zkey, &self.circuit) {
-            (Some(zkey), _) => proto::KeyId {
-                circuit: zkpipe_daemon::circom_keys::CIRCOM.into(),
-                size: zkpipe_daemon::circom_keys::sha256_file(zkey)?,
-            },
+            (Some(zkey), _) => client::circom_key(zkey)?,
             (None, circuit) => proto::KeyId {
                 circuit: circuit.clone().unwrap_or_default(),
                 size: self.size.clone(),
             },
         })
-    }
-}
-
-fn parse_priority(s: &str) -> Result<Priority, String> {
-    match s.to_ascii_lowercase().as_str() {
-        "low" => Ok(Priority::Low),
-        "normal" => Ok(Priority::Normal),
-        "high" => Ok(Priority::High),
-        "critical" => Ok(Priority::Critical),
-        _ => Err(format!("`{s}`: low, normal, high or critical")),
     }
 }
 
@@ -215,15 +202,12 @@ impl JobArgs {
         let (proof_default, public_default) = if self.zkey.is_some() {
             ("proof.json".to_string(), "public.json".to_string())
         } else {
-            let stem = format!(
-                "{}-{}",
-                zkpipe_core::cache::file_name_part(&self.circuit),
-                zkpipe_core::cache::file_name_part(if self.size.is_empty() {
-                    zkpipe_circuits::default_size(&self.circuit)
-                } else {
-                    &self.size
-                })
-            );
+            let stem = zkpipe_session::builtin::BuiltinRequest {
+                circuit: self.circuit.clone(),
+                size: (!self.size.is_empty()).then(|| self.size.clone()),
+                cache_dir: None,
+            }
+            .stem();
             (format!("{stem}.proof"), format!("{stem}.public.json"))
         };
         let inputs: Vec<(&str, &std::path::Path)> =
@@ -264,9 +248,7 @@ pub async fn connect(
 }
 
 pub fn run(args: &ClientArgs) -> Result<(), Error> {
-    let runtime = tokio::runtime::Runtime::new()
-        .map_err(|e| Error::Failed(format!("starting the async runtime: {e}")))?;
-    runtime.block_on(run_async(args))
+    zkpipe_daemon::client::block_on(run_async(args))
 }
 
 async fn run_async(args: &ClientArgs) -> Result<(), Error> {

@@ -8,10 +8,10 @@ use std::time::Instant;
 
 use clap::{Args, Subcommand};
 use zkpipe_core::Error;
-use zkpipe_core::fsutil::{check_outputs, check_writable, read_capped, write_atomically};
+use zkpipe_core::fsutil::{check_outputs, check_writable, write_atomically};
 use zkpipe_core::r1cs::cache::R1csCache;
 use zkpipe_filecoin::commitment::Commitment;
-use zkpipe_filecoin::porep::{C1, MAX_C1_BYTES, SealIds, seal_commit};
+use zkpipe_filecoin::porep::{C1, SealIds, seal_commit};
 use zkpipe_filecoin::post::{PostRequest, prove_post, read_vanilla_proofs};
 use zkpipe_filecoin::registry::{
     parse_hex32, parse_post_proof, post_proof_for, prover_id_of_miner, update_proof,
@@ -260,15 +260,10 @@ fn prove_runs(
 
 fn report(what: &str, proved: &Proved, t: Instant) {
     for (k, times) in proved.times.iter().enumerate() {
-        let parts: Vec<String> = times
-            .stages
-            .iter()
-            .map(|(s, d)| format!("{}={:.1}ms", s.name(), d.as_secs_f64() * 1e3))
-            .collect();
         eprintln!(
             "partition {k}: {:.1} ms ({}; {} constraints)",
             times.total().as_secs_f64() * 1e3,
-            parts.join(" "),
+            times.summary(),
             proved.constraints
         );
     }
@@ -329,8 +324,7 @@ fn seal(args: &PluginArgs, s: &SealCommitArgs) -> Result<(), Error> {
     check_outputs(&[("--c1", &s.c1)], &[("--out", &s.opts.out)])?;
     check_writable(&s.opts.out)?;
     let prover_id = s.miner.prover_id()?;
-    let bytes = read_capped(&s.c1, MAX_C1_BYTES as u64)?;
-    let c1 = C1::parse(&bytes).map_err(|e| in_file(&s.c1, e))?;
+    let c1 = C1::read(&s.c1)?;
     if let Some(n) = c1.sector_num
         && n != s.sector_id
     {
@@ -362,13 +356,6 @@ fn seal(args: &PluginArgs, s: &SealCommitArgs) -> Result<(), Error> {
     })?;
     write(&proved, &s.opts.out)?;
     Ok(())
-}
-
-fn in_file(path: &Path, e: Error) -> Error {
-    match e {
-        Error::InvalidInput(m) => Error::InvalidInput(format!("{}: {m}", path.display())),
-        other => other,
-    }
 }
 
 fn post(args: &PluginArgs, p: &PostArgs, window: bool) -> Result<(), Error> {

@@ -195,9 +195,7 @@ async fn await_result(
 }
 
 pub fn run(args: &FleetArgs) -> Result<(), Error> {
-    let runtime = tokio::runtime::Runtime::new()
-        .map_err(|e| Error::Failed(format!("starting the async runtime: {e}")))?;
-    runtime.block_on(run_async(args))
+    zkpipe_daemon::client::block_on(run_async(args))
 }
 
 async fn run_async(args: &FleetArgs) -> Result<(), Error> {

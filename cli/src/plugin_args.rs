@@ -87,11 +87,9 @@ impl PluginArgs {
 
     /// Loads plugins and creates the named backend (no device checked).
     pub fn backend(&self, name: &str) -> Result<Backend, Error> {
-        let request = self.request(name, 0);
-        let registry = request.registry();
-        for f in &registry.failures {
-            eprintln!("warning: skipped {}: {}", f.path.display(), f.reason);
-        }
-        registry.create(name, &request.config()?)
+        let (_, backend) = self
+            .request(name, 0)
+            .create(&crate::progress::CliProgress::new())?;
+        Ok(backend)
     }
 }

@@ -4,7 +4,7 @@ use clap::Args;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use zkpipe_core::Error;
-use zkpipe_core::groth16::{self, KeyInfo, Stage, StageTimes};
+use zkpipe_core::groth16::{self, StageTimes};
 use zkpipe_session::output::{Output, proof_outputs};
 use zkpipe_session::prove::ProveRequest;
 use zkpipe_session::{Blinding, ProverOptions};
@@ -16,17 +16,8 @@ use crate::progress::CliProgress;
 /// Runs setup and writes `dir/params.bin`, `dir/vk.bin`, `dir/circuit.json`.
 pub fn setup(c: &CircuitArgs, dir: &Path, seed: u64, synthetic: bool) -> Result<(), Error> {
     let c = c.request();
-    c.check_fits()?;
-    zkpipe_core::fsutil::check_writable_dir(dir)?;
-    let circuit = c.source()?;
-    let r1cs = c.r1cs(&circuit, &CliProgress::new())?;
     let t = Instant::now();
-    let params = if synthetic {
-        groth16::synthetic_parameters(&r1cs, seed)
-    } else {
-        groth16::setup_with_progress(&r1cs, seed, &CliProgress::new())
-    };
-    groth16::write_keys(dir, &params, &KeyInfo::of(&*circuit, synthetic))?;
+    c.setup_into(dir, seed, synthetic, &CliProgress::new())?;
     eprintln!(
         "{} keys for {} {} in {:.2?} → {}{}",
         if synthetic {
@@ -88,15 +79,10 @@ pub struct ProveArgs {
 }
 
 fn print_times(label: &str, t: &StageTimes) {
-    let parts: Vec<String> = Stage::ALL
-        .iter()
-        .filter(|s| t.stages.iter().any(|(ran, _)| ran == *s))
-        .map(|s| format!("{}={:.1}ms", s.name(), t.get(*s).as_secs_f64() * 1e3))
-        .collect();
     eprintln!(
         "{label}: {:.1} ms ({})",
         t.total().as_secs_f64() * 1e3,
-        parts.join(" ")
+        t.summary()
     );
 }
 

@@ -116,9 +116,7 @@ pub fn run(args: &ServeArgs, plugins: &PluginArgs) -> Result<(), Error> {
         return Ok(());
     }
     zkpipe_daemon::logging::init(&config.logging)?;
-    let runtime = tokio::runtime::Runtime::new()
-        .map_err(|e| Error::Failed(format!("starting the async runtime: {e}")))?;
-    runtime.block_on(zkpipe_daemon::server::serve(config, |at| {
+    zkpipe_daemon::client::block_on(zkpipe_daemon::server::serve(config, |at| {
         // One line on stdout for scripts and tests: the daemon is ready.
         println!("listening unix:{}", at.socket.display());
         if let Some(tcp) = at.tcp {

@@ -255,6 +255,17 @@ fn why_not(path: &str) -> String {
     }
 }
 
+/// Runs `work` (a client's calls) to completion on a runtime of its own:
+/// for callers that are not async themselves.
+///
+/// # Errors
+/// [`Error::Failed`] when no runtime can start; `work`'s errors.
+pub fn block_on<T>(work: impl Future<Output = Result<T, Error>>) -> Result<T, Error> {
+    tokio::runtime::Runtime::new()
+        .map_err(|e| Error::Failed(format!("starting the async runtime: {e}")))?
+        .block_on(work)
+}
+
 /// The largest .wtns file sent (the daemon's message limit applies too).
 const MAX_WTNS_BYTES: u64 = 1 << 30;
 
@@ -268,18 +279,25 @@ pub fn circom_job(
     zkey: &Path,
     wtns: &[PathBuf],
 ) -> Result<(proto::KeyId, proto::submit_request::Inputs), Error> {
-    let hash = crate::circom_keys::sha256_file(zkey)?;
     let wtns = wtns
         .iter()
         .map(|w| zkpipe_core::fsutil::read_capped(w, MAX_WTNS_BYTES))
         .collect::<Result<Vec<_>, Error>>()?;
     Ok((
-        proto::KeyId {
-            circuit: crate::circom_keys::CIRCOM.into(),
-            size: hash,
-        },
+        circom_key(zkey)?,
         proto::submit_request::Inputs::Circom(proto::CircomInputs { wtns }),
     ))
+}
+
+/// The key of a circom circuit: its zkey named by the file's SHA-256.
+///
+/// # Errors
+/// [`Error::Io`] for a file that cannot be read.
+pub fn circom_key(zkey: &Path) -> Result<proto::KeyId, Error> {
+    Ok(proto::KeyId {
+        circuit: crate::circom_keys::CIRCOM.into(),
+        size: crate::circom_keys::sha256_file(zkey)?,
+    })
 }
 
 /// Writes a finished job's proofs to `proof_out` (192 bytes each, or

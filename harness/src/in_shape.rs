@@ -377,16 +377,11 @@ fn full(
         let mut st = in_shape::time_partition(prover, &w)?;
         st.stages.insert(0, (Stage::Witness, synth));
         st.wall += synth;
-        let stages: Vec<String> = st
-            .stages
-            .iter()
-            .map(|(s, d)| format!("{}={:.1}ms", s.name(), d.as_secs_f64() * 1e3))
-            .collect();
         progress.note(&format!(
             "proof {} partition {}: {}",
             i / parts + 1,
             i % parts,
-            stages.join(" ")
+            st.summary()
         ));
         all.push(st);
         Ok::<(), Error>(())

@@ -118,4 +118,31 @@ impl BuiltinRequest {
                 .get_or_setup(circuit, r1cs, synthetic, progress),
         }
     }
+
+    /// Sets up keys for the circuit from `seed` and writes them into `dir`
+    /// (`params.bin`, `vk.bin`, `circuit.json`): insecure test keys, the
+    /// toxic waste known, or random valid ones that prove nothing when
+    /// `synthetic` (timing only).
+    ///
+    /// # Errors
+    /// A circuit too big for this machine, a folder that cannot be
+    /// written, as [`groth16::write_keys`].
+    pub fn setup_into(
+        &self,
+        dir: &Path,
+        seed: u64,
+        synthetic: bool,
+        progress: &dyn Progress,
+    ) -> Result<(), Error> {
+        self.check_fits()?;
+        zkpipe_core::fsutil::check_writable_dir(dir)?;
+        let circuit = self.source()?;
+        let r1cs = self.r1cs(&circuit, progress)?;
+        let params = if synthetic {
+            groth16::synthetic_parameters(&r1cs, seed)
+        } else {
+            groth16::setup_with_progress(&r1cs, seed, progress)
+        };
+        groth16::write_keys(dir, &params, &groth16::KeyInfo::of(&*circuit, synthetic))
+    }
 }

@@ -41,6 +41,18 @@ impl BackendRequest {
         Registry::load(&SearchPath::standard(self.plugin_dir.as_deref()))
     }
 
+    /// Loads the plugins and creates the backend (its device unchecked);
+    /// libraries that failed to load are told to `progress` and skipped.
+    ///
+    /// # Errors
+    /// As [`Session::open`].
+    pub fn create(&self, progress: &dyn Progress) -> Result<(Registry, Backend), Error> {
+        let registry = self.registry();
+        warn_failures(&registry.failures, progress);
+        let backend = registry.create(&self.name, &self.config()?)?;
+        Ok((registry, backend))
+    }
+
     /// The backend settings of the request.
     ///
     /// # Errors
@@ -113,10 +125,9 @@ impl Session {
         request: &BackendRequest,
         progress: Arc<dyn Progress + Send>,
     ) -> Result<Self, Error> {
-        let registry = request.registry();
-        warn_failures(&registry.failures, &*progress);
-        let backend = Arc::new(registry.create(&request.name, &request.config()?)?);
+        let (registry, backend) = request.create(&*progress)?;
         backend.device_info(request.device)?;
+        let backend = Arc::new(backend);
         Ok(Session {
             request: request.clone(),
             registry,

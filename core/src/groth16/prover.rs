@@ -40,6 +40,16 @@ impl StageTimes {
     pub fn total(&self) -> Duration {
         self.wall
     }
+    /// Each stage that ran, in pipeline order, as `name=12.3ms`, separated
+    /// by spaces: the line a front end prints per proof.
+    pub fn summary(&self) -> String {
+        Stage::ALL
+            .iter()
+            .filter(|s| self.stages.iter().any(|(ran, _)| ran == *s))
+            .map(|s| format!("{}={:.1}ms", s.name(), self.get(*s).as_secs_f64() * 1e3))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
     fn time<T>(&mut self, s: Stage, f: impl FnOnce() -> T) -> T {
         let t = Instant::now();
         let out = f();

@@ -12,6 +12,23 @@ pub fn priority_label(p: Priority) -> &'static str {
     }
 }
 
+/// The priority a label names, in any case (the inverse of
+/// [`priority_label`]).
+///
+/// # Errors
+/// The labels it takes, for any other word.
+pub fn priority_from_label(s: &str) -> Result<Priority, String> {
+    [
+        Priority::Low,
+        Priority::Normal,
+        Priority::High,
+        Priority::Critical,
+    ]
+    .into_iter()
+    .find(|p| s.eq_ignore_ascii_case(priority_label(*p)))
+    .ok_or_else(|| format!("`{s}`: low, normal, high or critical"))
+}
+
 /// `succeeded`, `failed`, `cancelled`, `queued`, `running`.
 pub fn state_label(s: JobState) -> &'static str {
     match s {

@@ -25,7 +25,7 @@ mod status;
 mod table;
 mod timeline;
 
-pub use labels::{priority_label, state_label};
+pub use labels::{priority_from_label, priority_label, state_label};
 pub use request::{FilecoinInputs, JobInputs, MAX_PARTITIONS, NewJob, Refusal};
 
 use std::sync::atomic::AtomicBool;

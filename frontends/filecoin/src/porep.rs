@@ -68,6 +68,20 @@ impl Probe {
 }
 
 impl C1 {
+    /// Reads and parses the C1 output file at `path` (at most
+    /// [`MAX_C1_BYTES`]), naming the file in every refusal.
+    ///
+    /// # Errors
+    /// [`Error::Io`] for a file that cannot be read or is too large;
+    /// [`Error::InvalidInput`] as [`C1::parse`], with the file's name.
+    pub fn read(path: &std::path::Path) -> Result<C1, Error> {
+        let bytes = zkpipe_core::fsutil::read_capped(path, MAX_C1_BYTES as u64)?;
+        C1::parse(&bytes).map_err(|e| match e {
+            Error::InvalidInput(m) => Error::InvalidInput(format!("{}: {m}", path.display())),
+            other => other,
+        })
+    }
+
     /// Parses a C1 output as filecoin-proofs-api serialises it
     /// (`SealCommitPhase1Output` JSON), or wrapped as lotus-bench and
     /// Curio write it (`{"SectorNum", "Phase1Out": base64, "SectorSize"}`).
