@@ -126,7 +126,7 @@ fn partitions_over_the_device_budget_fall_back_to_the_host_and_verify() {
 /// path's, byte for byte.
 #[test]
 fn device_spmv_runs_as_device_work_and_proves_what_the_host_path_proves() {
-    use zkpipe::sched::groth16::{Groth16Workload, WitnessFn};
+    use zkpipe::sched::groth16_workload::{Groth16Workload, WitnessFn};
     let reg = Registry::load(&SearchPath::only([common::build_dir()]));
     let circuit = Arc::new(BuiltinCircuit::new("poseidon-merkle", "1x2").unwrap());
     let r1cs = Arc::new(circuit.record().unwrap());

@@ -220,7 +220,7 @@ impl Target {
     }
 
     /// As [`Target::trial`], for cases that need the shared backend
-    /// (a [`zkpipe::host_buffer::BufferPool`] holds one).
+    /// (a [`zkpipe::lent_buffers::BufferPool`] holds one).
     fn shared_trial(
         &self,
         case: &str,
@@ -650,7 +650,7 @@ fn host_memory_trials(t: &Target, out: &mut Vec<Trial>) {
         expect_code(be.host_alloc(1 << 62), ErrorCode::OUT_OF_MEMORY)
     }));
     let lent = |be: &Arc<Backend>, v: &[Fr]| {
-        let pool = zkpipe::host_buffer::BufferPool::new(be);
+        let pool = zkpipe::lent_buffers::BufferPool::new(be);
         let mut buf = pool.take(v.len());
         buf.copy_from_slice(v);
         (pool, buf)

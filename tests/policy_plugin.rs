@@ -10,8 +10,8 @@ use zkpipe::groth16;
 use zkpipe::loader::{Registry, SearchPath};
 use zkpipe::plugin::BackendConfig;
 use zkpipe::sched::batch;
-use zkpipe::sched::groth16::Groth16Workload;
-use zkpipe::sched::plugin::{POLICY_ABI_VERSION, load_policy};
+use zkpipe::sched::groth16_workload::Groth16Workload;
+use zkpipe::sched::policy_plugin::{POLICY_ABI_VERSION, load_policy};
 use zkpipe::sched::{Engine, JobRequest, Limits, Settings};
 use zkpipe_circuits::BuiltinCircuit;
 

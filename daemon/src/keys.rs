@@ -18,7 +18,7 @@ use zkpipe_core::groth16::{Parameters, PreparedVerifyingKey};
 use zkpipe_core::loader::Registry;
 use zkpipe_core::progress::{Progress, Silent};
 use zkpipe_core::r1cs::R1cs;
-use zkpipe_core::sched::groth16::DeviceProvers;
+use zkpipe_core::sched::groth16_workload::DeviceProvers;
 use zkpipe_core::{Backend, Error};
 use zkpipe_filecoin::params::ParamSet;
 use zkpipe_session::builtin::BuiltinRequest;

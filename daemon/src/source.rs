@@ -9,7 +9,7 @@ use rand_chacha::ChaCha20Rng;
 use zkpipe_core::circuit::CircuitSource;
 use zkpipe_core::r1cs::Witness;
 use zkpipe_core::sched::JobRequest;
-use zkpipe_core::sched::groth16::{DeviceProvers, JobSource};
+use zkpipe_core::sched::groth16_workload::{DeviceProvers, JobSource};
 use zkpipe_core::{Error, Fr};
 
 use crate::keys::{KeyCircuit, LoadedKey};

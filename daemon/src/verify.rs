@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use zkpipe_core::groth16::{self, ProverBuilder};
-use zkpipe_core::sched::groth16::ProofOutput;
+use zkpipe_core::sched::groth16_workload::ProofOutput;
 use zkpipe_core::{Backend, Error};
 
 use crate::source::Spec;

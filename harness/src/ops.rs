@@ -2,7 +2,7 @@
 
 use std::ops::RangeInclusive;
 use std::sync::Arc;
-use zkpipe_core::host_buffer::BufferPool;
+use zkpipe_core::lent_buffers::BufferPool;
 use zkpipe_core::plugin::{NttConfig, NttDirection, NttOrder, QuotientConfig, ops};
 use zkpipe_core::{Backend, Error, Fr, sample};
 

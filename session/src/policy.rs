@@ -24,7 +24,7 @@ pub fn resolve(
     knobs: &[(String, String)],
 ) -> Result<Arc<dyn Policy>, Error> {
     if is_plugin_path(name) {
-        return sched::plugin::load_policy(Path::new(name), &base, knobs);
+        return sched::policy_plugin::load_policy(Path::new(name), &base, knobs);
     }
     sched::builtin(name, Some(base), knobs)
 }

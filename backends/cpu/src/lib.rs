@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use zkpipe_core::lent_memory::LentMemory;
+use zkpipe_core::plugin::LentMemory;
 use zkpipe_core::plugin::{
     AccelError, AcceleratorImpl, BackendConfig, BackendInfo, BackendPlugin, BasesHandle, BasesRef,
     Capabilities, DeviceInfo, DeviceKind, ErrorCode, HandleMint, MsmConfig, NttConfig, OpSupport,

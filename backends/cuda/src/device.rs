@@ -13,7 +13,7 @@ use crate::msm_kernels::MsmKernels;
 use crate::ntt_plan::NttShape;
 use crate::nvrtc::cubin_for;
 use crate::staging::Staging;
-use zkpipe_core::lent_memory::LentMemory;
+use zkpipe_core::plugin::LentMemory;
 
 /// Device vectors kept per key (scaling factors).
 pub(crate) type DeviceCache<K> = Mutex<HashMap<K, Arc<CudaSlice<u64>>>>;

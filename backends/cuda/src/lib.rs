@@ -17,8 +17,8 @@
 
 mod device;
 mod error;
-mod host_memory;
 mod lane;
+mod lent_memory;
 mod msm;
 mod msm_bits;
 mod msm_kernels;
@@ -44,7 +44,7 @@ use zkpipe_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 use device::{Gpu, discover};
 use error::driver_err;
 use words::point_words;
-use zkpipe_core::lent_memory::LentMemory;
+use zkpipe_core::plugin::LentMemory;
 
 pub use msm::auto_window;
 pub use nvrtc::{KERNEL_SOURCES, Output, cache_path, compile, cubin_for, kernel_source};
@@ -152,7 +152,7 @@ impl Precompute {
 /// The CUDA backend.
 pub struct CudaBackend {
     gpus: Vec<Gpu>,
-    /// Page-locked host memory lent through `host_alloc` (see `host_memory.rs`).
+    /// Page-locked host memory lent through `host_alloc` (see `lent_memory.rs`).
     lent: Arc<LentMemory>,
     notes: String,
     /// Pippenger window from `--backend-opt window_bits=C`; 0 = per size.
@@ -573,11 +573,11 @@ impl AcceleratorImpl for CudaBackend {
     }
 
     fn host_alloc(&self, bytes: u64) -> Result<u64, AccelError> {
-        host_memory::alloc(&self.gpu(0)?.ctx, &self.lent, bytes as usize)
+        lent_memory::alloc(&self.gpu(0)?.ctx, &self.lent, bytes as usize)
     }
 
     fn host_free(&self, address: u64) -> Result<(), AccelError> {
-        host_memory::free(&self.gpu(0)?.ctx, &self.lent, address)
+        lent_memory::free(&self.gpu(0)?.ctx, &self.lent, address)
     }
 }
 
@@ -587,7 +587,7 @@ impl Drop for CudaBackend {
         // is left is freed here, while the context is still open.
         if let Some(gpu) = self.gpus.first() {
             for (address, _) in self.lent.take_all() {
-                let _ = host_memory::release(&gpu.ctx, address as u64);
+                let _ = lent_memory::release(&gpu.ctx, address as u64);
             }
         }
     }

@@ -1,14 +1,14 @@
 //! Staging copies: large host↔device copies go through two 32-MiB
 //! page-locked pieces per lane, so the host copy of one piece overlaps the
 //! device transfer of the other. Below lanes (a lane owns one `Staging`).
-//! Memory this plugin lent (`host_memory.rs`) is page-locked already: its
+//! Memory this plugin lent (`lent_memory.rs`) is page-locked already: its
 //! copies go straight, at the link's speed, with no host copy.
 
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, PinnedHostSlice};
-use zkpipe_core::lent_memory::LentMemory;
 use zkpipe_core::plugin::AccelError;
+use zkpipe_core::plugin::LentMemory;
 
 use crate::error::driver_err;
 

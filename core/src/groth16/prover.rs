@@ -10,7 +10,7 @@ use super::keys::Parameters;
 use super::proof::Proof;
 use crate::Error;
 use crate::backend::{Backend, is_unsupported};
-use crate::host_buffer::{BufferPool, FrBuffer};
+use crate::lent_buffers::{BufferPool, FrBuffer};
 use crate::plugin::{BasesHandle, DeviceKind, MsmConfig, R1csHandle, SpmvConfig, ops};
 use crate::r1cs::{R1cs, Witness};
 use crate::stage::Stage;

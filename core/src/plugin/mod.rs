@@ -30,6 +30,7 @@ mod error;
 mod export;
 mod guard;
 mod inputs;
+mod lent;
 mod rust_trait;
 
 pub use abi::*;
@@ -38,6 +39,7 @@ pub use error::*;
 pub use export::*;
 pub use guard::*;
 pub use inputs::*;
+pub use lent::*;
 pub use rust_trait::*;
 
 /// zkpipe's plugin ABI version. Bump it when the meaning of a call changes;

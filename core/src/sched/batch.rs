@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::engine::{Engine, JobOutcome, JobRequest, Timeline};
-use super::groth16::{Groth16Workload, ProofOutput};
+use super::groth16_workload::{Groth16Workload, ProofOutput};
 use super::metrics::{self, Summary};
 use super::policy::{Limits, Policy};
 use super::settings::{DeviceLock, Settings};

@@ -8,18 +8,18 @@
 //! - [`policy`]: the [`Policy`] trait and the built-in policies.
 //! - [`adaptive`]: the policy that moves the limits while it runs.
 //! - [`engine`]: threads, queues and the timeline, over any [`Workload`].
-//! - [`groth16`]: the real workload — zkpipe's Groth16 prover on a backend.
-//! - [`plugin`]: policies as plugins (`cdylib`s loaded at run time).
+//! - [`groth16_workload`]: the real workload — zkpipe's Groth16 prover on a backend.
+//! - [`policy_plugin`]: policies as plugins (`cdylib`s loaded at run time).
 //! - [`batch`]: a batch of requests on every device of a backend, measured.
 //! - [`metrics`]: what a batch measured (latency, throughput, device busy).
 
 pub mod adaptive;
 pub mod batch;
 pub mod engine;
-pub mod groth16;
+pub mod groth16_workload;
 pub mod metrics;
-pub mod plugin;
 pub mod policy;
+pub mod policy_plugin;
 pub mod settings;
 
 pub use engine::{Engine, JobHandle, JobOutcome, JobRequest, JobView, Span, Timeline, Workload};

@@ -34,7 +34,7 @@ use std::time::Instant;
 
 use zkpipe_core::loader::{Registry, SearchPath};
 use zkpipe_core::plugin::{BackendConfig, KeyValue};
-use zkpipe_core::sched::groth16::Groth16Workload;
+use zkpipe_core::sched::groth16_workload::Groth16Workload;
 use zkpipe_core::sched::{DeviceLock, Engine, Policy, Settings};
 use zkpipe_core::{Backend, Error};
 

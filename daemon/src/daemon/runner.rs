@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use zkpipe_core::Error;
 use zkpipe_core::sched::JobRequest;
-use zkpipe_core::sched::groth16::ProofOutput;
+use zkpipe_core::sched::groth16_workload::ProofOutput;
 
 use super::table::{Job, queue_position};
 use super::{Daemon, JobInputs, NewJob, Refusal, priority_label, state_label};

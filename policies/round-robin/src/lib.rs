@@ -14,7 +14,7 @@
 //! library's path to `zkpipe bench batch --policy`.
 
 use zkpipe_core::Error;
-use zkpipe_core::sched::plugin::PolicyPlugin;
+use zkpipe_core::sched::policy_plugin::PolicyPlugin;
 use zkpipe_core::sched::{Policy, Settings, Ticket};
 
 /// Serves jobs in turn.

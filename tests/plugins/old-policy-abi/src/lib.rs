@@ -2,7 +2,7 @@
 //! must refuse it, saying so.
 
 use zkpipe_core::Error;
-use zkpipe_core::sched::plugin::{POLICY_ABI_VERSION, PolicyPlugin};
+use zkpipe_core::sched::policy_plugin::{POLICY_ABI_VERSION, PolicyPlugin};
 use zkpipe_core::sched::{Policy, Settings};
 
 /// The default decisions.

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use zkpipe_core::Error;
-use zkpipe_core::sched::plugin::PolicyPlugin;
+use zkpipe_core::sched::policy_plugin::PolicyPlugin;
 use zkpipe_core::sched::{Limits, Observation, Policy, Settings};
 
 /// Panics, then answers once.

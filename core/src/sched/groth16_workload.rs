@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::engine::{JobRequest, Recorder, Workload};
 use crate::groth16::{G1Sums, Proof, Prover};
-use crate::host_buffer::FrBuffer;
+use crate::lent_buffers::FrBuffer;
 use crate::r1cs::Witness;
 use crate::stage::Stage;
 use crate::types::{Fr, G2Projective};
@@ -135,7 +135,7 @@ impl Groth16Workload {
     }
 
     /// Makes the host buffers of `partitions` partitions in flight ahead
-    /// of the first proofs of `job`'s key (see [`crate::host_buffer::BufferPool::reserve`]):
+    /// of the first proofs of `job`'s key (see [`crate::lent_buffers::BufferPool::reserve`]):
     /// their A·w, B·w, C·w, which every device's partitions take from the
     /// first prover's pool (the SpMV runs before a device is chosen).
     ///

@@ -251,7 +251,7 @@ impl Drop for FrBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lent_memory::LentMemory;
+    use crate::plugin::LentMemory;
     use crate::plugin::{
         AccelError, AcceleratorImpl, BackendInfo, Capabilities, ErrorCode, OpSupport,
         into_accelerator,

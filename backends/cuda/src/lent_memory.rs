@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, result, sys};
-use zkpipe_core::lent_memory::LentMemory;
+use zkpipe_core::plugin::LentMemory;
 use zkpipe_core::plugin::{AccelError, ErrorCode};
 
 use crate::error::driver_err;

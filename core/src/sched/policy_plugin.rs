@@ -317,12 +317,12 @@ macro_rules! export_policy {
     ($policy:ty) => {
         $crate::export_policy!(
             $policy,
-            abi_version = $crate::sched::plugin::POLICY_ABI_VERSION
+            abi_version = $crate::sched::policy_plugin::POLICY_ABI_VERSION
         );
     };
     ($policy:ty, abi_version = $abi:expr) => {
         #[::abi_stable::export_root_module]
-        pub fn zkpipe_policy_root_module() -> $crate::sched::plugin::PolicyModRef {
+        pub fn zkpipe_policy_root_module() -> $crate::sched::policy_plugin::PolicyModRef {
             use ::abi_stable::prefix_type::PrefixTypeTrait;
             extern "C" fn abi_version() -> u32 {
                 $abi
@@ -330,12 +330,12 @@ macro_rules! export_policy {
             extern "C" fn new(
                 settings_toml: ::abi_stable::std_types::RStr<'_>,
             ) -> ::abi_stable::std_types::RResult<
-                $crate::sched::plugin::PolicyBox,
+                $crate::sched::policy_plugin::PolicyBox,
                 ::abi_stable::std_types::RString,
             > {
-                $crate::sched::plugin::create_boxed::<$policy>(settings_toml.as_str())
+                $crate::sched::policy_plugin::create_boxed::<$policy>(settings_toml.as_str())
             }
-            $crate::sched::plugin::PolicyMod { abi_version, new }.leak_into_prefix()
+            $crate::sched::policy_plugin::PolicyMod { abi_version, new }.leak_into_prefix()
         }
     };
 }
