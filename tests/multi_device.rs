@@ -157,7 +157,8 @@ fn the_adaptive_policy_proves_on_every_device_and_reports_the_bound() {
 /// points than devices); bad requests are refused.
 #[test]
 fn a_split_msm_equals_the_one_device_msm() {
-    use zkpipe::msm_split::{self, G1, G2, SplitBases, SplitSource};
+    use zkpipe::group::{G1, G2};
+    use zkpipe::msm_split::{self, SplitBases, SplitSource};
     use zkpipe::{G1Projective, G2Projective};
     let reg = Registry::load(&SearchPath::only([common::build_dir()]));
     let be = cpu_with_devices(&reg, 3);

@@ -254,8 +254,8 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
         } => {
             let req = MsmRequest {
                 group: match group {
-                    Group::G1 => zkpipe_harness::Group::G1,
-                    Group::G2 => zkpipe_harness::Group::G2,
+                    Group::G1 => zkpipe_harness::MsmGroup::G1,
+                    Group::G2 => zkpipe_harness::MsmGroup::G2,
                 },
                 resident: *resident,
                 split_devices: split_devices.clone(),

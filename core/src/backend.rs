@@ -37,6 +37,49 @@ impl<T> From<BasesHandle> for BasesRef<'_, T> {
     }
 }
 
+/// A group's three calls, the same in G1 and G2 (the ABI names each;
+/// [`crate::group::Group`] is the generic face of them).
+macro_rules! group_ops {
+    ($g:literal, $aff:ty, $proj:ty, $msm:ident, $batch:ident, $upload:ident) => {
+        #[doc = concat!("`Σ scalars[i]·bases[i]` in ", $g, "; bases from the host (a slice) or resident (a handle).")]
+        ///
+        /// # Errors
+        /// [`Error::Backend`] with `INVALID_INPUT` for mismatched lengths,
+        /// or whatever the backend reports.
+        pub fn $msm<'a>(
+            &self,
+            bases: impl Into<BasesRef<'a, $aff>>,
+            scalars: &[Fr],
+            config: &MsmConfig,
+        ) -> Result<$proj, Error> {
+            self.lift(self.inner.$msm(bases.into(), scalars.into(), config))
+        }
+
+        #[doc = concat!("One ", $g, " MSM per scalar vector over the same bases.")]
+        ///
+        /// # Errors
+        /// As the single MSM.
+        pub fn $batch<'a>(
+            &self,
+            bases: impl Into<BasesRef<'a, $aff>>,
+            scalars: &[&[Fr]],
+            config: &MsmConfig,
+        ) -> Result<Vec<$proj>, Error> {
+            let sets: Vec<RSlice<'_, Fr>> = scalars.iter().map(|s| RSlice::from_slice(s)).collect();
+            self.lift(self.inner.$batch(bases.into(), sets.as_slice().into(), config))
+                .map(|v| v.into_vec())
+        }
+
+        #[doc = concat!("Keeps ", $g, " bases in the backend; refer to them by the returned handle.")]
+        ///
+        /// # Errors
+        /// `OUT_OF_MEMORY`, `UNSUPPORTED`, or another backend error.
+        pub fn $upload(&self, bases: &[$aff], device: u32) -> Result<BasesHandle, Error> {
+            self.lift(self.inner.$upload(bases.into(), device))
+        }
+    };
+}
+
 impl Backend {
     /// Wraps a seam trait object (from [`crate::loader`] or
     /// [`crate::plugin::into_accelerator`]).
@@ -94,83 +137,22 @@ impl Backend {
         self.inner.capabilities()
     }
 
-    /// `Σ scalars[i]·bases[i]` in G1; bases from the host (`&[G1Affine]`) or resident (handle).
-    ///
-    /// # Errors
-    /// [`Error::Backend`] with `INVALID_INPUT` for mismatched lengths, or whatever the backend reports.
-    pub fn msm_g1<'a>(
-        &self,
-        bases: impl Into<BasesRef<'a, G1Affine>>,
-        scalars: &[Fr],
-        config: &MsmConfig,
-    ) -> Result<G1Projective, Error> {
-        self.lift(self.inner.msm_g1(bases.into(), scalars.into(), config))
-    }
-
-    /// `Σ scalars[i]·bases[i]` in G2.
-    ///
-    /// # Errors
-    /// As [`Backend::msm_g1`].
-    pub fn msm_g2<'a>(
-        &self,
-        bases: impl Into<BasesRef<'a, G2Affine>>,
-        scalars: &[Fr],
-        config: &MsmConfig,
-    ) -> Result<G2Projective, Error> {
-        self.lift(self.inner.msm_g2(bases.into(), scalars.into(), config))
-    }
-
-    /// One G1 MSM per scalar vector over the same bases.
-    ///
-    /// # Errors
-    /// As [`Backend::msm_g1`].
-    pub fn msm_g1_batch<'a>(
-        &self,
-        bases: impl Into<BasesRef<'a, G1Affine>>,
-        scalars: &[&[Fr]],
-        config: &MsmConfig,
-    ) -> Result<Vec<G1Projective>, Error> {
-        let sets: Vec<RSlice<'_, Fr>> = scalars.iter().map(|s| RSlice::from_slice(s)).collect();
-        self.lift(
-            self.inner
-                .msm_g1_batch(bases.into(), sets.as_slice().into(), config),
-        )
-        .map(|v| v.into_vec())
-    }
-
-    /// One G2 MSM per scalar vector over the same bases.
-    ///
-    /// # Errors
-    /// As [`Backend::msm_g1`].
-    pub fn msm_g2_batch<'a>(
-        &self,
-        bases: impl Into<BasesRef<'a, G2Affine>>,
-        scalars: &[&[Fr]],
-        config: &MsmConfig,
-    ) -> Result<Vec<G2Projective>, Error> {
-        let sets: Vec<RSlice<'_, Fr>> = scalars.iter().map(|s| RSlice::from_slice(s)).collect();
-        self.lift(
-            self.inner
-                .msm_g2_batch(bases.into(), sets.as_slice().into(), config),
-        )
-        .map(|v| v.into_vec())
-    }
-
-    /// Keeps G1 bases in the backend; refer to them by the returned handle.
-    ///
-    /// # Errors
-    /// `OUT_OF_MEMORY`, `UNSUPPORTED`, or another backend error.
-    pub fn upload_bases_g1(&self, bases: &[G1Affine], device: u32) -> Result<BasesHandle, Error> {
-        self.lift(self.inner.upload_bases_g1(bases.into(), device))
-    }
-
-    /// Keeps G2 bases in the backend.
-    ///
-    /// # Errors
-    /// As [`Backend::upload_bases_g1`].
-    pub fn upload_bases_g2(&self, bases: &[G2Affine], device: u32) -> Result<BasesHandle, Error> {
-        self.lift(self.inner.upload_bases_g2(bases.into(), device))
-    }
+    group_ops!(
+        "G1",
+        G1Affine,
+        G1Projective,
+        msm_g1,
+        msm_g1_batch,
+        upload_bases_g1
+    );
+    group_ops!(
+        "G2",
+        G2Affine,
+        G2Projective,
+        msm_g2,
+        msm_g2_batch,
+        upload_bases_g2
+    );
 
     /// Frees resident bases.
     ///

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::circuit::CircuitSource;
 use crate::groth16::{self, ProverBuilder};
+use crate::group::{G1, G2, Group};
 use crate::loader::Registry;
 use crate::plugin::{MsmConfig, NttConfig, NttDirection, NttOrder, SpmvConfig};
 use crate::r1cs::R1cs;
@@ -93,8 +94,8 @@ pub fn run(
         .chain([1usize << max])
         .collect();
     for &n in &sizes {
-        check(format!("msm_g1/{n}"), ops.msm_g1(n));
-        check(format!("msm_g2/{n}"), ops.msm_g2(n.min(1 << 14)));
+        check(format!("msm_g1/{n}"), ops.msm::<G1>(n));
+        check(format!("msm_g2/{n}"), ops.msm::<G2>(n.min(1 << 14)));
     }
     for log in [1u32, 5, max] {
         for (name, cfg) in ntt_configs(spec.device) {
@@ -181,35 +182,25 @@ impl Ops<'_> {
         }
     }
 
-    fn msm_g1(&self, n: usize) -> Result<Option<String>, Error> {
-        let mut bases = sample::g1_points(n, self.seed);
+    fn msm<G: Group>(&self, n: usize) -> Result<Option<String>, Error> {
+        let mut bases = G::sample(n, self.seed);
         if n > 3 {
-            bases[2] = crate::G1Affine::identity();
+            bases[2] = G::identity_affine();
         }
         let s = scalars(n, self.seed + 1);
         Ok(compare(
-            self.test
-                .msm_g1(&bases[..], &s, &self.on_test())?
-                .to_affine(),
-            self.reference
-                .msm_g1(&bases[..], &s, &MsmConfig::default())?
-                .to_affine(),
-        ))
-    }
-
-    fn msm_g2(&self, n: usize) -> Result<Option<String>, Error> {
-        let mut bases = sample::g2_points(n, self.seed);
-        if n > 3 {
-            bases[2] = crate::G2Affine::identity();
-        }
-        let s = scalars(n, self.seed + 1);
-        Ok(compare(
-            self.test
-                .msm_g2(&bases[..], &s, &self.on_test())?
-                .to_affine(),
-            self.reference
-                .msm_g2(&bases[..], &s, &MsmConfig::default())?
-                .to_affine(),
+            G::to_affine(&G::msm(
+                self.test,
+                (&bases[..]).into(),
+                &s,
+                &self.on_test(),
+            )?),
+            G::to_affine(&G::msm(
+                self.reference,
+                (&bases[..]).into(),
+                &s,
+                &MsmConfig::default(),
+            )?),
         ))
     }
 

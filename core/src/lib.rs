@@ -13,6 +13,7 @@ pub mod decimal;
 mod error;
 pub mod fsutil;
 pub mod groth16;
+pub mod group;
 pub mod lent_buffers;
 pub mod loader;
 pub mod machine;

@@ -10,70 +10,10 @@ use std::ops::Range;
 
 use crate::backend::Backend;
 use crate::plugin::{BasesHandle, BasesRef, MsmConfig};
-use crate::types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use crate::types::Fr;
+
+use crate::group::Group;
 use crate::{Error, plugin::AccelError};
-
-/// A group's calls, for [`msm`] and [`SplitBases::upload`].
-pub trait Group {
-    /// Affine point.
-    type Affine: Sync;
-    /// Projective point.
-    type Proj: Send;
-    /// One device's MSM.
-    ///
-    /// # Errors
-    /// As [`Backend::msm_g1`].
-    fn msm(
-        be: &Backend,
-        bases: BasesRef<'_, Self::Affine>,
-        scalars: &[Fr],
-        config: &MsmConfig,
-    ) -> Result<Self::Proj, Error>;
-    /// Bases kept on one device.
-    ///
-    /// # Errors
-    /// As [`Backend::upload_bases_g1`].
-    fn upload(be: &Backend, bases: &[Self::Affine], device: u32) -> Result<BasesHandle, Error>;
-    /// The identity.
-    fn identity() -> Self::Proj;
-    /// `p + q`.
-    fn add(p: &Self::Proj, q: &Self::Proj) -> Self::Proj;
-}
-
-/// G1, for [`msm`].
-#[derive(Debug)]
-pub enum G1 {}
-/// G2, for [`msm`].
-#[derive(Debug)]
-pub enum G2 {}
-
-macro_rules! group {
-    ($g:ty, $aff:ty, $proj:ty, $msm:ident, $upload:ident) => {
-        impl Group for $g {
-            type Affine = $aff;
-            type Proj = $proj;
-            fn msm(
-                be: &Backend,
-                bases: BasesRef<'_, $aff>,
-                scalars: &[Fr],
-                config: &MsmConfig,
-            ) -> Result<$proj, Error> {
-                be.$msm(bases, scalars, config)
-            }
-            fn upload(be: &Backend, bases: &[$aff], device: u32) -> Result<BasesHandle, Error> {
-                be.$upload(bases, device)
-            }
-            fn identity() -> $proj {
-                <$proj>::identity()
-            }
-            fn add(p: &$proj, q: &$proj) -> $proj {
-                p.add(q)
-            }
-        }
-    };
-}
-group!(G1, G1Affine, G1Projective, msm_g1, upload_bases_g1);
-group!(G2, G2Affine, G2Projective, msm_g2, upload_bases_g2);
 
 /// The pieces of `n` points over `k` devices: contiguous, in order, sizes
 /// differing by at most one (the first `n % k` one larger).

@@ -20,7 +20,7 @@ pub use batch::{
 };
 pub use in_shape::{InShapeRequest, in_shape};
 pub use machine::{Machine, machine};
-pub use msm::{Group, MsmRequest, msm};
+pub use msm::{MsmGroup, MsmRequest, msm};
 pub use ops::{NttRequest, Sizes, ntt, quotient};
 pub use prove::{ProveBench, ProveReport, prove};
 pub use report::{Contender, Report, Row, Sink, measure, ms};

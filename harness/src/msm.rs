@@ -1,5 +1,6 @@
 //! G1/G2 MSMs on a backend, optionally against blst called directly.
 
+use zkpipe_core::group::{G1, G2, Group};
 use zkpipe_core::msm_split::{self, SplitBases, SplitSource};
 use zkpipe_core::plugin::MsmConfig;
 use zkpipe_core::{Backend, Error, Fr, G1Affine, G2Affine, sample};
@@ -9,7 +10,7 @@ use crate::report::{Report, Sink, measure, row};
 
 /// The curve group of an MSM.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Group {
+pub enum MsmGroup {
     G1,
     G2,
 }
@@ -17,7 +18,7 @@ pub enum Group {
 /// The MSM asked for.
 #[derive(Debug, Clone)]
 pub struct MsmRequest {
-    pub group: Group,
+    pub group: MsmGroup,
     /// Upload each size's bases once and time MSMs on the resident set.
     pub resident: bool,
     /// Cut each MSM over these devices: one contiguous piece of the points
@@ -43,7 +44,7 @@ pub fn msm(
     sink: &mut dyn Sink,
 ) -> Result<Report, Error> {
     // Bases (and a resident copy), scalars, Pippenger's buckets.
-    let g1 = req.group == Group::G1;
+    let g1 = req.group == MsmGroup::G1;
     let per_point = if g1 { 3 * 96 + 32 } else { 3 * 192 + 32 };
     sizes.check_fits("msm", per_point)?;
     let name = format!(
@@ -71,82 +72,31 @@ pub fn msm(
     let mut report = Report::new(be, sizes.device, name, baseline)?;
     sink.header(&report);
     if g1 {
-        timed::<G1Ops>(be, sizes, req, &mut report, sink)?;
+        timed::<G1>(be, sizes, req, &mut report, sink)?;
     } else {
-        timed::<G2Ops>(be, sizes, req, &mut report, sink)?;
+        timed::<G2>(be, sizes, req, &mut report, sink)?;
     }
     Ok(report)
 }
 
-/// The group-specific calls of the MSM bench.
-trait MsmOps {
-    type Aff: Copy + Sync;
-    /// The same group for [`msm_split`].
-    type Split: msm_split::Group<Affine = Self::Aff>;
-    fn points(n: usize, seed: u64) -> Vec<Self::Aff>;
-    fn msm(
-        be: &Backend,
-        bases: zkpipe_core::plugin::BasesRef<'_, Self::Aff>,
-        s: &[Fr],
-        cfg: &MsmConfig,
-    ) -> Result<(), Error>;
-    fn upload(
-        be: &Backend,
-        bases: &[Self::Aff],
-        device: u32,
-    ) -> Result<zkpipe_core::plugin::BasesHandle, Error>;
-    fn blst_direct(bases: &[Self::Aff], scalar_bytes: &[u8]);
+/// A group's MSM through blst directly: the baseline without a plugin.
+trait BlstBaseline: Group {
+    fn blst_direct(bases: &[Self::Affine], scalar_bytes: &[u8]);
 }
 
-struct G1Ops;
-struct G2Ops;
-
-macro_rules! msm_ops {
-    ($t:ident, $aff:ty, $split:ty, $points:path, $msm:ident, $upload:ident) => {
-        impl MsmOps for $t {
-            type Aff = $aff;
-            type Split = $split;
-            fn points(n: usize, seed: u64) -> Vec<$aff> {
-                $points(n, seed)
-            }
-            fn msm(
-                be: &Backend,
-                bases: zkpipe_core::plugin::BasesRef<'_, $aff>,
-                s: &[Fr],
-                cfg: &MsmConfig,
-            ) -> Result<(), Error> {
-                be.$msm(bases, s, cfg).map(|_| ())
-            }
-            fn upload(
-                be: &Backend,
-                bases: &[$aff],
-                device: u32,
-            ) -> Result<zkpipe_core::plugin::BasesHandle, Error> {
-                be.$upload(bases, device)
-            }
-            fn blst_direct(bases: &[$aff], scalar_bytes: &[u8]) {
-                use blst::MultiPoint;
-                let _ = <$aff>::slice_as_blst(bases).mult(scalar_bytes, 255);
-            }
-        }
-    };
+impl BlstBaseline for G1 {
+    fn blst_direct(bases: &[G1Affine], scalar_bytes: &[u8]) {
+        use blst::MultiPoint;
+        let _ = G1Affine::slice_as_blst(bases).mult(scalar_bytes, 255);
+    }
 }
-msm_ops!(
-    G1Ops,
-    G1Affine,
-    msm_split::G1,
-    sample::g1_points,
-    msm_g1,
-    upload_bases_g1
-);
-msm_ops!(
-    G2Ops,
-    G2Affine,
-    msm_split::G2,
-    sample::g2_points,
-    msm_g2,
-    upload_bases_g2
-);
+
+impl BlstBaseline for G2 {
+    fn blst_direct(bases: &[G2Affine], scalar_bytes: &[u8]) {
+        use blst::MultiPoint;
+        let _ = G2Affine::slice_as_blst(bases).mult(scalar_bytes, 255);
+    }
+}
 
 /// Bases kept for one size: on one device, or cut over several.
 enum Held {
@@ -164,7 +114,7 @@ fn scalar_bytes(scalars: &[Fr]) -> Vec<u8> {
     out
 }
 
-fn timed<G: MsmOps>(
+fn timed<G: BlstBaseline>(
     be: &Backend,
     sizes: &Sizes,
     req: &MsmRequest,
@@ -188,7 +138,7 @@ fn timed<G: MsmOps>(
         },
         c.seed
     );
-    let bases = G::points(max, c.seed);
+    let bases = G::sample(max, c.seed);
     let mut scalars = sample::scalars(max, c.seed.wrapping_add(1));
     if bits {
         let bit = |s: &Fr| {
@@ -214,7 +164,7 @@ fn timed<G: MsmOps>(
             let h = if split.is_empty() {
                 Held::One(G::upload(be, b, c.device)?)
             } else {
-                Held::Split(SplitBases::upload::<G::Split>(be, b, split)?)
+                Held::Split(SplitBases::upload::<G>(be, b, split)?)
             };
             eprintln!(
                 "2^{log} bases resident in {:.1} ms",
@@ -225,14 +175,12 @@ fn timed<G: MsmOps>(
             None
         };
         let mut run_backend = || match (&held, split.is_empty()) {
-            (Some(Held::One(h)), _) => G::msm(be, (*h).into(), s, &cfg),
+            (Some(Held::One(h)), _) => G::msm(be, (*h).into(), s, &cfg).map(|_| ()),
             (Some(Held::Split(sb)), _) => {
-                msm_split::msm::<G::Split>(be, SplitSource::Resident(sb), s).map(|_| ())
+                msm_split::msm::<G>(be, SplitSource::Resident(sb), s).map(|_| ())
             }
-            (None, true) => G::msm(be, b.into(), s, &cfg),
-            (None, false) => {
-                msm_split::msm::<G::Split>(be, SplitSource::Host(b, split), s).map(|_| ())
-            }
+            (None, true) => G::msm(be, b.into(), s, &cfg).map(|_| ()),
+            (None, false) => msm_split::msm::<G>(be, SplitSource::Host(b, split), s).map(|_| ()),
         };
         // The direct call pays the Fr → bytes conversion too, as any caller holding Fr would.
         let mut run_blst = || {

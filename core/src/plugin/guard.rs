@@ -60,6 +60,44 @@ fn check_ntt_length(len: usize) -> Result<(), AccelError> {
     Ok(())
 }
 
+/// A group's three calls, guarded the same way in G1 and G2: lengths
+/// checked, panics caught.
+macro_rules! group_ops {
+    ($aff:ty, $proj:ty, ($msm:ident, $msm_op:expr), ($batch:ident, $batch_op:expr), $upload:ident) => {
+        fn $msm(
+            &self,
+            bases: BasesRef<'_, $aff>,
+            scalars: RSlice<'_, Fr>,
+            config: &MsmConfig,
+        ) -> AccelResult<$proj> {
+            guard($msm_op, || {
+                check_msm_lengths($msm_op, &bases, scalars.len())?;
+                self.0.$msm(bases, scalars.as_slice(), config)
+            })
+        }
+        fn $batch(
+            &self,
+            bases: BasesRef<'_, $aff>,
+            scalars: RSlice<'_, RSlice<'_, Fr>>,
+            config: &MsmConfig,
+        ) -> AccelResult<RVec<$proj>> {
+            guard($batch_op, || {
+                for s in scalars.iter() {
+                    check_msm_lengths($batch_op, &bases, s.len())?;
+                }
+                self.0
+                    .$batch(bases, scalars.as_slice(), config)
+                    .map(RVec::from)
+            })
+        }
+        fn $upload(&self, bases: RSlice<'_, $aff>, device: u32) -> AccelResult<BasesHandle> {
+            guard(stringify!($upload), || {
+                self.0.$upload(bases.as_slice(), device)
+            })
+        }
+    };
+}
+
 impl<T: AcceleratorImpl> Accelerator for Guarded<T> {
     fn info(&self) -> BackendInfo {
         // Infallible at the seam: a panic here becomes an info record that says so.
@@ -76,76 +114,20 @@ impl<T: AcceleratorImpl> Accelerator for Guarded<T> {
     fn capabilities(&self) -> Capabilities {
         guard("capabilities", || Ok(self.0.capabilities())).unwrap_or_default()
     }
-    fn msm_g1(
-        &self,
-        bases: BasesRef<'_, G1Affine>,
-        scalars: RSlice<'_, Fr>,
-        config: &MsmConfig,
-    ) -> AccelResult<G1Projective> {
-        guard(ops::MSM_G1, || {
-            check_msm_lengths(ops::MSM_G1, &bases, scalars.len())?;
-            self.0.msm_g1(bases, scalars.as_slice(), config)
-        })
-    }
-    fn msm_g2(
-        &self,
-        bases: BasesRef<'_, G2Affine>,
-        scalars: RSlice<'_, Fr>,
-        config: &MsmConfig,
-    ) -> AccelResult<G2Projective> {
-        guard(ops::MSM_G2, || {
-            check_msm_lengths(ops::MSM_G2, &bases, scalars.len())?;
-            self.0.msm_g2(bases, scalars.as_slice(), config)
-        })
-    }
-    fn msm_g1_batch(
-        &self,
-        bases: BasesRef<'_, G1Affine>,
-        scalars: RSlice<'_, RSlice<'_, Fr>>,
-        config: &MsmConfig,
-    ) -> AccelResult<RVec<G1Projective>> {
-        guard(ops::MSM_G1_BATCH, || {
-            for s in scalars.iter() {
-                check_msm_lengths(ops::MSM_G1_BATCH, &bases, s.len())?;
-            }
-            self.0
-                .msm_g1_batch(bases, scalars.as_slice(), config)
-                .map(RVec::from)
-        })
-    }
-    fn msm_g2_batch(
-        &self,
-        bases: BasesRef<'_, G2Affine>,
-        scalars: RSlice<'_, RSlice<'_, Fr>>,
-        config: &MsmConfig,
-    ) -> AccelResult<RVec<G2Projective>> {
-        guard(ops::MSM_G2_BATCH, || {
-            for s in scalars.iter() {
-                check_msm_lengths(ops::MSM_G2_BATCH, &bases, s.len())?;
-            }
-            self.0
-                .msm_g2_batch(bases, scalars.as_slice(), config)
-                .map(RVec::from)
-        })
-    }
-    fn upload_bases_g1(
-        &self,
-        bases: RSlice<'_, G1Affine>,
-        device: u32,
-    ) -> AccelResult<BasesHandle> {
-        guard("upload_bases_g1", || {
-            self.0.upload_bases_g1(bases.as_slice(), device)
-        })
-    }
-    fn upload_bases_g2(
-        &self,
-        bases: RSlice<'_, G2Affine>,
-        device: u32,
-    ) -> AccelResult<BasesHandle> {
-        guard("upload_bases_g2", || {
-            self.0.upload_bases_g2(bases.as_slice(), device)
-        })
-    }
+    group_ops!(
+        G1Affine,
+        G1Projective,
+        (msm_g1, ops::MSM_G1),
+        (msm_g1_batch, ops::MSM_G1_BATCH),
+        upload_bases_g1
+    );
+    group_ops!(
+        G2Affine,
+        G2Projective,
+        (msm_g2, ops::MSM_G2),
+        (msm_g2_batch, ops::MSM_G2_BATCH),
+        upload_bases_g2
+    );
     fn drop_bases(&self, handle: BasesHandle) -> AccelResult<()> {
         guard("drop_bases", || self.0.drop_bases(handle))
     }
