@@ -15,14 +15,12 @@ pub mod fault;
 pub mod msm;
 pub mod ntt;
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use zkpipe_core::plugin::LentMemory;
 use zkpipe_core::plugin::{
     AccelError, AcceleratorImpl, BackendConfig, BackendInfo, BackendPlugin, BasesHandle, BasesRef,
-    Capabilities, DeviceInfo, DeviceKind, ErrorCode, HandleMint, MsmConfig, NttConfig, OpSupport,
+    Capabilities, DeviceInfo, DeviceKind, ErrorCode, Handles, MsmConfig, NttConfig, OpSupport,
     R1csHandle, R1csRef, SpmvConfig, ops,
 };
 use zkpipe_core::r1cs::R1cs;
@@ -50,16 +48,14 @@ const MAX_DEVICES: usize = 64;
 pub struct CpuBackend {
     /// One pool per logical device (one unless `devices=N`).
     pools: Vec<rayon::ThreadPool>,
-    resident: Mutex<HashMap<u64, Resident>>,
-    next_handle: AtomicU64,
+    resident: Handles<Resident>,
     twiddles: ntt::Twiddles,
     faults: fault::Faults,
     /// Heap blocks lent through `host_alloc` (the prover reuses them
     /// across proofs instead of faulting fresh pages in each time).
     lent: LentMemory,
     /// Uploaded R1CS matrices and the logical device of each.
-    matrices: Mutex<HashMap<u64, (u32, Arc<R1cs>)>>,
-    mint: HandleMint,
+    matrices: Handles<(u32, R1cs)>,
 }
 
 impl BackendPlugin for CpuBackend {
@@ -120,13 +116,11 @@ impl BackendPlugin for CpuBackend {
             .collect::<Result<_, _>>()?;
         Ok(CpuBackend {
             pools,
-            resident: Mutex::new(HashMap::new()),
-            next_handle: AtomicU64::new(1),
+            resident: Handles::new("bases"),
             twiddles: ntt::Twiddles::default(),
             lent: LentMemory::default(),
             faults,
-            matrices: Mutex::new(HashMap::new()),
-            mint: HandleMint::default(),
+            matrices: Handles::new("r1cs"),
         })
     }
 }
@@ -167,14 +161,14 @@ impl CpuBackend {
     }
     /// The bases behind `h`, which must live on `device`.
     fn resident(&self, h: BasesHandle, device: u32) -> Result<Bases, AccelError> {
-        match self.resident.lock().unwrap().get(&h.0) {
-            None => Err(unknown_handle(h)),
-            Some(r) if r.device != device => Err(AccelError::invalid_input(format!(
-                "bases handle {} lives on device {}, not on device {device}",
+        let r = self.resident.get(h.0)?;
+        if r.device != device {
+            return Err(AccelError::invalid_input(format!(
+                "bases handle {:#x} lives on device {}, not on device {device}",
                 h.0, r.device
-            ))),
-            Some(r) => Ok(r.bases.clone()),
+            )));
         }
+        Ok(r.bases.clone())
     }
     fn resident_g1(
         &self,
@@ -208,12 +202,9 @@ impl CpuBackend {
     }
     fn insert(&self, device: u32, bases: Bases) -> Result<BasesHandle, AccelError> {
         self.pool(device)?;
-        let id = self.next_handle.fetch_add(1, Ordering::Relaxed);
-        self.resident
-            .lock()
-            .unwrap()
-            .insert(id, Resident { device, bases });
-        Ok(BasesHandle(id))
+        Ok(BasesHandle(
+            self.resident.insert(Resident { device, bases }),
+        ))
     }
     /// G1 MSM over host bases (lengths equal) on this backend's first pool.
     pub fn msm_g1_host(&self, bases: &[G1Affine], scalars: &[Fr], window: u32) -> G1Projective {
@@ -230,17 +221,6 @@ fn short_bases(h: BasesHandle, have: usize, want: usize) -> AccelError {
         "bases handle {} holds {have} points, fewer than the {want} scalars",
         h.0
     ))
-}
-
-fn unknown_r1cs(h: R1csHandle) -> AccelError {
-    AccelError::invalid_input(format!(
-        "unknown r1cs handle {:#x} (dropped, or of another backend)",
-        h.0
-    ))
-}
-
-fn unknown_handle(h: BasesHandle) -> AccelError {
-    AccelError::invalid_input(format!("unknown bases handle {}", h.0))
 }
 
 impl AcceleratorImpl for CpuBackend {
@@ -341,12 +321,7 @@ impl AcceleratorImpl for CpuBackend {
     }
 
     fn drop_bases(&self, handle: BasesHandle) -> Result<(), AccelError> {
-        self.resident
-            .lock()
-            .unwrap()
-            .remove(&handle.0)
-            .map(|_| ())
-            .ok_or_else(|| unknown_handle(handle))
+        self.resident.remove(handle.0)
     }
 
     fn ntt(&self, values: &mut [Fr], config: &NttConfig) -> Result<(), AccelError> {
@@ -362,19 +337,12 @@ impl AcceleratorImpl for CpuBackend {
 
     fn upload_r1cs(&self, r1cs: R1csRef<'_>, device: u32) -> Result<R1csHandle, AccelError> {
         let pool = self.pool(device)?;
-        let copy = Arc::new(pool.install(|| R1cs::from_seam(&r1cs)));
-        let id = self.mint.next();
-        self.matrices.lock().unwrap().insert(id, (device, copy));
-        Ok(R1csHandle(id))
+        let copy = pool.install(|| R1cs::from_seam(&r1cs));
+        Ok(R1csHandle(self.matrices.insert((device, copy))))
     }
 
     fn drop_r1cs(&self, handle: R1csHandle) -> Result<(), AccelError> {
-        self.matrices
-            .lock()
-            .unwrap()
-            .remove(&handle.0)
-            .map(|_| ())
-            .ok_or_else(|| unknown_r1cs(handle))
+        self.matrices.remove(handle.0)
     }
 
     /// The reference: core's host SpMV and its quotient steps over this
@@ -388,16 +356,14 @@ impl AcceleratorImpl for CpuBackend {
         config: &SpmvConfig,
     ) -> Result<Option<u64>, AccelError> {
         let pool = self.pool(config.device)?;
-        let r1cs = match self.matrices.lock().unwrap().get(&handle.0) {
-            None => return Err(unknown_r1cs(handle)),
-            Some((d, _)) if *d != config.device => {
-                return Err(AccelError::invalid_input(format!(
-                    "r1cs handle {:#x} lives on device {d}, not on device {}",
-                    handle.0, config.device
-                )));
-            }
-            Some((_, r)) => r.clone(),
-        };
+        let matrices = self.matrices.get(handle.0)?;
+        let (d, r1cs) = &*matrices;
+        if *d != config.device {
+            return Err(AccelError::invalid_input(format!(
+                "r1cs handle {:#x} lives on device {d}, not on device {}",
+                handle.0, config.device
+            )));
+        }
         let shape = r1cs.as_seam().shape();
         let n = h_out.len();
         shape.check_call(inputs.len(), aux.len(), n)?;

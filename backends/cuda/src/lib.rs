@@ -29,14 +29,12 @@ mod spmv;
 mod staging;
 mod words;
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use cudarc::driver::CudaSlice;
 use zkpipe_core::plugin::{
     AccelError, AcceleratorImpl, BackendConfig, BackendInfo, BackendPlugin, BasesHandle, BasesRef,
-    Capabilities, DeviceInfo, DeviceKind, ErrorCode, HandleMint, MsmConfig, NttConfig, OpSupport,
+    Capabilities, DeviceInfo, DeviceKind, ErrorCode, Handles, MsmConfig, NttConfig, OpSupport,
     QuotientConfig, R1csHandle, R1csRef, SpmvConfig, ext_get, ops,
 };
 use zkpipe_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
@@ -71,7 +69,7 @@ struct Resident {
     device: u32,
     g2: bool,
     len: usize,
-    words: Arc<ResidentWords>,
+    words: ResidentWords,
 }
 
 /// A resident set's device words.
@@ -159,11 +157,9 @@ pub struct CudaBackend {
     window_bits: u32,
     /// `--backend-opt precompute=off|auto|C`.
     precompute: Precompute,
-    resident: Mutex<HashMap<u64, Resident>>,
-    next_handle: AtomicU64,
+    resident: Handles<Resident>,
     /// R1CS matrices on the devices.
-    matrices: Mutex<HashMap<u64, Arc<spmv::DeviceR1cs>>>,
-    mint: HandleMint,
+    matrices: Handles<spmv::DeviceR1cs>,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -208,10 +204,8 @@ impl BackendPlugin for CudaBackend {
             notes,
             window_bits,
             precompute,
-            resident: Mutex::new(HashMap::new()),
-            next_handle: AtomicU64::new(1),
-            matrices: Mutex::new(HashMap::new()),
-            mint: HandleMint::default(),
+            resident: Handles::new("bases"),
+            matrices: Handles::new("r1cs"),
         })
     }
 }
@@ -266,17 +260,12 @@ impl CudaBackend {
                 ResidentWords::Plain(words)
             }
         };
-        let id = self.next_handle.fetch_add(1, Ordering::Relaxed);
-        self.resident.lock().unwrap().insert(
-            id,
-            Resident {
-                device,
-                g2,
-                len: bases.len(),
-                words: Arc::new(words),
-            },
-        );
-        Ok(BasesHandle(id))
+        Ok(BasesHandle(self.resident.insert(Resident {
+            device,
+            g2,
+            len: bases.len(),
+            words,
+        })))
     }
 
     fn msm<C: msm::Curve>(
@@ -303,13 +292,10 @@ impl CudaBackend {
         let resident = match bases {
             BasesRef::Host(_) => None,
             BasesRef::Resident(h) => {
-                let map = self.resident.lock().unwrap();
-                let r = map.get(&h.0).ok_or_else(|| {
-                    AccelError::invalid_input(format!("unknown bases handle {}", h.0))
-                })?;
+                let r = self.resident.get(h.0)?;
                 if r.g2 != g2 || r.device != config.device || r.len < scalars.len() {
                     return Err(AccelError::invalid_input(format!(
-                        "bases handle {} holds {} {} points on device {}; this MSM needs {} {} points on device {}",
+                        "bases handle {:#x} holds {} {} points on device {}; this MSM needs {} {} points on device {}",
                         h.0,
                         r.len,
                         if r.g2 { "G2" } else { "G1" },
@@ -319,11 +305,11 @@ impl CudaBackend {
                         config.device
                     )));
                 }
-                Some(r.words.clone())
+                Some(r)
             }
         };
         let lane = gpu.lane()?;
-        match (resident.as_deref(), bases) {
+        match (resident.as_deref().map(|r| &r.words), bases) {
             (Some(ResidentWords::Plain(w)), _) => {
                 lane.msm::<C>(msm::MsmBases::Device(w), scalars, c)
             }
@@ -349,10 +335,11 @@ impl CudaBackend {
     /// a host budgeting "memory less the bases it made resident" (the
     /// prover, the scheduler) still counts right.
     fn precomputed_extra(&self, device: u32) -> u64 {
-        let map = self.resident.lock().unwrap();
-        map.values()
+        self.resident
+            .values()
+            .iter()
             .filter(|r| r.device == device)
-            .map(|r| match &*r.words {
+            .map(|r| match &r.words {
                 ResidentWords::Fixed(f) => {
                     let table = (f.words.len() * 8) as u64;
                     table - table / msm::windows(f.c) as u64
@@ -365,18 +352,18 @@ impl CudaBackend {
     /// The discovery notes, the precompute setting and what resident sets
     /// hold now (precomputed tables are several times their bases).
     fn notes_now(&self) -> String {
-        let map = self.resident.lock().unwrap();
-        let fixed = map
-            .values()
-            .filter(|r| matches!(*r.words, ResidentWords::Fixed(_)))
+        let resident = self.resident.values();
+        let fixed = resident
+            .iter()
+            .filter(|r| matches!(r.words, ResidentWords::Fixed(_)))
             .count();
-        let bytes: usize = map.values().map(|r| r.words.bytes()).sum();
+        let bytes: usize = resident.iter().map(|r| r.words.bytes()).sum();
         let mut notes = self.notes.clone();
         if !notes.is_empty() {
             notes.push_str("; ");
         }
-        let matrices = self.matrices.lock().unwrap();
-        let matrix_bytes: usize = matrices.values().map(|m| m.bytes).sum();
+        let matrices = self.matrices.values();
+        let matrix_bytes: usize = matrices.iter().map(|m| m.bytes).sum();
         notes.push_str(&format!(
             "precompute {}; resident bases: {} sets ({fixed} precomputed), {} MiB; \
              resident r1cs: {} ({} MiB)",
@@ -385,7 +372,7 @@ impl CudaBackend {
                 Precompute::Auto => "auto".to_string(),
                 Precompute::Window(c) => format!("{c}-bit"),
             },
-            map.len(),
+            resident.len(),
             bytes >> 20,
             matrices.len(),
             matrix_bytes >> 20
@@ -478,13 +465,7 @@ impl AcceleratorImpl for CudaBackend {
     }
 
     fn drop_bases(&self, handle: BasesHandle) -> Result<(), AccelError> {
-        match self.resident.lock().unwrap().remove(&handle.0) {
-            Some(_) => Ok(()),
-            None => Err(AccelError::invalid_input(format!(
-                "unknown bases handle {}",
-                handle.0
-            ))),
-        }
+        self.resident.remove(handle.0)
     }
 
     fn quotient(
@@ -521,16 +502,11 @@ impl AcceleratorImpl for CudaBackend {
     fn upload_r1cs(&self, r1cs: R1csRef<'_>, device: u32) -> Result<R1csHandle, AccelError> {
         spmv::DeviceR1cs::fits(&r1cs)?;
         let matrices = self.gpu(device)?.lane()?.upload_r1cs(&r1cs, device)?;
-        let id = self.mint.next();
-        self.matrices.lock().unwrap().insert(id, Arc::new(matrices));
-        Ok(R1csHandle(id))
+        Ok(R1csHandle(self.matrices.insert(matrices)))
     }
 
     fn drop_r1cs(&self, handle: R1csHandle) -> Result<(), AccelError> {
-        match self.matrices.lock().unwrap().remove(&handle.0) {
-            Some(_) => Ok(()),
-            None => Err(unknown_r1cs(handle)),
-        }
+        self.matrices.remove(handle.0)
     }
 
     fn quotient_from_witness(
@@ -546,13 +522,7 @@ impl AcceleratorImpl for CudaBackend {
                 "quotient_from_witness: the CUDA backend handles domains up to 2^28",
             ));
         }
-        let matrices = self
-            .matrices
-            .lock()
-            .unwrap()
-            .get(&handle.0)
-            .cloned()
-            .ok_or_else(|| unknown_r1cs(handle))?;
+        let matrices = self.matrices.get(handle.0)?;
         if matrices.device != config.device {
             return Err(AccelError::invalid_input(format!(
                 "r1cs handle {:#x} lives on device {}, not on device {}",
@@ -591,13 +561,6 @@ impl Drop for CudaBackend {
             }
         }
     }
-}
-
-fn unknown_r1cs(h: R1csHandle) -> AccelError {
-    AccelError::invalid_input(format!(
-        "unknown r1cs handle {:#x} (dropped, or of another backend)",
-        h.0
-    ))
 }
 
 zkpipe_core::export_backend!(CudaBackend);

@@ -42,14 +42,12 @@ mod slow_notice;
 mod spmv;
 mod transfer;
 
-use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use zkpipe_core::plugin::{
     AccelError, AcceleratorImpl, BackendConfig, BackendInfo, BackendPlugin, BasesHandle, BasesRef,
-    Capabilities, DeviceInfo, DeviceKind, ErrorCode, HandleMint, MsmConfig, NttConfig, OpSupport,
+    Capabilities, DeviceInfo, DeviceKind, ErrorCode, Handles, MsmConfig, NttConfig, OpSupport,
     R1csHandle, R1csRef, SpmvConfig, ext_get, ops,
 };
 use zkpipe_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
@@ -66,7 +64,7 @@ struct Slot {
 /// Bases resident on a device.
 struct Resident {
     device: u32,
-    bases: Arc<msm::DeviceBases>,
+    bases: msm::DeviceBases,
 }
 
 /// The wgpu backend.
@@ -76,11 +74,9 @@ pub struct WgpuBackend {
     notes: String,
     want_int64: bool,
     binding_cap: Option<u64>,
-    resident: Mutex<HashMap<u64, Resident>>,
-    next_handle: AtomicU64,
+    resident: Handles<Resident>,
     /// R1CS matrices on the devices.
-    matrices: Mutex<HashMap<u64, Arc<spmv::DeviceR1cs>>>,
-    mint: HandleMint,
+    matrices: Handles<spmv::DeviceR1cs>,
 }
 
 impl std::fmt::Debug for WgpuBackend {
@@ -147,10 +143,8 @@ impl BackendPlugin for WgpuBackend {
             notes: notes.join("; "),
             want_int64,
             binding_cap,
-            resident: Mutex::new(HashMap::new()),
-            next_handle: AtomicU64::new(1),
-            matrices: Mutex::new(HashMap::new()),
-            mint: HandleMint::default(),
+            resident: Handles::new("bases"),
+            matrices: Handles::new("r1cs"),
         })
     }
 }
@@ -160,17 +154,16 @@ impl WgpuBackend {
     /// calls (a daemon's status shows where the adapter's memory went).
     fn notes_now(&self) -> String {
         let mib = |b: u64| b as f64 / f64::from(1 << 20);
-        let resident = self.resident.lock().unwrap();
-        let matrices = self.matrices.lock().unwrap();
+        let (resident, matrices) = (self.resident.values(), self.matrices.values());
         let mut notes = self.notes.clone();
         for (i, slot) in self.slots.iter().enumerate() {
             if let Some(Ok(gpu)) = slot.gpu.get() {
-                let sets: Vec<_> = resident.values().filter(|r| r.device == i as u32).collect();
+                let sets: Vec<_> = resident.iter().filter(|r| r.device == i as u32).collect();
                 let count = sets.len();
                 let bytes: u64 = (sets.iter().flat_map(|r| &r.bases.pieces))
                     .map(|(p, _)| p.size())
                     .sum();
-                let systems: Vec<_> = matrices.values().filter(|m| m.device == i as u32).collect();
+                let systems: Vec<_> = matrices.iter().filter(|m| m.device == i as u32).collect();
                 let r1cs_bytes: u64 = systems.iter().map(|m| m.bytes).sum();
                 notes.push_str(&format!(
                     "; device {i}: resident bases {count} sets, {:.1} MiB; resident r1cs {}, \
@@ -216,22 +209,15 @@ impl WgpuBackend {
             })
     }
 
-    fn resident(
-        &self,
-        h: BasesHandle,
-        n: usize,
-    ) -> Result<(u32, Arc<msm::DeviceBases>), AccelError> {
-        match self.resident.lock().unwrap().get(&h.0) {
-            Some(r) if r.bases.len >= n => Ok((r.device, r.bases.clone())),
-            Some(r) => Err(AccelError::invalid_input(format!(
-                "bases handle {} holds {} points, fewer than the {n} scalars",
+    fn resident(&self, h: BasesHandle, n: usize) -> Result<Arc<Resident>, AccelError> {
+        let r = self.resident.get(h.0)?;
+        if r.bases.len < n {
+            return Err(AccelError::invalid_input(format!(
+                "bases handle {:#x} holds {} points, fewer than the {n} scalars",
                 h.0, r.bases.len
-            ))),
-            None => Err(AccelError::invalid_input(format!(
-                "unknown bases handle {}",
-                h.0
-            ))),
+            )));
         }
+        Ok(r)
     }
 
     /// Whether every adapter runs the G2 MSM: 64-bit integers wanted and offered.
@@ -266,15 +252,15 @@ impl WgpuBackend {
                 gpu.msm::<G>(&buf, scalars, config.window_bits)
             }
             BasesRef::Resident(h) => {
-                let (device, buf) = self.resident(h, scalars.len())?;
-                if device != config.device {
+                let r = self.resident(h, scalars.len())?;
+                if r.device != config.device {
                     return Err(AccelError::invalid_input(format!(
-                        "bases handle {} lives on device {device}, not {}",
-                        h.0, config.device
+                        "bases handle {:#x} lives on device {}, not {}",
+                        h.0, r.device, config.device
                     )));
                 }
-                self.gpu(device)?
-                    .msm::<G>(&buf, scalars, config.window_bits)
+                self.gpu(r.device)?
+                    .msm::<G>(&r.bases, scalars, config.window_bits)
             }
         }
     }
@@ -287,13 +273,10 @@ impl WgpuBackend {
         if G::G2 && !self.g2_everywhere() {
             return Err(AccelError::unsupported(ops::MSM_G2));
         }
-        let bases = Arc::new(self.gpu(device)?.upload_bases::<G>(bases)?);
-        let id = self.next_handle.fetch_add(1, Ordering::Relaxed);
-        self.resident
-            .lock()
-            .unwrap()
-            .insert(id, Resident { device, bases });
-        Ok(BasesHandle(id))
+        let bases = self.gpu(device)?.upload_bases::<G>(bases)?;
+        Ok(BasesHandle(
+            self.resident.insert(Resident { device, bases }),
+        ))
     }
 
     /// The matrices behind `handle`, uploaded to `device`.
@@ -302,12 +285,7 @@ impl WgpuBackend {
         handle: R1csHandle,
         device: u32,
     ) -> Result<Arc<spmv::DeviceR1cs>, AccelError> {
-        let m = (self.matrices.lock().unwrap().get(&handle.0).cloned()).ok_or_else(|| {
-            AccelError::invalid_input(format!(
-                "unknown r1cs handle {:#x} (dropped, or of another backend)",
-                handle.0
-            ))
-        })?;
+        let m = self.matrices.get(handle.0)?;
         if m.device != device {
             return Err(AccelError::invalid_input(format!(
                 "r1cs handle {:#x} lives on device {}, not on device {device}",
@@ -421,12 +399,7 @@ impl AcceleratorImpl for WgpuBackend {
     }
 
     fn drop_bases(&self, handle: BasesHandle) -> Result<(), AccelError> {
-        self.resident
-            .lock()
-            .unwrap()
-            .remove(&handle.0)
-            .map(|_| ())
-            .ok_or_else(|| AccelError::invalid_input(format!("unknown bases handle {}", handle.0)))
+        self.resident.remove(handle.0)
     }
 
     fn ntt(&self, values: &mut [Fr], config: &NttConfig) -> Result<(), AccelError> {
@@ -447,23 +420,11 @@ impl AcceleratorImpl for WgpuBackend {
             return Err(AccelError::unsupported(ops::SPMV));
         }
         let matrices = self.gpu(device)?.upload_r1cs(&r1cs, device)?;
-        let id = self.mint.next();
-        self.matrices.lock().unwrap().insert(id, Arc::new(matrices));
-        Ok(R1csHandle(id))
+        Ok(R1csHandle(self.matrices.insert(matrices)))
     }
 
     fn drop_r1cs(&self, handle: R1csHandle) -> Result<(), AccelError> {
-        self.matrices
-            .lock()
-            .unwrap()
-            .remove(&handle.0)
-            .map(|_| ())
-            .ok_or_else(|| {
-                AccelError::invalid_input(format!(
-                    "unknown r1cs handle {:#x} (dropped, or of another backend)",
-                    handle.0
-                ))
-            })
+        self.matrices.remove(handle.0)
     }
 
     fn quotient_from_witness(
