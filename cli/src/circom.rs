@@ -46,22 +46,51 @@ pub struct CircomProveArgs {
         conflicts_with = "params"
     )]
     pub zkey: Option<PathBuf>,
-    /// Where the proof goes, as snarkjs JSON (`-`: stdout).
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "r1cs",
-        default_value = "proof.json"
-    )]
-    pub proof: PathBuf,
-    /// Where the public signals go, as snarkjs JSON (`-`: stdout).
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "r1cs",
-        default_value = "public.json"
-    )]
-    pub public: PathBuf,
+    /// Where the proof goes, as snarkjs JSON (`-`: stdout; default
+    /// proof.json). Only with --r1cs: a built-in circuit's proof goes to --out.
+    #[arg(long, value_name = "FILE", requires = "r1cs")]
+    pub proof: Option<PathBuf>,
+    /// Where the public signals go, as snarkjs JSON (`-`: stdout; default
+    /// public.json). Only with --r1cs: a built-in circuit's go to --public-out.
+    #[arg(long, value_name = "FILE", requires = "r1cs")]
+    pub public: Option<PathBuf>,
+}
+
+impl CircomProveArgs {
+    /// Refuses circom's flags on a proof of a built-in circuit (no
+    /// `--r1cs`): clap drops their `requires` once a built-in's flag is
+    /// given, and a flag that does not apply must not be ignored.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] (exit 2) naming the first such flag.
+    pub fn refuse_without_r1cs(&self) -> Result<(), Error> {
+        let given = [
+            ("--wtns", self.wtns.is_some()),
+            ("--wasm", self.wasm.is_some()),
+            ("--input", self.input.is_some()),
+            ("--wasm-fuel", self.wasm_fuel.is_some()),
+            ("--zkey", self.zkey.is_some()),
+            ("--proof", self.proof.is_some()),
+            ("--public", self.public.is_some()),
+        ];
+        match given.iter().find(|(_, on)| *on) {
+            Some((flag, _)) if self.r1cs.is_none() => Err(Error::InvalidInput(format!(
+                "{flag} belongs to a circom proof (--r1cs FILE); a built-in circuit's proof \
+                 goes to --out and its public inputs to --public-out"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// The proof's path, or snarkjs's default.
+    fn proof_path(&self) -> PathBuf {
+        self.proof.clone().unwrap_or_else(|| "proof.json".into())
+    }
+
+    /// The public signals' path, or snarkjs's default.
+    fn public_path(&self) -> PathBuf {
+        self.public.clone().unwrap_or_else(|| "public.json".into())
+    }
 }
 
 /// `setup`'s flag for a circom circuit.
@@ -152,13 +181,14 @@ fn name(p: &Path) -> String {
 /// that are malformed or disagree; backend errors (exit 1).
 pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
     let c = &p.circom;
+    let (proof_path, public_path) = (c.proof_path(), c.public_path());
     let r1cs_path = c.r1cs.as_ref().expect("dispatched on --r1cs");
     if c.wtns.is_none() && c.wasm.is_none() {
         return Err(Error::InvalidInput(
             "--r1cs needs a witness: --wtns FILE, or --wasm FILE --input FILE".into(),
         ));
     }
-    if c.proof.as_os_str() == "-" && c.public.as_os_str() == "-" {
+    if proof_path.as_os_str() == "-" && public_path.as_os_str() == "-" {
         return Err(Error::InvalidInput(
             "--proof - and --public - would both write to stdout: give one a file".into(),
         ));
@@ -174,13 +204,16 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
     .into_iter()
     .filter_map(|(flag, path)| Some((flag, path?)))
     .collect();
-    check_outputs(&inputs, &[("--proof", &c.proof), ("--public", &c.public)])?;
+    check_outputs(
+        &inputs,
+        &[("--proof", &proof_path), ("--public", &public_path)],
+    )?;
     for &(flag, path) in &inputs {
         if flag != "--params" {
             check_input(path)?;
         }
     }
-    for out in [&c.proof, &c.public] {
+    for out in [&proof_path, &public_path] {
         if out.as_os_str() != "-" {
             check_writable(out)?;
         }
@@ -210,7 +243,7 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
         witness,
         keys,
         seed: p.seed,
-        label: name(&c.proof),
+        label: name(&proof_path),
     })?;
     eprintln!(
         "proved in {:.1} ms ({})",
@@ -221,12 +254,12 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
         serde_json::to_string_pretty(&json::proof_to_json(&proved.proof)).expect("json");
     let public_json =
         serde_json::to_string_pretty(&json::public_to_json(&proved.public)).expect("json");
-    write_out(&c.proof, &proof_json)?;
-    write_out(&c.public, &public_json)?;
+    write_out(&proof_path, &proof_json)?;
+    write_out(&public_path, &public_json)?;
     eprintln!(
         "proof (valid) → {}, public signals → {}",
-        name(&c.proof),
-        name(&c.public)
+        name(&proof_path),
+        name(&public_path)
     );
     Ok(())
 }

@@ -14,8 +14,8 @@ use zkpipe_session::output::Output;
 pub struct ClientArgs {
     /// Daemon address: unix:/path, a socket path, or host:port (default:
     /// the default socket, $XDG_RUNTIME_DIR/zkpipe/zkpipe.sock).
-    #[arg(long, default_value = "")]
-    addr: String,
+    #[arg(long)]
+    addr: Option<String>,
     /// File holding the bearer token (TCP daemons that want one).
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
@@ -61,8 +61,8 @@ pub struct JobArgs {
     #[arg(long, default_value = "poseidon-merkle")]
     circuit: String,
     /// Circuit size (default: the circuit's demo size).
-    #[arg(long, default_value = "")]
-    size: String,
+    #[arg(long)]
+    size: Option<String>,
     /// Witness seed: partition p proves the witness of seed + p.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -73,8 +73,8 @@ pub struct JobArgs {
     #[arg(long, default_value = "normal", value_parser = priority_from_label)]
     priority: Priority,
     /// Idempotency id: resubmitting it returns the first job.
-    #[arg(long, default_value = "")]
-    request_id: String,
+    #[arg(long)]
+    request_id: Option<String>,
     /// A circom circuit instead of a built-in one: this snarkjs zkey's
     /// circuit (the daemon holds the same file in keys.circom_dir; it is
     /// named by its SHA-256, never sent).
@@ -136,8 +136,8 @@ struct KeyArgs {
     #[arg(long, required_unless_present = "zkey", conflicts_with = "zkey")]
     circuit: Option<String>,
     /// Circuit size (default: the circuit's demo size).
-    #[arg(long, default_value = "")]
-    size: String,
+    #[arg(long)]
+    size: Option<String>,
     /// A circom circuit's snarkjs zkey (named by its SHA-256).
     #[arg(long, value_name = "FILE")]
     zkey: Option<PathBuf>,
@@ -149,7 +149,7 @@ impl KeyArgs {
             (Some(zkey), _) => client::circom_key(zkey)?,
             (None, circuit) => proto::KeyId {
                 circuit: circuit.clone().unwrap_or_default(),
-                size: self.size.clone(),
+                size: self.size.clone().unwrap_or_default(),
             },
         })
     }
@@ -170,14 +170,14 @@ impl JobArgs {
             None => (
                 proto::KeyId {
                     circuit: self.circuit.clone(),
-                    size: self.size.clone(),
+                    size: self.size.clone().unwrap_or_default(),
                 },
                 self.partitions,
                 proto::submit_request::Inputs::Builtin(proto::BuiltinInputs { seed: self.seed }),
             ),
         };
         Ok(proto::SubmitRequest {
-            request_id: self.request_id.clone(),
+            request_id: self.request_id.clone().unwrap_or_default(),
             key: Some(key),
             priority: self.priority as i32,
             partitions,
@@ -204,7 +204,7 @@ impl JobArgs {
         } else {
             let stem = zkpipe_session::builtin::BuiltinRequest {
                 circuit: self.circuit.clone(),
-                size: (!self.size.is_empty()).then(|| self.size.clone()),
+                size: self.size.clone(),
                 cache_dir: None,
             }
             .stem();
@@ -266,7 +266,8 @@ async fn run_async(args: &ClientArgs) -> Result<(), Error> {
         ClientOp::Prove { job, .. } | ClientOp::Submit { job } => Some(job.request()?),
         _ => None,
     };
-    let mut c = connect(&args.addr, args.token_file.as_deref(), &args.tls).await?;
+    let addr = args.addr.as_deref().unwrap_or_default();
+    let mut c = connect(addr, args.token_file.as_deref(), &args.tls).await?;
     match &args.op {
         ClientOp::Prove { job, .. } => {
             let r = c

@@ -1,4 +1,5 @@
-//! `zkpipe backends`: what was searched, what loaded, what failed and why.
+//! `zkpipe backends`: what was searched, what loaded, what failed and why;
+//! exit 1 when no backend loaded.
 
 use zkpipe_core::Error;
 use zkpipe_session::inventory::Inventory;
@@ -14,6 +15,15 @@ pub fn run(args: &PluginArgs, json: bool) -> Result<(), Error> {
         );
     } else {
         inventory.lines().iter().for_each(|l| println!("{l}"));
+    }
+    // A machine where nothing loads cannot prove: say so in the exit code.
+    if !inventory.backends.iter().any(|b| b.error.is_none()) {
+        return Err(Error::Failed(format!(
+            "no backend loaded; searched {}: put the plugins (libzkpipe_backend_*.so) in one \
+             of these folders, or name theirs with --plugin-dir or {}",
+            inventory.searched.join(", "),
+            zkpipe_core::loader::PLUGIN_PATH_ENV
+        )));
     }
     Ok(())
 }

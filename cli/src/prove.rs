@@ -87,6 +87,7 @@ fn print_times(label: &str, t: &StageTimes) {
 }
 
 pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
+    p.circom.refuse_without_r1cs()?;
     let request = ProveRequest {
         builtin: p.circuit.request(),
         params_dir: p.params.clone(),

@@ -803,3 +803,57 @@ fn malformed_tls_files_are_refused_at_start_naming_the_setting_and_the_file() {
         assert!(o.stdout.is_empty(), "{}: {:?}", case.what, o.stdout);
     }
 }
+
+/// A built-in circuit's proof goes to --out: circom's flags (--proof,
+/// --public, --wtns, --zkey) are refused for it (exit 2), not silently
+/// ignored, and nothing is written.
+#[test]
+fn circom_output_flags_are_refused_for_a_builtin_circuit() {
+    let tmp = tempfile::tempdir().unwrap();
+    for flag in ["--proof", "--public", "--wtns", "--zkey"] {
+        let o = prove(tmp.path(), &[flag, "x.json"]);
+        refused(&o, 2, &format!("{flag} belongs to a circom proof"));
+    }
+    assert!(!tmp.path().join("x.json").exists());
+    assert!(!tmp.path().join("squaring-chain-16.proof").exists());
+}
+
+/// A binary copied alone finds no backend: `zkpipe backends` says where it
+/// looked and exits 1, so a script or an installer notices.
+#[test]
+fn backends_exits_1_naming_the_folders_when_no_backend_loads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let alone = tmp.path().join("bin");
+    std::fs::create_dir(&alone).unwrap();
+    let bin = alone.join("zkpipe");
+    std::fs::copy(support::binary::zkpipe_binary(), &bin).unwrap();
+    let o = Command::new(&bin)
+        .arg("backends")
+        .env_remove("ZKPIPE_PLUGIN_PATH")
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    refused(&o, 1, "no backend loaded");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&alone.display().to_string()), "{err}");
+    assert!(err.contains("--plugin-dir"), "{err}");
+    // With the plugins it is a success.
+    let o = zkpipe(tmp.path(), &["backends"]);
+    refused_not(&o);
+}
+
+/// Help shows no empty defaults (`[default: ""]`) for the client's options.
+#[test]
+fn client_help_shows_no_empty_defaults() {
+    let tmp = tempfile::tempdir().unwrap();
+    for args in [
+        &["client", "--help"][..],
+        &["client", "prove", "--help"],
+        &["client", "preload", "--help"],
+    ] {
+        let o = zkpipe(tmp.path(), args);
+        refused_not(&o);
+        let help = String::from_utf8_lossy(&o.stdout);
+        assert!(!help.contains("[default: \"\"]"), "{help}");
+    }
+}
