@@ -24,7 +24,7 @@ mod progress;
 mod prove;
 mod serve;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use plugin_args::PluginArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -110,8 +110,24 @@ enum Command {
     Fleet(fleet::FleetArgs),
 }
 
+/// `zkpipe --version`: the release, the commit and the plugin ABIs a
+/// plugin must speak.
+fn version() -> String {
+    format!(
+        "{} (commit {}; backend plugin ABI {}, policy plugin ABI {})",
+        env!("CARGO_PKG_VERSION"),
+        env!("ZKPIPE_COMMIT"),
+        zkpipe_core::plugin::ABI_VERSION,
+        zkpipe_core::sched::policy_plugin::POLICY_ABI_VERSION
+    )
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse(); // usage errors exit with 2
+    // Usage errors exit with 2.
+    // Made once, for the life of the process: clap keeps a `&'static str`.
+    let version: &'static str = Box::leak(version().into_boxed_str());
+    let matches = Cli::command().version(version).get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     // A daemon outlives its clients: it keeps SIGPIPE ignored.
     if !matches!(cli.command, Command::Serve(_)) {
         restore_sigpipe();

@@ -558,3 +558,19 @@ fn verify_refuses_endless_streams_before_reading() {
         assert_bad_input(&o, &["/dev/zero", "not a regular file"]);
     }
 }
+
+/// `--version` names the release, the commit built and the plugin ABIs, so
+/// a report or a plugin mismatch can be traced.
+#[test]
+fn version_names_the_commit_and_the_plugin_abis() {
+    let o = zkpipe(&["--version"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = stdout(&o);
+    assert!(
+        v.starts_with(&format!("zkpipe {}", env!("CARGO_PKG_VERSION"))),
+        "{v}"
+    );
+    let abi = format!("backend plugin ABI {}", zkpipe_core::plugin::ABI_VERSION);
+    assert!(v.contains("(commit ") && v.contains(&abi), "{v}");
+    assert!(v.contains("policy plugin ABI"), "{v}");
+}
