@@ -199,27 +199,21 @@ impl JobArgs {
         out: Option<&std::path::Path>,
         public_out: Option<&std::path::Path>,
     ) -> Result<(Output, Output), Error> {
-        let (proof_default, public_default) = if self.zkey.is_some() {
+        let defaults = if self.zkey.is_some() {
             ("proof.json".to_string(), "public.json".to_string())
         } else {
-            let stem = zkpipe_session::builtin::BuiltinRequest {
+            zkpipe_session::builtin::BuiltinRequest {
                 circuit: self.circuit.clone(),
                 size: self.size.clone(),
                 cache_dir: None,
             }
-            .stem();
-            (format!("{stem}.proof"), format!("{stem}.public.json"))
+            .default_outputs()
         };
         let inputs: Vec<(&str, &std::path::Path)> =
             (self.zkey.iter().map(|z| ("--zkey", z.as_path())))
                 .chain(self.wtns.iter().map(|w| ("--wtns", w.as_path())))
                 .collect();
-        zkpipe_session::output::proof_outputs(
-            &inputs,
-            out,
-            public_out,
-            (proof_default, public_default),
-        )
+        zkpipe_session::output::proof_outputs(&inputs, out, public_out, defaults)
     }
 
     /// Whether the job is a circom one (its proofs are saved as snarkjs JSON).

@@ -2,7 +2,6 @@
 //! reference, compared bit for bit ([`zkpipe_core::crosscheck`]).
 
 use clap::Args;
-use std::sync::Arc;
 use zkpipe_core::Error;
 use zkpipe_core::crosscheck::{self, Check, Outcome, Spec};
 
@@ -35,23 +34,15 @@ pub struct CrosscheckArgs {
 
 /// Runs the checks, printing a line each; returns whether all matched.
 pub fn run(args: &PluginArgs, x: &CrosscheckArgs) -> Result<bool, Error> {
-    let c = x.circuit.request();
-    let circuit = c.source()?;
-    c.check_fits()?;
     let session = args.session(&x.backend, x.device)?;
-    let reference = Arc::new(session.reference(&x.reference)?);
-    let r1cs = Arc::new(c.r1cs(&circuit, session.progress())?);
     let spec = Spec {
         max_log_size: x.max_log_size,
         seed: x.seed,
         device: x.device,
     };
-    crosscheck::run(
-        session.backend(),
-        &reference,
-        session.registry(),
-        &*circuit,
-        r1cs,
+    session.crosscheck(
+        &x.circuit.request(),
+        &x.reference,
         &spec,
         &mut |c: &Check| match &c.outcome {
             Outcome::Match => println!("ok        {}", c.what),

@@ -11,17 +11,16 @@ use zkpipe_core::Error;
 use zkpipe_core::fsutil::{check_outputs, check_writable, write_atomically};
 use zkpipe_core::r1cs::cache::R1csCache;
 use zkpipe_filecoin::commitment::Commitment;
+use zkpipe_filecoin::params::{ParamSet, ProofKind};
 use zkpipe_filecoin::porep::{C1, SealIds, seal_commit};
 use zkpipe_filecoin::post::{PostRequest, prove_post, read_vanilla_proofs};
 use zkpipe_filecoin::registry::{
-    parse_hex32, parse_post_proof, post_proof_for, prover_id_of_miner, update_proof,
-    update_proof_for,
+    parse_hex32, post_proof_asked, prover_id_of_miner, update_proof, update_proof_for,
 };
 use zkpipe_filecoin::shape::{parse_sector_size, sector_size_name};
 use zkpipe_filecoin::snap::{SnapRequest, prove_snap};
 use zkpipe_filecoin::{
-    Blinding, FilecoinProver, Proved, RegisteredPoStProof, RegisteredSealProof,
-    RegisteredUpdateProof,
+    Blinding, FilecoinProver, Proved, RegisteredSealProof, RegisteredUpdateProof,
 };
 
 use crate::plugin_args::PluginArgs;
@@ -117,20 +116,13 @@ struct ParamsArgs {
     /// Sector size: 2KiB, 8MiB or 512MiB.
     #[arg(long, value_name = "SIZE")]
     sector_size: String,
-    /// Which proofs (default: all four).
-    #[arg(long, value_enum, value_delimiter = ',')]
+    /// Which proofs, comma-separated: porep, window-post, winning-post,
+    /// snap-update (default: all four).
+    #[arg(long, value_delimiter = ',', value_parser = ProofKind::from_name)]
     proofs: Vec<ProofKind>,
     /// zkpipe's cache folder (recorded circuits in `r1cs/`).
     #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
-}
-
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum ProofKind {
-    Porep,
-    WindowPost,
-    WinningPost,
-    SnapUpdate,
 }
 
 #[derive(Args, Debug)]
@@ -252,27 +244,11 @@ fn prove_runs(
         } else {
             String::new()
         };
-        report(&format!("{what}{run}"), &proved, t);
+        let lines = proved.lines(&format!("{what}{run}"), t.elapsed());
+        lines.iter().for_each(|l| eprintln!("{l}"));
         last = Some(proved);
     }
     Ok(last.expect("clap asks for at least one run"))
-}
-
-fn report(what: &str, proved: &Proved, t: Instant) {
-    for (k, times) in proved.times.iter().enumerate() {
-        eprintln!(
-            "partition {k}: {:.1} ms ({}; {} constraints)",
-            times.total().as_secs_f64() * 1e3,
-            times.summary(),
-            proved.constraints
-        );
-    }
-    eprintln!(
-        "{what}: {} partition(s), verified, in {:.2?} (key load {:.2?})",
-        proved.proofs.len(),
-        t.elapsed(),
-        proved.key_load,
-    );
 }
 
 fn write(proved: &Proved, out: &Path) -> Result<(), Error> {
@@ -283,28 +259,13 @@ fn write(proved: &Proved, out: &Path) -> Result<(), Error> {
 
 fn params(_args: &PluginArgs, p: &ParamsArgs) -> Result<(), Error> {
     let size = parse_sector_size(&p.sector_size)?;
-    let kinds = if p.proofs.is_empty() {
-        vec![
-            ProofKind::Porep,
-            ProofKind::WindowPost,
-            ProofKind::WinningPost,
-            ProofKind::SnapUpdate,
-        ]
-    } else {
-        p.proofs.clone()
+    let kinds = match &p.proofs[..] {
+        [] => &ProofKind::ALL[..],
+        given => given,
     };
-    let seal_proof = zkpipe_filecoin::registry::seal_proof_for(size)?;
-    let mut sets = Vec::new();
-    for k in kinds {
-        sets.push(match k {
-            ProofKind::Porep => zkpipe_filecoin::porep::param_set(seal_proof)?,
-            ProofKind::WindowPost => zkpipe_filecoin::post::param_set(post_proof_for(true, size)?)?,
-            ProofKind::WinningPost => {
-                zkpipe_filecoin::post::param_set(post_proof_for(false, size)?)?
-            }
-            ProofKind::SnapUpdate => zkpipe_filecoin::snap::param_set(update_proof_for(size)?)?,
-        });
-    }
+    let sets = (kinds.iter())
+        .map(|k| ParamSet::of(*k, size))
+        .collect::<Result<Vec<_>, Error>>()?;
     let r1cs = R1csCache::new(cache_dir(&p.cache_dir).join("r1cs"));
     let progress = CliProgress::new();
     for set in sets {
@@ -358,30 +319,27 @@ fn seal(args: &PluginArgs, s: &SealCommitArgs) -> Result<(), Error> {
     Ok(())
 }
 
-fn post(args: &PluginArgs, p: &PostArgs, window: bool) -> Result<(), Error> {
-    let inputs: Vec<(&str, &Path)> = p
-        .vanilla
-        .iter()
-        .map(|v| ("--vanilla", v.as_path()))
-        .collect();
-    check_outputs(&inputs, &[("--out", &p.opts.out)])?;
-    check_writable(&p.opts.out)?;
-    let registered: RegisteredPoStProof = match (&p.registered_proof, &p.sector_size) {
-        (Some(t), _) => parse_post_proof(t)?,
-        (None, Some(s)) => post_proof_for(window, parse_sector_size(s)?)?,
-        (None, None) => unreachable!("clap requires one"),
-    };
-    let is_window = registered.typ() == zkpipe_filecoin::PoStType::Window;
-    if is_window != window {
-        return Err(Error::InvalidInput(format!(
-            "{registered:?} is a {} PoSt type",
-            if is_window { "window" } else { "winning" }
-        )));
-    }
+/// The vanilla proofs of `files`, in order, once `out` is known to be
+/// writable and none of them.
+fn read_vanilla(files: &[PathBuf], out: &Path) -> Result<Vec<Vec<u8>>, Error> {
+    let inputs: Vec<(&str, &Path)> = files.iter().map(|v| ("--vanilla", v.as_path())).collect();
+    check_outputs(&inputs, &[("--out", out)])?;
+    check_writable(out)?;
     let mut vanilla = Vec::new();
-    for f in &p.vanilla {
+    for f in files {
         vanilla.extend(read_vanilla_proofs(f)?);
     }
+    Ok(vanilla)
+}
+
+fn post(args: &PluginArgs, p: &PostArgs, window: bool) -> Result<(), Error> {
+    let vanilla = read_vanilla(&p.vanilla, &p.opts.out)?;
+    let size = p
+        .sector_size
+        .as_deref()
+        .map(parse_sector_size)
+        .transpose()?;
+    let registered = post_proof_asked(window, p.registered_proof.as_deref(), size)?;
     let req = PostRequest {
         registered,
         randomness: parse_hex32("--randomness", &p.randomness)?,
@@ -408,22 +366,12 @@ fn post(args: &PluginArgs, p: &PostArgs, window: bool) -> Result<(), Error> {
 }
 
 fn snap_update(args: &PluginArgs, u: &SnapArgs) -> Result<(), Error> {
-    let inputs: Vec<(&str, &Path)> = u
-        .vanilla
-        .iter()
-        .map(|v| ("--vanilla", v.as_path()))
-        .collect();
-    check_outputs(&inputs, &[("--out", &u.opts.out)])?;
-    check_writable(&u.opts.out)?;
+    let vanilla = read_vanilla(&u.vanilla, &u.opts.out)?;
     let registered: RegisteredUpdateProof = match (u.registered_proof, &u.sector_size) {
         (Some(n), _) => update_proof(n)?,
         (None, Some(s)) => update_proof_for(parse_sector_size(s)?)?,
         (None, None) => unreachable!("clap requires one"),
     };
-    let mut vanilla = Vec::new();
-    for f in &u.vanilla {
-        vanilla.extend(read_vanilla_proofs(f)?);
-    }
     let req = SnapRequest {
         registered,
         comm_r_old: Commitment::Sealed.parse_text("--comm-r-old", &u.comm_r_old)?,

@@ -97,12 +97,11 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
         options: ProverOptions::default(),
     };
     let inputs: Vec<(&str, &Path)> = p.params.iter().map(|d| ("--params", d.as_path())).collect();
-    let stem = request.builtin.stem();
     let (proof_out, public_out) = proof_outputs(
         &inputs,
         p.out.as_deref(),
         p.public_out.as_deref(),
-        (format!("{stem}.proof"), format!("{stem}.public.json")),
+        request.builtin.default_outputs(),
     )?;
     let stdout_free = !matches!(proof_out, Output::Stdout) && !matches!(public_out, Output::Stdout);
     let session = args.session(&p.backend, p.device)?;

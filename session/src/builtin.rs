@@ -51,6 +51,13 @@ impl BuiltinRequest {
         )
     }
 
+    /// The files a proof and its public inputs go to when no output is
+    /// named: `<stem>.proof` and `<stem>.public.json`.
+    pub fn default_outputs(&self) -> (String, String) {
+        let stem = self.stem();
+        (format!("{stem}.proof"), format!("{stem}.public.json"))
+    }
+
     fn cache_dir(&self) -> PathBuf {
         self.cache_dir
             .clone()

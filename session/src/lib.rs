@@ -12,6 +12,7 @@
 pub mod batch;
 pub mod builtin;
 pub mod circom;
+mod crosscheck;
 mod filecoin;
 pub mod inventory;
 pub mod keys;

@@ -48,7 +48,62 @@ impl std::fmt::Debug for ParamSet {
     }
 }
 
+/// The proofs Filecoin keeps parameters for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProofKind {
+    Porep,
+    WindowPost,
+    WinningPost,
+    SnapUpdate,
+}
+
+impl ProofKind {
+    /// Every kind, in the order `zkpipe filecoin params` makes them.
+    pub const ALL: [ProofKind; 4] = [
+        ProofKind::Porep,
+        ProofKind::WindowPost,
+        ProofKind::WinningPost,
+        ProofKind::SnapUpdate,
+    ];
+
+    /// `porep`, `window-post`, `winning-post`, `snap-update`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProofKind::Porep => "porep",
+            ProofKind::WindowPost => "window-post",
+            ProofKind::WinningPost => "winning-post",
+            ProofKind::SnapUpdate => "snap-update",
+        }
+    }
+
+    /// The kind [`ProofKind::name`] names.
+    ///
+    /// # Errors
+    /// The names it takes, for any other word.
+    pub fn from_name(s: &str) -> Result<ProofKind, String> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| format!("`{s}`: porep, window-post, winning-post or snap-update"))
+    }
+}
+
 impl ParamSet {
+    /// The parameter set of `kind` for `sector_size`, at the proof version
+    /// Lotus and Curio use now.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a size Filecoin does not register.
+    pub fn of(kind: ProofKind, sector_size: u64) -> Result<ParamSet, Error> {
+        use crate::registry::{post_proof_for, seal_proof_for, update_proof_for};
+        match kind {
+            ProofKind::Porep => crate::porep::param_set(seal_proof_for(sector_size)?),
+            ProofKind::WindowPost => crate::post::param_set(post_proof_for(true, sector_size)?),
+            ProofKind::WinningPost => crate::post::param_set(post_proof_for(false, sector_size)?),
+            ProofKind::SnapUpdate => crate::snap::param_set(update_proof_for(sector_size)?),
+        }
+    }
+
     /// Its files.
     pub fn files(&self) -> ParamFiles {
         ParamFiles::of(&self.id)

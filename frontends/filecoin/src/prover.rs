@@ -55,6 +55,27 @@ impl Proved {
     pub fn to_bytes(&self) -> Vec<u8> {
         self.proofs.iter().flat_map(|p| p.to_bytes()).collect()
     }
+
+    /// A line per partition (its stages) and one for the whole `what`,
+    /// which took `elapsed`.
+    pub fn lines(&self, what: &str, elapsed: Duration) -> Vec<String> {
+        let mut out: Vec<String> = (self.times.iter().enumerate())
+            .map(|(k, times)| {
+                format!(
+                    "partition {k}: {:.1} ms ({}; {} constraints)",
+                    times.total().as_secs_f64() * 1e3,
+                    times.summary(),
+                    self.constraints
+                )
+            })
+            .collect();
+        out.push(format!(
+            "{what}: {} partition(s), verified, in {elapsed:.2?} (key load {:.2?})",
+            self.proofs.len(),
+            self.key_load,
+        ));
+        out
+    }
 }
 
 /// Filecoin circuits on one backend, keys resident.

@@ -161,6 +161,37 @@ pub fn parse_post_proof(s: &str) -> Result<RegisteredPoStProof, Error> {
         })
 }
 
+/// The PoSt type a request names: `registered` (a number or a name, see
+/// [`parse_post_proof`]) or else the current one for `sector_size`; a
+/// WindowPoSt when `window`, else a WinningPoSt.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for a type or size Filecoin does not register,
+/// a type of the other kind of PoSt, or neither given.
+pub fn post_proof_asked(
+    window: bool,
+    registered: Option<&str>,
+    sector_size: Option<u64>,
+) -> Result<RegisteredPoStProof, Error> {
+    let proof = match (registered, sector_size) {
+        (Some(t), _) => parse_post_proof(t)?,
+        (None, Some(size)) => post_proof_for(window, size)?,
+        (None, None) => {
+            return Err(Error::InvalidInput(
+                "a PoSt needs its type or its sector size".into(),
+            ));
+        }
+    };
+    let is_window = proof.typ() == filecoin_proofs_api::PoStType::Window;
+    if is_window != window {
+        return Err(Error::InvalidInput(format!(
+            "{proof:?} is a {} PoSt type",
+            if is_window { "window" } else { "winning" }
+        )));
+    }
+    Ok(proof)
+}
+
 /// The WindowPoSt (current version) or WinningPoSt type for `sector_size`.
 ///
 /// # Errors
