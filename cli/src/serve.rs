@@ -112,7 +112,7 @@ impl ServeArgs {
 pub fn run(args: &ServeArgs, plugins: &PluginArgs) -> Result<(), Error> {
     let config = args.config(plugins)?;
     if args.print_config {
-        print!("{}", config.to_toml());
+        print!("{}", config.resolved().to_toml());
         return Ok(());
     }
     zkpipe_daemon::logging::init(&config.logging)?;

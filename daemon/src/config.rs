@@ -574,6 +574,7 @@ impl Config {
                 ))
             })?;
         }
+        check_log_level(&self.logging.level)?;
         if !matches!(self.logging.format.as_str(), "text" | "json") {
             return Err(Error::InvalidInput(format!(
                 "logging.format must be text or json, not `{}`",
@@ -603,6 +604,14 @@ impl Config {
         Ok(())
     }
 
+    /// This config with the values it leaves to the machine filled in (the
+    /// socket path), as `--print-config` shows it.
+    pub fn resolved(&self) -> Config {
+        let mut c = self.clone();
+        c.daemon.socket = self.socket_path().display().to_string();
+        c
+    }
+
     /// The socket path: as configured, else under `$XDG_RUNTIME_DIR`.
     pub fn socket_path(&self) -> PathBuf {
         if !self.daemon.socket.is_empty() {
@@ -620,6 +629,27 @@ impl Config {
     pub fn device_budget(&self) -> u64 {
         parse_bytes("", &self.memory.device_budget).unwrap_or(0)
     }
+}
+
+/// Refuses a log level that is not one: tracing reads a bare word as a
+/// target's name, so `verbose` would silently turn every line off. A level
+/// is `off`, `error`, `warn`, `info`, `debug` or `trace`; a filter is
+/// comma-separated levels and `target=level` directives.
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming the directive and the levels.
+fn check_log_level(level: &str) -> Result<(), Error> {
+    const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
+    for directive in level.split(',').map(str::trim) {
+        let word = directive.rsplit_once('=').map_or(directive, |(_, l)| l);
+        if !LEVELS.iter().any(|l| l.eq_ignore_ascii_case(word)) {
+            return Err(Error::InvalidInput(format!(
+                "logging.level: `{directive}` is not a level (off, error, warn, info, debug, \
+                 trace) or a `target=level` directive"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `$XDG_RUNTIME_DIR/zkpipe/zkpipe.sock`, else `/tmp/zkpipe-<uid>/zkpipe.sock`.
@@ -674,6 +704,48 @@ mod tests {
         let back: Config = toml::from_str(&text).unwrap();
         assert_eq!(back, c);
         assert!(text.contains("[daemon]") && text.contains("verify_before_return = true"));
+    }
+
+    /// The example configuration holds every key, each at its default, so
+    /// copying it changes nothing until a line is edited; a key added to
+    /// the config and not to the example fails here.
+    #[test]
+    fn the_example_config_has_every_key_at_its_default() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/zkpipe.toml");
+        let example = Config::load(std::path::Path::new(path)).unwrap();
+        assert_eq!(example, Config::default());
+        let keys = |text: &str| -> Vec<String> {
+            let table: toml::Table = toml::from_str(text).unwrap();
+            table
+                .iter()
+                .flat_map(|(section, keys)| {
+                    let keys = keys.as_table().unwrap();
+                    keys.keys().map(move |k| format!("{section}.{k}"))
+                })
+                .collect()
+        };
+        let text = std::fs::read_to_string(path).unwrap();
+        assert_eq!(keys(&text), keys(&Config::default().to_toml()));
+    }
+
+    #[test]
+    fn a_log_level_must_be_one() {
+        for good in [
+            "info",
+            "DEBUG",
+            "off",
+            "zkpipe=debug,info",
+            "h2=warn, trace",
+        ] {
+            check_log_level(good).unwrap();
+        }
+        for bad in ["verbose", "info,loud", "zkpipe=chatty", ""] {
+            let e = check_log_level(bad).unwrap_err().to_string();
+            assert!(e.contains("logging.level"), "{bad}: {e}");
+        }
+        let mut c = Config::default();
+        let refused = c.set("logging.level=verbose").and_then(|()| c.validate());
+        assert!(refused.is_err());
     }
 
     #[test]

@@ -1176,6 +1176,11 @@ fn config_files_and_flags_are_checked_and_printed() {
         "{text}"
     );
     assert!(text.contains("host_budget = \"1GiB\""), "{text}");
+    // The socket it would listen on, not the empty default.
+    assert!(
+        !text.contains("socket = \"\"") && text.contains("zkpipe.sock"),
+        "{text}"
+    );
     for (name, body) in [
         ("unknown.toml", "[daemon]\nmax_jobz = 5\n"),
         ("type.toml", "[daemon]\nmax_jobs = \"many\"\n"),
