@@ -167,7 +167,21 @@ pub async fn serve(config: Config, ready: impl FnOnce(&Endpoints)) -> Result<(),
             }
         })
     };
-    tracing::info!(socket = %socket.display(), tcp = ?endpoints.tcp, http = ?endpoints.http, "zkpipe daemon listening");
+    // One line that says what started: a log reader needs no other.
+    let status = daemon.status();
+    let devices: Vec<String> = (status.devices.iter())
+        .map(|d| format!("{} {}", d.index, d.name))
+        .collect();
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        backend = %status.backend,
+        devices = %devices.join(", "),
+        policy = %status.policy,
+        socket = %socket.display(),
+        tcp = endpoints.tcp.as_ref().map(tracing::field::display),
+        http = endpoints.http.as_ref().map(tracing::field::display),
+        "zkpipe daemon listening"
+    );
     ready(&endpoints);
 
     wait_for_signal().await?;

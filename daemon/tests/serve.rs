@@ -1698,3 +1698,56 @@ impl Drop for KillOnDrop {
         let _ = self.0.wait();
     }
 }
+
+/// The startup line says what started (version, backend, devices, policy,
+/// where it listens), and JSON logs carry plain values: an absent listener
+/// is absent, not Rust's `None`.
+#[test]
+fn the_startup_line_says_what_started_in_plain_json() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("zkpipe.sock");
+    let mut child = support::zkpipe_command()
+        .arg("serve")
+        .arg("--socket")
+        .arg(&socket)
+        .args(["--set", "logging.format=json", "--policy", "split"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    for line in stdout.lines() {
+        if line.unwrap().starts_with("listening unix:") {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut logs = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut logs)
+        .unwrap();
+    let started = logs
+        .lines()
+        .find(|l| l.contains("zkpipe daemon listening"))
+        .unwrap_or_else(|| panic!("no startup line in: {logs}"));
+    let v: serde_json::Value = serde_json::from_str(started).unwrap();
+    let f = &v["fields"];
+    assert_eq!(f["version"], env!("CARGO_PKG_VERSION"), "{started}");
+    assert_eq!(f["backend"], "cpu", "{started}");
+    assert_eq!(f["policy"], "split", "{started}");
+    assert!(
+        f["devices"].as_str().is_some_and(|d| d.starts_with("0 ")),
+        "{started}"
+    );
+    assert!(f["tcp"].is_null() && f.get("tcp").is_none(), "{started}");
+    assert!(
+        !started.contains("None") && !started.contains("Some("),
+        "{started}"
+    );
+}

@@ -75,7 +75,7 @@ impl Daemon {
                     partition = s.partition,
                     stage = %s.stage,
                     lane = %s.lane,
-                    device = ?s.device,
+                    device = s.device,
                     ms = s.end_ms - s.start_ms,
                     "stage"
                 );
