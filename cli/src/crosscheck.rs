@@ -40,15 +40,27 @@ pub fn run(args: &PluginArgs, x: &CrosscheckArgs) -> Result<bool, Error> {
         seed: x.seed,
         device: x.device,
     };
-    session.crosscheck(
+    // ok, skipped, mismatched or failed: the summary's counts.
+    let mut counts = [0usize; 4];
+    let all_matched = session.crosscheck(
         &x.circuit.request(),
         &x.reference,
         &spec,
-        &mut |c: &Check| match &c.outcome {
-            Outcome::Match => println!("ok        {}", c.what),
-            Outcome::Mismatch(d) => println!("MISMATCH  {}: {d}", c.what),
-            Outcome::Skipped(why) => println!("skipped   {}: {why}", c.what),
-            Outcome::Failed(why) => println!("ERROR     {}: {why}", c.what),
+        &mut |c: &Check| {
+            let (kind, line) = match &c.outcome {
+                Outcome::Match => (0, format!("ok        {}", c.what)),
+                Outcome::Skipped(why) => (1, format!("skipped   {}: {why}", c.what)),
+                Outcome::Mismatch(d) => (2, format!("MISMATCH  {}: {d}", c.what)),
+                Outcome::Failed(why) => (3, format!("ERROR     {}: {why}", c.what)),
+            };
+            counts[kind] += 1;
+            println!("{line}");
         },
-    )
+    )?;
+    let [ok, skipped, mismatched, failed] = counts;
+    println!(
+        "{} against {}: {ok} matched, {skipped} skipped, {mismatched} mismatched, {failed} failed",
+        x.backend, x.reference
+    );
+    Ok(all_matched)
 }

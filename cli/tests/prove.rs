@@ -386,6 +386,14 @@ fn crosscheck_cpu_against_cpu_passes() {
     ));
     assert!(out.contains("ok        groth16 proof bytes"), "{out}");
     assert!(!out.contains("MISMATCH"));
+    // The last line counts them.
+    let oks = out.lines().filter(|l| l.starts_with("ok ")).count();
+    let last = out.lines().last().unwrap();
+    assert!(
+        last.starts_with(&format!("cpu against cpu: {oks} matched, "))
+            && last.ends_with("0 mismatched, 0 failed"),
+        "{out}"
+    );
 }
 
 /// `--backend-opt` settings go to the backend under test only: the CPU
