@@ -345,7 +345,13 @@ impl Daemon {
             inputs_at_fault,
             ..Default::default()
         });
-        tracing::info!(job = id, state = state_label(state), "job ended");
+        tracing::info!(
+            job = id,
+            state = state_label(state),
+            latency_s = now.duration_since(job.submitted).as_secs_f64(),
+            request_id = (!job.spec.request_id.is_empty()).then_some(job.spec.request_id.as_str()),
+            "job ended"
+        );
         // Stored even with no one waiting yet (`send` would drop it then).
         job.done.send_replace(true);
     }
