@@ -373,6 +373,9 @@ fn full(
     let parts = job.partitions();
     let total_parts = parts * proofs;
     let mut all: Vec<StageTimes> = Vec::with_capacity(total_parts);
+    // When each proof's last partition was proved, from the start.
+    let mut ended: Vec<Duration> = Vec::with_capacity(proofs);
+    let t0 = Instant::now();
     let mut prove = |i: usize, w: zkpipe_core::r1cs::Witness, synth: Duration| {
         let mut st = in_shape::time_partition(prover, &w)?;
         st.stages.insert(0, (Stage::Witness, synth));
@@ -384,9 +387,13 @@ fn full(
             st.summary()
         ));
         all.push(st);
+        if i % parts == parts - 1 {
+            let at = t0.elapsed();
+            progress.note(&format!("proof {} ended at {}", i / parts + 1, secs(at)));
+            ended.push(at);
+        }
         Ok::<(), Error>(())
     };
-    let t0 = Instant::now();
     if in_flight <= 1 {
         for i in 0..total_parts {
             let t = Instant::now();
@@ -436,8 +443,27 @@ fn full(
         secs(median(all.iter().map(StageTimes::total).collect())),
         all.len()
     )];
+    lines.extend(proof_times(&ended));
     lines.extend(summary(wall, proofs));
     Ok(lines)
+}
+
+/// The first proof's time end to end (the pipeline empty when it began)
+/// and, with more proofs, the rate after it (the pipeline full).
+fn proof_times(ended: &[Duration]) -> Vec<String> {
+    let Some(&first) = ended.first() else {
+        return Vec::new();
+    };
+    let mut lines = vec![format!("first proof end to end: {}", secs(first))];
+    if let Some(&last) = ended.last().filter(|_| ended.len() > 1) {
+        lines.push(format!(
+            "after it: {:.2} s/proof ({} proof(s) in {})",
+            (last - first).as_secs_f64() / (ended.len() - 1) as f64,
+            ended.len() - 1,
+            secs(last - first)
+        ));
+    }
+    lines
 }
 
 /// The closing lines: seconds per proof, the peak, and that no proof was made.
@@ -451,4 +477,24 @@ fn summary(wall: Duration, proofs: usize) -> [String; 2] {
         ),
         NO_PROOF.to_string(),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proof_times_split_the_first_proof_from_the_rate_after_it() {
+        assert!(proof_times(&[]).is_empty());
+        let one = proof_times(&[Duration::from_secs(50)]);
+        assert_eq!(one, ["first proof end to end: 50.000 s"]);
+        let three = proof_times(&[50, 90, 130].map(Duration::from_secs));
+        assert_eq!(
+            three,
+            [
+                "first proof end to end: 50.000 s",
+                "after it: 40.00 s/proof (2 proof(s) in 80.000 s)"
+            ]
+        );
+    }
 }
