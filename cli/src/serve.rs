@@ -116,14 +116,12 @@ pub fn run(args: &ServeArgs, plugins: &PluginArgs) -> Result<(), Error> {
         return Ok(());
     }
     zkpipe_daemon::logging::init(&config.logging)?;
-    zkpipe_daemon::client::block_on(zkpipe_daemon::server::serve(config, |at| {
-        // One line on stdout for scripts and tests: the daemon is ready.
-        println!("listening unix:{}", at.socket.display());
-        if let Some(tcp) = at.tcp {
-            println!("listening tcp:{tcp}");
-        }
-        if let Some(http) = at.http {
-            println!("listening http:{http}");
-        }
+    let origin = zkpipe_daemon::server::Origin {
+        commit: env!("ZKPIPE_COMMIT").into(),
+        config_file: args.config.clone(),
+    };
+    // One line per listener on stdout for scripts and tests: it is ready.
+    zkpipe_daemon::client::block_on(zkpipe_daemon::server::serve(config, origin, |at| {
+        at.lines().iter().for_each(|l| println!("{l}"))
     }))
 }

@@ -176,7 +176,7 @@ fn parse(req: &pb::SubmitProofRequest) -> Result<(Arc<dyn FilecoinJob>, String),
         pb::ProofKind::SnapDealsUpdate => {
             let registered = update_proof(req.registered_proof)?;
             check_size(u64::from(registered.sector_size()))?;
-            // Curio sends its CIDs' bytes (`cid.Bytes()`); raw 32 bytes too.
+            // Curio sends 32 raw bytes; a CID's bytes are taken too.
             let r = SnapRequest {
                 registered,
                 comm_r_old: Commitment::Sealed.parse("comm_r_old", &req.comm_r_old)?,

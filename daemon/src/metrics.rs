@@ -49,6 +49,8 @@ pub struct Metrics {
     pub memory: IntGaugeVec,
     /// Seconds since start.
     pub uptime: Gauge,
+    /// 1, labelled with the version, commit, plugin ABIs and backend.
+    build_info: IntGaugeVec,
 }
 
 fn must<T>(r: prometheus::Result<T>) -> T {
@@ -171,9 +173,16 @@ impl Metrics {
                 &["kind"],
             )),
             uptime: must(Gauge::new("zkpipe_uptime_seconds", "Seconds since start")),
+            build_info: must(IntGaugeVec::new(
+                Opts::new(
+                    "zkpipe_build_info",
+                    "1, labelled with what the daemon runs: version, commit, plugin ABIs, backend",
+                ),
+                &["version", "commit", "backend_abi", "policy_abi", "backend"],
+            )),
             registry,
         };
-        let collectors: [Box<dyn prometheus::core::Collector>; 18] = [
+        let collectors: [Box<dyn prometheus::core::Collector>; 19] = [
             Box::new(m.submitted.clone()),
             Box::new(m.ended.clone()),
             Box::new(m.jobs.clone()),
@@ -192,11 +201,31 @@ impl Metrics {
             Box::new(m.device_flagged.clone()),
             Box::new(m.memory.clone()),
             Box::new(m.uptime.clone()),
+            Box::new(m.build_info.clone()),
         ];
         for c in collectors {
             must(m.registry.register(c));
         }
+        // The standard `process_*` metrics (CPU seconds, resident memory,
+        // open files, threads, start time), read from /proc at scrape time.
+        #[cfg(target_os = "linux")]
+        must(m.registry.register(Box::new(
+            prometheus::process_collector::ProcessCollector::for_self(),
+        )));
         m
+    }
+
+    /// Sets `zkpipe_build_info` for `commit` and `backend` (once, at start).
+    pub fn set_build_info(&self, commit: &str, backend: &str) {
+        self.build_info
+            .with_label_values(&[
+                env!("CARGO_PKG_VERSION"),
+                commit,
+                &zkpipe_core::plugin::ABI_VERSION.to_string(),
+                &zkpipe_core::sched::policy_plugin::POLICY_ABI_VERSION.to_string(),
+                backend,
+            ])
+            .set(1);
     }
 
     /// Sets the gauges of what bounds the daemon from `report`: a stage

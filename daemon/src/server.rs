@@ -20,6 +20,16 @@ use crate::proto::prover_server::ProverServer;
 use crate::service::Service;
 use crate::status_http;
 
+/// What the serving binary says about itself: in the startup line and in
+/// `zkpipe_build_info`.
+#[derive(Debug, Clone, Default)]
+pub struct Origin {
+    /// The commit the binary was built from (`unknown` outside a checkout).
+    pub commit: String,
+    /// The config file read, if one was.
+    pub config_file: Option<std::path::PathBuf>,
+}
+
 /// Where a started daemon listens (printed once it is ready).
 #[derive(Debug, Clone)]
 pub struct Endpoints {
@@ -31,13 +41,28 @@ pub struct Endpoints {
     pub http: Option<std::net::SocketAddr>,
 }
 
+impl Endpoints {
+    /// `listening unix:PATH`, then `listening tcp:ADDR` and `listening
+    /// http:ADDR` where served: what `zkpipe serve` prints when ready.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines = vec![format!("listening unix:{}", self.socket.display())];
+        lines.extend(self.tcp.map(|a| format!("listening tcp:{a}")));
+        lines.extend(self.http.map(|a| format!("listening http:{a}")));
+        lines
+    }
+}
+
 /// Runs the daemon until SIGTERM or SIGINT, calling `ready` once it
 /// listens.
 ///
 /// # Errors
 /// Start-up errors: backend, policy, devices, a live daemon on the socket,
 /// addresses that cannot be bound, a bad token file.
-pub async fn serve(config: Config, ready: impl FnOnce(&Endpoints)) -> Result<(), Error> {
+pub async fn serve(
+    config: Config,
+    origin: Origin,
+    ready: impl FnOnce(&Endpoints),
+) -> Result<(), Error> {
     let socket = config.socket_path();
     // Before the backend starts: a bad certificate or key file is refused
     // at once.
@@ -172,8 +197,13 @@ pub async fn serve(config: Config, ready: impl FnOnce(&Endpoints)) -> Result<(),
     let devices: Vec<String> = (status.devices.iter())
         .map(|d| format!("{} {}", d.index, d.name))
         .collect();
+    daemon
+        .metrics
+        .set_build_info(&origin.commit, &status.backend);
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
+        commit = %origin.commit,
+        config = origin.config_file.as_ref().map(|p| tracing::field::display(p.display())),
         backend = %status.backend,
         devices = %devices.join(", "),
         policy = %status.policy,

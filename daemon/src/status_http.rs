@@ -1,5 +1,8 @@
-//! Optional plain HTTP for scrapers and people: `GET /metrics` (Prometheus
-//! text) and `GET /status` (the `Status` reply as JSON).
+//! Optional plain HTTP for scrapers, probes and people: `GET /metrics`
+//! (Prometheus text), `GET /status` (the `Status` reply as JSON), and the
+//! probes `GET /healthz` (the process answers) and `GET /readyz` (it takes
+//! jobs). The probes want no token: they say nothing a token protects,
+//! and an orchestrator's probe seldom carries one.
 
 use std::sync::Arc;
 
@@ -32,6 +35,18 @@ pub fn router(daemon: Arc<Daemon>, token: Option<String>) -> Router {
                 .into_response()
         }
     };
+    let ready = {
+        let d = daemon.clone();
+        move || async move {
+            match d.readiness() {
+                Ok(()) => (StatusCode::OK, "ready\n".to_string()),
+                Err(why) => (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!("not ready: {why}\n"),
+                ),
+            }
+        }
+    };
     let status = move |headers: HeaderMap| async move {
         if !allowed(&headers, &token) {
             return unauthorized();
@@ -43,6 +58,8 @@ pub fn router(daemon: Arc<Daemon>, token: Option<String>) -> Router {
     Router::new()
         .route("/metrics", get(metrics))
         .route("/status", get(status))
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(ready))
 }
 
 fn unauthorized() -> axum::response::Response {

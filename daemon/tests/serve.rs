@@ -936,8 +936,95 @@ fn status_over_http_wants_the_token() {
         assert_eq!(http_get(&http, path, Some("guess")), 401, "{path}");
         assert_eq!(http_get(&http, path, Some("http-token")), 200, "{path}");
     }
+    // The probes say nothing a token protects: an orchestrator's probe
+    // carries none.
+    for path in ["/healthz", "/readyz"] {
+        assert_eq!(http_get(&http, path, None), 200, "{path}");
+    }
+    assert_eq!(http_get(&http, "/nothing-here", None), 404);
     let _ = child.kill();
     let _ = child.wait();
+}
+
+#[test]
+fn build_info_is_reported_and_readyz_fails_while_draining() {
+    let keys = shared_keys();
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("zkpipe.sock");
+    let (child, lines) = spawn(
+        &socket,
+        &keys,
+        &[
+            "--status-http",
+            "127.0.0.1:0",
+            "--set",
+            "daemon.tcp_without_token=true",
+            "--set",
+            "daemon.drain_timeout_s=120",
+        ],
+    );
+    let http = loop {
+        let l = lines.recv_timeout(Duration::from_secs(300)).unwrap();
+        if let Some(a) = l.strip_prefix("listening http:") {
+            break a.to_string();
+        }
+    };
+    let mut served = Served {
+        child,
+        socket,
+        tcp: None,
+        keys: keys.clone(),
+        _dir: dir,
+    };
+    assert_eq!(http_get(&http, "/readyz", None), 200);
+    let rt = runtime();
+    rt.block_on(async {
+        let mut c = served.client().await;
+        let metrics = c
+            .metrics(proto::MetricsRequest {})
+            .await
+            .unwrap()
+            .into_inner()
+            .text;
+        let build = (metrics.lines())
+            .find(|l| l.starts_with("zkpipe_build_info{"))
+            .expect("zkpipe_build_info");
+        let version = format!("version=\"{}\"", env!("CARGO_PKG_VERSION"));
+        assert!(build.ends_with(" 1"), "{build}");
+        assert!(build.contains(&version), "{build}");
+        assert!(build.contains("backend=\"cpu\""), "{build}");
+        assert!(!build.contains("commit=\"\""), "{build}");
+        for m in [
+            "process_resident_memory_bytes ",
+            "process_cpu_seconds_total ",
+        ] {
+            assert!(
+                metrics.lines().any(|l| l.starts_with(m)),
+                "no {m}in\n{metrics}"
+            );
+        }
+        // Long enough to drain for a while: the probe is read meanwhile.
+        let req = job("squaring-chain", "16384", 1, 32, Priority::Normal);
+        let sub = c.submit(req.clone()).await.unwrap().into_inner();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        served.signal(libc::SIGTERM);
+        let t0 = Instant::now();
+        while http_get(&http, "/readyz", None) != 503 {
+            assert!(t0.elapsed() < Duration::from_secs(30), "/readyz stayed 200");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(http_get(&http, "/healthz", None), 200);
+        let r = c
+            .r#await(proto::AwaitRequest {
+                job_id: sub.job_id,
+                timeout_ms: 0,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        check_proofs(&keys, &req, &r);
+    });
+    assert!(served.wait_exit(Duration::from_secs(60)).success());
 }
 
 #[test]

@@ -51,6 +51,27 @@ impl Daemon {
         }
     }
 
+    /// Whether the daemon takes jobs (`/readyz`): `Err` says why not.
+    /// Its backend and devices are up once it exists; it stops being
+    /// ready when it drains, or when every device's proofs have failed
+    /// verification.
+    ///
+    /// # Errors
+    /// The reason, for the probe's body.
+    pub fn readiness(&self) -> Result<(), String> {
+        if self.draining.load(Ordering::Relaxed) {
+            return Err("draining: it finishes the jobs it has and takes no new ones".into());
+        }
+        let health = self.health.lock().unwrap();
+        if !health.is_empty() && health.iter().all(|h| h.verify_failures > 0) {
+            return Err(format!(
+                "every device ({}) has made proofs that failed verification",
+                self.devices.len()
+            ));
+        }
+        Ok(())
+    }
+
     /// What bounds the daemon now.
     fn load_report(&self) -> load::Report {
         let now_ms = self.engine_epoch.elapsed().as_secs_f64() * 1e3;
