@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use sd_notify::NotifyState;
 use tokio::sync::watch;
 use tonic::transport::Server;
 use zkpipe_core::Error;
@@ -213,8 +214,13 @@ pub async fn serve(
         "zkpipe daemon listening"
     );
     ready(&endpoints);
+    notify_systemd(&[NotifyState::Ready]);
 
     wait_for_signal().await?;
+    notify_systemd(&[
+        NotifyState::Stopping,
+        NotifyState::Status("draining: finishing the jobs in flight"),
+    ]);
     // Leave the fleet first: jobs it held go back to the queue for others.
     let _ = fleet_stop.send(true);
     if let Some(node) = fleet_node {
@@ -238,6 +244,15 @@ pub async fn serve(
 }
 
 /// Waits for SIGTERM or SIGINT.
+/// Tells systemd (a `Type=notify` unit: `$NOTIFY_SOCKET` set) where the
+/// daemon is; nothing when not run by systemd. A failure is logged, never
+/// fatal: the daemon serves either way.
+fn notify_systemd(states: &[NotifyState]) {
+    if let Err(e) = sd_notify::notify(states) {
+        tracing::warn!(error = %e, "could not notify systemd");
+    }
+}
+
 async fn wait_for_signal() -> Result<(), Error> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate())

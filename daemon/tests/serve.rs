@@ -1838,3 +1838,47 @@ fn the_startup_line_says_what_started_in_plain_json() {
         "{started}"
     );
 }
+
+#[test]
+fn tells_systemd_when_it_is_ready_and_when_it_stops() {
+    use std::os::unix::net::UnixDatagram;
+    let keys = shared_keys();
+    let dir = tempfile::tempdir().unwrap();
+    let notify = UnixDatagram::bind(dir.path().join("notify")).unwrap();
+    notify
+        .set_read_timeout(Some(Duration::from_secs(300)))
+        .unwrap();
+    let socket = dir.path().join("zkpipe.sock");
+    let mut cmd = support::zkpipe_command();
+    cmd.arg("serve")
+        .arg("--socket")
+        .arg(&socket)
+        .arg("--keys-dir")
+        .arg(&keys)
+        .args(["--set", "logging.level=warn"])
+        .env("NOTIFY_SOCKET", dir.path().join("notify"));
+    let (child, lines) = support::spawn_with_lines(cmd);
+    let mut served = Served {
+        child,
+        socket,
+        tcp: None,
+        keys: keys.clone(),
+        _dir: dir,
+    };
+    let mut buf = [0u8; 512];
+    let read = |buf: &mut [u8]| {
+        let n = notify.recv(buf).expect("a message to systemd");
+        String::from_utf8_lossy(&buf[..n]).into_owned()
+    };
+    // READY only once it listens: the ready line is already out.
+    assert_eq!(read(&mut buf), "READY=1\n");
+    let first = lines.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(first.starts_with("listening unix:"), "{first}");
+    served.signal(libc::SIGTERM);
+    let stopping = read(&mut buf);
+    assert!(
+        stopping.starts_with("STOPPING=1\nSTATUS=draining"),
+        "{stopping}"
+    );
+    assert!(served.wait_exit(Duration::from_secs(60)).success());
+}
