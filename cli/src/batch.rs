@@ -136,12 +136,6 @@ pub fn run_batch(
     Ok(out)
 }
 
-pub fn print_summary(s: &Summary) {
-    zkpipe_harness::summary_lines(s)
-        .iter()
-        .for_each(|l| println!("{l}"));
-}
-
 pub fn run(args: &PluginArgs, cmd: &BatchCmd) -> Result<(), Error> {
     let (summary, spans) = match &cmd.daemon {
         Some(addr) => {
@@ -166,7 +160,9 @@ pub fn run(args: &PluginArgs, cmd: &BatchCmd) -> Result<(), Error> {
         println!("{}", serde_json::to_string_pretty(&summary).unwrap());
     } else {
         println!("{}", zkpipe_harness::machine());
-        print_summary(&summary);
+        zkpipe_harness::summary_lines(&summary)
+            .iter()
+            .for_each(|l| println!("{l}"));
         println!(
             "  waterfall: {}/waterfall.json, {}/waterfall.svg",
             cmd.out_dir.display(),

@@ -157,15 +157,8 @@ impl QueueArgs {
 
     /// Connects to the queue the flags and config name.
     async fn connect(&self) -> Result<Arc<Queue>, Error> {
-        connect(&self.config()?).await
+        fleet_submit::connect(&self.config()?).await
     }
-}
-
-async fn connect(config: &Config) -> Result<Arc<Queue>, Error> {
-    let queue = Queue::connect(&config.queue.url, config.queue.queue_config())
-        .await
-        .map_err(fleet_jobs::error)?;
-    Ok(Arc::new(queue))
 }
 
 /// Waits for a job; its state at the limit if it has not ended. A lost
@@ -233,7 +226,7 @@ async fn run_async(args: &FleetArgs) -> Result<(), Error> {
             if let Some(dir) = config.queue.queue_config().payload_dir {
                 zkpipe_fleet::check_payload_dir(&dir).map_err(fleet_jobs::error)?;
             }
-            let q = connect(&config).await?;
+            let q = fleet_submit::connect(&config).await?;
             fleet_submit::check_host_memory(&q, &new).await?;
             let submitted = q.submit(&new).await.map_err(fleet_jobs::error)?;
             println!(

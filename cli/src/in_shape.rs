@@ -68,14 +68,13 @@ pub struct InShapeArgs {
 /// and for a run this machine's memory (or `--memory-limit`) or its
 /// device's cannot hold, with the estimates; backend errors (exit 1).
 pub fn run(args: &PluginArgs, a: &InShapeArgs) -> Result<(), Error> {
-    let memory_limit = match &a.memory_limit {
-        Some(s) => Some(parse_sector_size(s).map_err(|_| {
-            Error::InvalidInput(format!(
-                "--memory-limit {s}: expected a size such as 128GiB"
-            ))
-        })?),
-        None => None,
-    };
+    let memory_limit = (a.memory_limit.as_deref())
+        .map(|s| {
+            parse_sector_size(s)
+                .map_err(|_| format!("--memory-limit {s}: expected a size such as 128GiB"))
+        })
+        .transpose()
+        .map_err(Error::InvalidInput)?;
     let req = InShapeRequest {
         sector_size: parse_sector_size(&a.sector_size)?,
         proofs: a.proofs,

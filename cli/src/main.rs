@@ -108,6 +108,14 @@ enum Command {
     /// A fleet of `zkpipe serve --queue` nodes: submit jobs to its
     /// PostgreSQL queue, await them, see its nodes and queues.
     Fleet(fleet::FleetArgs),
+    /// Print a shell's completion script (e.g. `zkpipe completions bash >
+    /// /usr/share/bash-completion/completions/zkpipe`).
+    Completions { shell: clap_complete::Shell },
+    /// Write the man pages (zkpipe.1, zkpipe-prove.1, …) into DIR.
+    Man {
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
 }
 
 /// `zkpipe --version`: the release, the commit and the plugin ABIs a
@@ -142,6 +150,17 @@ fn main() -> ExitCode {
         Command::Client(c) => client::run(c),
         Command::Fleet(f) => fleet::run(f),
         Command::Filecoin(f) => filecoin::run(&cli.plugins, f),
+        Command::Completions { shell } => {
+            let (cmd, out) = (&mut Cli::command(), &mut std::io::stdout());
+            clap_complete::generate(*shell, cmd, "zkpipe", out);
+            Ok(())
+        }
+        Command::Man { dir } => std::fs::create_dir_all(dir)
+            .and_then(|()| clap_mangen::generate_to(Cli::command().version(version), dir))
+            .map_err(|source| Error::Io {
+                path: dir.clone(),
+                source,
+            }),
         Command::Backends { plugins, json } => doctor::run(&cli.plugins.with(plugins), *json),
         Command::Bench { op } => bench::run(&cli.plugins, op),
         Command::Setup {
@@ -176,13 +195,9 @@ fn main() -> ExitCode {
         } else {
             prove::verify(v)
         } {
-            Ok(true) => {
-                println!("valid");
-                Ok(())
-            }
-            Ok(false) => {
-                println!("invalid");
-                return ExitCode::from(1);
+            Ok(valid) => {
+                println!("{}", if valid { "valid" } else { "invalid" });
+                return ExitCode::from(u8::from(!valid));
             }
             Err(e) => Err(e),
         },

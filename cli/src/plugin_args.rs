@@ -11,7 +11,7 @@ use zkpipe_session::{BackendRequest, Session};
 #[derive(Args, Debug, Clone, Default)]
 pub struct PluginArgs {
     /// Folder searched first for libzkpipe_backend_*.so (then $ZKPIPE_PLUGIN_PATH,
-    /// the executable's folder and its plugins/ subfolder).
+    /// the executable's folder, its plugins/ subfolder and ../lib/zkpipe).
     #[arg(long, value_name = "DIR")]
     plugin_dir: Option<PathBuf>,
     /// Host threads for the backend (default: all cores; at most 8 per core).

@@ -4,7 +4,7 @@ use clap::Args;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use zkpipe_core::Error;
-use zkpipe_core::groth16::{self, StageTimes};
+use zkpipe_core::groth16;
 use zkpipe_session::output::{Output, proof_outputs};
 use zkpipe_session::prove::ProveRequest;
 use zkpipe_session::{Blinding, ProverOptions};
@@ -78,14 +78,6 @@ pub struct ProveArgs {
     pub public_out: Option<PathBuf>,
 }
 
-fn print_times(label: &str, t: &StageTimes) {
-    eprintln!(
-        "{label}: {:.1} ms ({})",
-        t.total().as_secs_f64() * 1e3,
-        t.summary()
-    );
-}
-
 pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
     p.circom.refuse_without_r1cs()?;
     let request = ProveRequest {
@@ -106,7 +98,12 @@ pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
     let stdout_free = !matches!(proof_out, Output::Stdout) && !matches!(public_out, Output::Stdout);
     let session = args.session(&p.backend, p.device)?;
     let proved = session.prove(&request, &mut |i, proved| {
-        print_times(&format!("partition {i}"), &proved.times);
+        let t = &proved.times;
+        eprintln!(
+            "partition {i}: {:.1} ms ({})",
+            t.total().as_secs_f64() * 1e3,
+            t.summary()
+        );
         let line = format!(
             "partition {i}: proof {} — valid",
             hex(&proved.proof.to_bytes()[..8])

@@ -2,8 +2,9 @@
 //!
 //! Search order: an explicit plugin folder (`--plugin-dir`), then each folder
 //! of `$ZKPIPE_PLUGIN_PATH` (colon-separated), then the running executable's
-//! folder and its `plugins/` subfolder. Files named `libzkpipe_backend_*.so`
-//! are tried; one that fails (not a plugin, another ABI version, init error)
+//! folder, its `plugins/` subfolder and `../lib/zkpipe` (the installed
+//! layout: `PREFIX/bin/zkpipe`, `PREFIX/lib/zkpipe/`). Files named
+//! `libzkpipe_backend_*.so` are tried; one that fails (not a plugin, another ABI version, init error)
 //! is recorded with its reason and skipped. Libraries are never unloaded.
 
 use abi_stable::library::lib_header_from_path;
@@ -31,7 +32,7 @@ pub struct SearchPath {
 
 impl SearchPath {
     /// The standard order: `plugin_dir`, `$ZKPIPE_PLUGIN_PATH`, the executable's
-    /// folder and its `plugins/`.
+    /// folder, its `plugins/` and the installed layout's `../lib/zkpipe`.
     pub fn standard(plugin_dir: Option<&Path>) -> Self {
         let mut dirs = Vec::new();
         dirs.extend(plugin_dir.map(Path::to_path_buf));
@@ -42,8 +43,10 @@ impl SearchPath {
             .ok()
             .and_then(|e| e.parent().map(Path::to_path_buf))
         {
+            let installed = exe_dir.parent().map(|p| p.join("lib").join("zkpipe"));
             dirs.push(exe_dir.join("plugins"));
             dirs.insert(dirs.len() - 1, exe_dir);
+            dirs.extend(installed);
         }
         SearchPath { dirs }
     }

@@ -23,6 +23,17 @@ fn wait_limit(timeout_ms: u64) -> Duration {
     }
 }
 
+/// Connects to the queue `config` names.
+///
+/// # Errors
+/// The queue's, as [`fleet_jobs::error`] maps them.
+pub async fn connect(config: &crate::config::Config) -> Result<std::sync::Arc<Queue>, Error> {
+    let queue = Queue::connect(&config.queue.url, config.queue.queue_config())
+        .await
+        .map_err(fleet_jobs::error)?;
+    Ok(std::sync::Arc::new(queue))
+}
+
 /// Waits for job `id` up to `timeout_ms` (0: no limit); its state at the
 /// limit if it has not ended. A lost database is told to `report` (once
 /// per outage) and waited for up to `max_outage` (`None`: no limit).
