@@ -1882,3 +1882,68 @@ fn tells_systemd_when_it_is_ready_and_when_it_stops() {
     );
     assert!(served.wait_exit(Duration::from_secs(60)).success());
 }
+
+#[test]
+fn a_jobs_stage_lines_come_before_its_end_line() {
+    let keys = shared_keys();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("daemon.log");
+    let socket = dir.path().join("zkpipe.sock");
+    let mut cmd = support::zkpipe_command();
+    cmd.arg("serve")
+        .arg("--socket")
+        .arg(&socket)
+        .arg("--keys-dir")
+        .arg(&keys)
+        .args([
+            "--set",
+            "logging.level=warn,zkpipe::stage=debug,zkpipe_daemon=info",
+        ])
+        .args(["--set", "logging.format=json"])
+        .stderr(std::fs::File::create(&log).unwrap());
+    let (child, lines) = support::spawn_with_lines(cmd);
+    let first = lines.recv_timeout(Duration::from_secs(300)).unwrap();
+    assert!(first.starts_with("listening unix:"), "{first}");
+    let mut served = Served {
+        child,
+        socket,
+        tcp: None,
+        keys: keys.clone(),
+        _dir: dir,
+    };
+    let rt = runtime();
+    let ids: Vec<u64> = rt.block_on(async {
+        let mut c = served.client().await;
+        let mut ids = Vec::new();
+        for seed in 0..3 {
+            let req = job("squaring-chain", "64", seed, 2, Priority::Normal);
+            let r = c.prove(req.clone()).await.unwrap().into_inner();
+            check_proofs(&keys, &req, &r);
+            ids.push(r.job_id);
+        }
+        ids
+    });
+    served.signal(libc::SIGTERM);
+    assert!(served.wait_exit(Duration::from_secs(60)).success());
+    let text = std::fs::read_to_string(&log).unwrap();
+    let events: Vec<serde_json::Value> = (text.lines())
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    for id in ids {
+        let of_job = |e: &serde_json::Value, msg: &str| {
+            e["fields"]["message"] == msg && e["fields"]["job"].as_u64() == Some(id)
+        };
+        let ended = (events.iter())
+            .position(|e| of_job(e, "job ended"))
+            .unwrap_or_else(|| panic!("no 'job ended' for job {id}:\n{text}"));
+        let stages: Vec<usize> = (events.iter().enumerate())
+            .filter(|(_, e)| of_job(e, "stage"))
+            .map(|(i, _)| i)
+            .collect();
+        assert!(!stages.is_empty(), "no stage lines for job {id}:\n{text}");
+        assert!(
+            stages.iter().all(|&i| i < ended),
+            "job {id}: a stage line after 'job ended':\n{text}"
+        );
+    }
+}

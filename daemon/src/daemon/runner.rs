@@ -175,6 +175,8 @@ impl Daemon {
         };
         self.keys.release(&job.key);
         let (queue_s, prove_s) = (outcome.queue.as_secs_f64(), outcome.prove.as_secs_f64());
+        // The job's stage spans first, so its stage lines precede "job ended".
+        self.tick();
         self.finish(id, state, proofs, error, recomputed);
         if let Some(j) = self.table.lock().unwrap().jobs.get_mut(&id)
             && let Some(r) = j.result.as_mut()
