@@ -11,7 +11,7 @@ use cudarc::nvrtc::Ptx;
 
 use crate::msm_kernels::MsmKernels;
 use crate::ntt_plan::NttShape;
-use crate::nvrtc::cubin_for;
+use crate::nvrtc::{cubin_for, embedded_cubin};
 use crate::staging::Staging;
 use zkpipe_core::plugin::LentMemory;
 
@@ -104,10 +104,29 @@ fn open_gpu(ordinal: usize, lent: &Arc<LentMemory>) -> Result<(Gpu, String), Str
     let kept = pool_keep(&ctx, Some(ctx.total_mem().unwrap_or(0) as u64 / 4));
     let (major, minor) = ctx.compute_capability().map_err(|e| format!("{e:?}"))?;
     let arch = format!("sm_{major}{minor}");
-    let (cubin, note) = cubin_for(&arch)?;
-    let module = ctx
-        .load_module(Ptx::from_binary(cubin))
-        .map_err(|e| format!("loading kernels for {arch}: {e:?}"))?;
+    // The build's own CUBIN first; one this driver refuses (built by a newer
+    // NVRTC than it speaks) gives way to the cache or a compile here.
+    let embedded = embedded_cubin(&arch).and_then(|(bin, note)| {
+        match ctx.load_module(Ptx::from_binary(bin.to_vec())) {
+            Ok(module) => Some((module, note)),
+            Err(e) => {
+                eprintln!(
+                    "zkpipe cuda: the embedded kernels for {arch} do not load ({e:?}): compiling"
+                );
+                None
+            }
+        }
+    });
+    let (module, note) = match embedded {
+        Some(loaded) => loaded,
+        None => {
+            let (cubin, note) = cubin_for(&arch)?;
+            let module = ctx
+                .load_module(Ptx::from_binary(cubin))
+                .map_err(|e| format!("loading kernels for {arch}: {e:?}"))?;
+            (module, note)
+        }
+    };
     let f = |name: &str| {
         module
             .load_function(name)

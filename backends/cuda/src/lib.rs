@@ -1,5 +1,7 @@
-//! zkpipe's CUDA backend. Kernels (`kernels/*.cu`) are embedded in the
-//! plugin, compiled by NVRTC at first use for each device's architecture and
+//! zkpipe's CUDA backend. Kernels (`kernels/*.cu`) are compiled by NVRTC
+//! at build time for the common architectures (sm_80, sm_86, sm_89, sm_90)
+//! and embedded in the plugin when the build machine has NVRTC; another
+//! architecture (or a build without NVRTC) compiles at first use and is
 //! cached on disk (key: source hash, architecture, NVRTC version).
 //!
 //! Ops: G1/G2 MSM (Pippenger, signed digits, bucket sorting, XYZZ buckets),
@@ -7,8 +9,8 @@
 //! cosets, Groth16's quotient from a witness over resident R1CS matrices
 //! (CSR SpMV on the device).
 //!
-//! With no NVIDIA driver (or no NVRTC) the plugin still loads and reports
-//! zero devices and the reason; it never panics or aborts.
+//! With no NVIDIA driver (or no kernels: none embedded for the device and
+//! no NVRTC) the plugin still loads and reports zero devices and the reason; it never panics or aborts.
 //!
 //! This file holds the backend itself (config, capabilities, resident
 //! bases, the seam's methods). Modules, each using only those below it:
@@ -17,6 +19,7 @@
 
 mod device;
 mod error;
+mod kernel_build;
 mod lane;
 mod lent_memory;
 mod msm;
@@ -45,7 +48,10 @@ use words::point_words;
 use zkpipe_core::plugin::LentMemory;
 
 pub use msm::auto_window;
-pub use nvrtc::{KERNEL_SOURCES, Output, cache_path, compile, cubin_for, kernel_source};
+pub use nvrtc::{
+    KERNEL_SOURCES, Output, cache_path, compile, cubin_for, embedded_archs, embedded_cubin,
+    kernel_source, nvrtc_version,
+};
 
 /// Every kernel entry point, for loading and for the compile test.
 pub fn kernels() -> impl Iterator<Item = &'static str> {
