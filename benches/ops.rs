@@ -11,9 +11,9 @@
 use criterion::{BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
 use std::time::Duration;
-use zkpipe::loader::{Registry, SearchPath};
+use zkpipe::backend::loader::{Registry, SearchPath};
 use zkpipe::plugin::{BackendConfig, MsmConfig, NttConfig, QuotientConfig, ops};
-use zkpipe::{Backend, sample};
+use zkpipe::{Backend, util::sample};
 
 /// Smoke mode: asked for, or run by `cargo test` (criterion's test mode, no `--bench`).
 fn quick() -> bool {

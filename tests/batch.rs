@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 use zkpipe::Stage;
-use zkpipe::circuit::CircuitSource;
+use zkpipe::backend::loader::{Registry, SearchPath};
 use zkpipe::groth16::{self, PreparedVerifyingKey};
-use zkpipe::loader::{Registry, SearchPath};
 use zkpipe::plugin::BackendConfig;
+use zkpipe::r1cs::circuit::CircuitSource;
 use zkpipe::sched::batch;
 use zkpipe::sched::{Engine, JobRequest, builtin};
 use zkpipe_circuits::BuiltinCircuit;

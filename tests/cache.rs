@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 use std::sync::Mutex;
-use zkpipe::circuit::CircuitSource;
 use zkpipe::groth16::KeyStore;
-use zkpipe::progress::Progress;
 use zkpipe::r1cs::cache::R1csCache;
+use zkpipe::r1cs::circuit::CircuitSource;
+use zkpipe::util::progress::Progress;
 use zkpipe_circuits::BuiltinCircuit;
 
 /// Keeps every note.

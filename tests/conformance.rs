@@ -1,5 +1,5 @@
 //! The conformance suite: every backend the loader finds, loaded as a
-//! dynamic library, against the naive reference in `zkpipe_core::reference`,
+//! dynamic library, against the naive reference in `zkpipe_core::backend::reference`,
 //! with exact equality. Trials are named `[backend] op/case`.
 //!
 //! Environment: `ZKPIPE_PLUGIN_PATH` adds plugin folders (the test binary's
@@ -10,14 +10,14 @@
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::sync::Arc;
 use zkpipe::backend::is_unsupported;
-use zkpipe::loader::{Registry, SearchPath};
+use zkpipe::backend::loader::{Registry, SearchPath};
+use zkpipe::backend::reference;
 use zkpipe::plugin::{
     BackendConfig, Capabilities, ErrorCode, KeyValue, MsmConfig, NttConfig, NttDirection, NttOrder,
     QuotientConfig, SpmvConfig, ops,
 };
 use zkpipe::r1cs::{Csr, R1cs, Witness};
-use zkpipe::reference;
-use zkpipe::{Backend, Error, Fr, G1Affine, G1Projective, G2Affine, G2Projective, sample};
+use zkpipe::{Backend, Error, Fr, G1Affine, G1Projective, G2Affine, G2Projective, util::sample};
 
 fn max_log() -> u32 {
     std::env::var("ZKPIPE_CONFORMANCE_MAX_LOG")
@@ -220,7 +220,7 @@ impl Target {
     }
 
     /// As [`Target::trial`], for cases that need the shared backend
-    /// (a [`zkpipe::lent_buffers::BufferPool`] holds one).
+    /// (a [`zkpipe::backend::lent_buffers::BufferPool`] holds one).
     fn shared_trial(
         &self,
         case: &str,
@@ -650,7 +650,7 @@ fn host_memory_trials(t: &Target, out: &mut Vec<Trial>) {
         expect_code(be.host_alloc(1 << 62), ErrorCode::OUT_OF_MEMORY)
     }));
     let lent = |be: &Arc<Backend>, v: &[Fr]| {
-        let pool = zkpipe::lent_buffers::BufferPool::new(be);
+        let pool = zkpipe::backend::lent_buffers::BufferPool::new(be);
         let mut buf = pool.take(v.len());
         buf.copy_from_slice(v);
         (pool, buf)

@@ -3,8 +3,8 @@
 //! reject bad bytes.
 
 use std::sync::Arc;
+use zkpipe::backend::loader::{Registry, SearchPath};
 use zkpipe::groth16::{self, Parameters, PreparedVerifyingKey, Proof, Prover, VerifyingKey};
-use zkpipe::loader::{Registry, SearchPath};
 use zkpipe::plugin::BackendConfig;
 use zkpipe::r1cs::{R1cs, Witness};
 use zkpipe::{Error, Fr};
@@ -222,7 +222,7 @@ fn decimal_public_inputs_round_trip() {
         Fr::one(),
         Fr::from_u64(u64::MAX),
         Fr::one().neg(),
-        Fr::random(&mut zkpipe::sample::rng(1)),
+        Fr::random(&mut zkpipe::util::sample::rng(1)),
     ] {
         let s = groth16::fr_to_decimal(&x);
         assert_eq!(groth16::fr_from_decimal(&s).unwrap(), x, "{s}");

@@ -94,7 +94,7 @@ fn we_prove_the_same_bytes_with_bellpersons_keys() {
         };
         let theirs = bp::generate_random_parameters::<Bls12, _, _>(
             replay.clone(),
-            &mut zkpipe::sample::rng(3),
+            &mut zkpipe::util::sample::rng(3),
         )
         .unwrap();
         let mut bytes = Vec::new();

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use zkpipe::Error;
-use zkpipe::loader::{Registry, SearchPath};
+use zkpipe::backend::loader::{Registry, SearchPath};
 use zkpipe::plugin::{BackendConfig, ErrorCode, KeyValue, MsmConfig, NttConfig};
 use zkpipe::{Fr, G1Affine, G1Projective};
 

@@ -4,12 +4,12 @@
 //! does not have is refused.
 
 use std::sync::Arc;
+use zkpipe::backend::loader::{Registry, SearchPath};
 use zkpipe::groth16::{self, PreparedVerifyingKey, ProverBuilder};
-use zkpipe::loader::{Registry, SearchPath};
 use zkpipe::plugin::{BackendConfig, KeyValue, MsmConfig};
 use zkpipe::sched::batch::{self, BatchSpec, Verify};
 use zkpipe::sched::{Engine, Policy, builtin};
-use zkpipe::{Error, sample};
+use zkpipe::{Error, util::sample};
 use zkpipe_circuits::BuiltinCircuit;
 
 #[path = "support/common.rs"]
@@ -56,7 +56,7 @@ fn a_prover_for_a_device_the_backend_lacks_is_refused() {
     let reg = Registry::load(&SearchPath::only([common::build_dir()]));
     let be = cpu_with_devices(&reg, 2);
     let c = BuiltinCircuit::new("squaring-chain", "16").unwrap();
-    let r1cs = Arc::new(zkpipe::circuit::CircuitSource::record(&c).unwrap());
+    let r1cs = Arc::new(zkpipe::r1cs::circuit::CircuitSource::record(&c).unwrap());
     let params = Arc::new(groth16::setup(&r1cs, 1));
     let e = ProverBuilder::new(be.clone())
         .device(2)
@@ -76,7 +76,7 @@ fn batch_on_two_devices(policy: &str, count: u32) -> (batch::BatchRun, Arc<dyn P
     let reg = Registry::load(&SearchPath::only([common::build_dir()]));
     let be = cpu_with_devices(&reg, 2);
     let c = Arc::new(BuiltinCircuit::new("poseidon-merkle", "1x2").unwrap());
-    let r1cs = Arc::new(zkpipe::circuit::CircuitSource::record(&*c).unwrap());
+    let r1cs = Arc::new(zkpipe::r1cs::circuit::CircuitSource::record(&*c).unwrap());
     let params = Arc::new(groth16::setup(&r1cs, 4));
     let policy = builtin(policy, None, &[]).unwrap();
     let workload =
@@ -157,8 +157,8 @@ fn the_adaptive_policy_proves_on_every_device_and_reports_the_bound() {
 /// points than devices); bad requests are refused.
 #[test]
 fn a_split_msm_equals_the_one_device_msm() {
-    use zkpipe::group::{G1, G2};
-    use zkpipe::msm_split::{self, SplitBases, SplitSource};
+    use zkpipe::backend::group::{G1, G2};
+    use zkpipe::backend::msm_split::{self, SplitBases, SplitSource};
     use zkpipe::{G1Projective, G2Projective};
     let reg = Registry::load(&SearchPath::only([common::build_dir()]));
     let be = cpu_with_devices(&reg, 3);
@@ -215,7 +215,7 @@ fn a_split_msm_equals_the_one_device_msm() {
 #[test]
 fn split_pieces_are_contiguous_and_even() {
     for (n, k) in [(0, 3), (1, 3), (10, 3), (9, 3), (1 << 20, 2), (5, 1)] {
-        let p = zkpipe::msm_split::pieces(n, k);
+        let p = zkpipe::backend::msm_split::pieces(n, k);
         assert_eq!(p.len(), k);
         assert_eq!((p[0].start, p[k - 1].end), (0, n));
         assert!(p.windows(2).all(|w| w[0].end == w[1].start));

@@ -5,10 +5,10 @@
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use zkpipe::circuit::CircuitSource;
+use zkpipe::backend::loader::{Registry, SearchPath};
 use zkpipe::groth16;
-use zkpipe::loader::{Registry, SearchPath};
 use zkpipe::plugin::BackendConfig;
+use zkpipe::r1cs::circuit::CircuitSource;
 use zkpipe::sched::batch;
 use zkpipe::sched::groth16_workload::Groth16Workload;
 use zkpipe::sched::policy_plugin::{POLICY_ABI_VERSION, load_policy};

@@ -351,7 +351,7 @@ fn append_to_svg(svg: &mut String, extra: &str) {
 /// plotters refuses to draw.
 pub fn draw(path: &Path, spans: &[Span], title: &str) -> Result<(), Error> {
     let svg = render_waterfall(spans, title)?;
-    zkpipe_core::fsutil::write_atomically(path, svg.as_bytes())
+    zkpipe_core::util::fsutil::write_atomically(path, svg.as_bytes())
 }
 
 fn render_waterfall(spans: &[Span], title: &str) -> Result<String, Error> {
@@ -595,7 +595,7 @@ fn render_waterfall(spans: &[Span], title: &str) -> Result<String, Error> {
 /// plotters refuses to draw.
 pub fn draw_compare(path: &Path, rows: &[(String, Summary)]) -> Result<(), Error> {
     let svg = render_compare(rows)?;
-    zkpipe_core::fsutil::write_atomically(path, svg.as_bytes())
+    zkpipe_core::util::fsutil::write_atomically(path, svg.as_bytes())
 }
 
 /// A row's numbers as text, as the table prints them.

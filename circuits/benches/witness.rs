@@ -14,8 +14,8 @@ use criterion::{BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
 use std::time::Duration;
 use zkpipe_circuits::BuiltinCircuit;
-use zkpipe_core::circuit::CircuitSource;
 use zkpipe_core::r1cs::Witness;
+use zkpipe_core::r1cs::circuit::CircuitSource;
 
 fn quick() -> bool {
     !std::env::args().any(|a| a == "--bench")

@@ -31,7 +31,7 @@ use rand_core::{RngCore, SeedableRng};
 use std::fmt;
 use std::sync::OnceLock;
 use zkpipe_core::Error;
-use zkpipe_core::circuit::CircuitSource;
+use zkpipe_core::r1cs::circuit::CircuitSource;
 use zkpipe_core::r1cs::witness_in_pieces;
 use zkpipe_core::r1cs::{R1cs, Witness};
 

@@ -511,7 +511,7 @@ mod tests {
     use super::*;
     use crate::{BenchCircuit, BuiltinCircuit, Shape};
     use sha2::{Digest, Sha256};
-    use zkpipe_core::circuit::CircuitSource;
+    use zkpipe_core::r1cs::circuit::CircuitSource;
     use zkpipe_core::r1cs::{R1cs, Witness, witness_in_pieces};
 
     /// The gadget's witness and R1CS (recording runs the gadget), against

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use zkpipe_circom::json;
 use zkpipe_core::Error;
-use zkpipe_core::fsutil::{check_input, check_outputs, check_writable, write_atomically};
+use zkpipe_core::util::fsutil::{check_input, check_outputs, check_writable, write_atomically};
 use zkpipe_session::circom::{
     CircomKeys, CircomProveRequest, SetupOutput, WitnessSource, generate_witness,
 };
@@ -285,7 +285,7 @@ pub fn setup(
         check_writable(z)?;
     }
     if let Some(d) = dir {
-        zkpipe_core::fsutil::check_writable_dir(d)?;
+        zkpipe_core::util::fsutil::check_writable_dir(d)?;
     }
     let (out, dest, what) = match (zkey, dir) {
         (Some(z), _) => (SetupOutput::Zkey(z.to_path_buf()), z, "a snarkjs zkey"),

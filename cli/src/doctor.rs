@@ -22,7 +22,7 @@ pub fn run(args: &PluginArgs, json: bool) -> Result<(), Error> {
             "no backend loaded; searched {}: put the plugins (libzkpipe_backend_*.so) in one \
              of these folders, or name theirs with --plugin-dir or {}",
             inventory.searched.join(", "),
-            zkpipe_core::loader::PLUGIN_PATH_ENV
+            zkpipe_core::backend::loader::PLUGIN_PATH_ENV
         )));
     }
     Ok(())

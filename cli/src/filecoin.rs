@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use clap::{Args, Subcommand};
 use zkpipe_core::Error;
-use zkpipe_core::fsutil::{check_outputs, check_writable, write_atomically};
 use zkpipe_core::r1cs::cache::R1csCache;
+use zkpipe_core::util::fsutil::{check_outputs, check_writable, write_atomically};
 use zkpipe_filecoin::commitment::Commitment;
 use zkpipe_filecoin::params::{ParamSet, ProofKind};
 use zkpipe_filecoin::porep::{C1, SealIds, seal_commit};
@@ -218,7 +218,7 @@ pub fn run(args: &PluginArgs, f: &FilecoinArgs) -> Result<(), Error> {
 fn cache_dir(given: &Option<PathBuf>) -> PathBuf {
     given
         .clone()
-        .unwrap_or_else(zkpipe_core::cache::default_dir)
+        .unwrap_or_else(zkpipe_core::util::cache::default_dir)
 }
 
 fn prover(args: &PluginArgs, opts: &ProveOpts) -> Result<FilecoinProver, Error> {

@@ -141,7 +141,7 @@ fn main() -> ExitCode {
         restore_sigpipe();
     }
     // A bad setting is refused before any work, not when a cache is written.
-    if let Err(e) = zkpipe_core::cache::keep_free_bytes() {
+    if let Err(e) = zkpipe_core::util::cache::keep_free_bytes() {
         eprintln!("error: {e}");
         return ExitCode::from(exit_code(&e));
     }

@@ -5,7 +5,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::time::Instant;
-use zkpipe_core::progress::Progress;
+use zkpipe_core::util::progress::Progress;
 
 /// Draws progress on stderr.
 #[derive(Debug)]

@@ -124,8 +124,8 @@ fn an_unwritable_output_is_refused_before_any_work() {
 
 #[test]
 fn a_proof_that_fails_its_self_check_is_never_written() {
-    use zkpipe_core::circuit::CircuitSource;
     use zkpipe_core::groth16::{self, KeyInfo};
+    use zkpipe_core::r1cs::circuit::CircuitSource;
     let tmp = tempfile::tempdir().unwrap();
     let c = zkpipe_circuits::BuiltinCircuit::new("squaring-chain", "16").unwrap();
     let r1cs = c.record().unwrap();

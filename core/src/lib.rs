@@ -1,32 +1,46 @@
 //! zkpipe-core: the seam between zkpipe's engine and its accelerator plugins.
 //!
 //! Layers, bottom up: [`types`] (BLS12-381 field and curve types laid out as
-//! blst's) → [`reference`] (naive MSM and DFT, the oracle) → [`plugin`] (the
-//! FFI-safe accelerator ABI) → [`loader`] (finds and loads backend libraries)
-//! → [`Backend`] (the host's validated handle on one backend instance).
+//! blst's) → [`reference`](backend::reference) (naive MSM and DFT, the
+//! oracle) → [`plugin`] (the FFI-safe accelerator ABI) →
+//! [`loader`](backend::loader) (finds and loads backend libraries) →
+//! [`Backend`] (the host's validated handle on one backend instance).
+//!
+//! # Modules
+//!
+//! The ground every layer stands on:
+//! - [`types`]: field and curve types that cross the plugin seam.
+//! - [`stage`]: the stages of one partition's proof, as stage times and timelines name them.
+//! - `error`: the engine's [`Error`]; errors that cross the seam convert into it.
+//!
+//! The seam, and the host's side of it:
+//! - [`plugin`]: the accelerator plugin ABI: what a backend library exports.
+//! - [`backend`]: [`Backend`], its loader, lent buffers, groups, split MSMs, oracle, crosscheck.
+//!
+//! Proving:
+//! - [`r1cs`]: circuit sources and their constraints, recorded once as R1CS.
+//! - [`groth16`]: Groth16 over BLS12-381, bellperson-compatible: setup, proving, verifying.
+//! - [`sched`]: the scheduling engine: many proof requests over worker pools.
+//!
+//! Helpers:
+//! - [`util`]: the cache folder, files, decimals, the machine, progress, randomness, samples.
 
-pub mod backend;
-pub mod cache;
-pub mod circuit;
-pub mod crosscheck;
-pub mod decimal;
+// The ground.
 mod error;
-pub mod fsutil;
-pub mod groth16;
-pub mod group;
-pub mod lent_buffers;
-pub mod loader;
-pub mod machine;
-pub mod msm_split;
-pub mod plugin;
-pub mod progress;
-pub mod r1cs;
-pub mod random;
-pub mod reference;
-pub mod sample;
-pub mod sched;
 pub mod stage;
 pub mod types;
+
+// The seam.
+pub mod backend;
+pub mod plugin;
+
+// Proving.
+pub mod groth16;
+pub mod r1cs;
+pub mod sched;
+
+// Helpers.
+pub mod util;
 
 pub use backend::Backend;
 pub use error::Error;

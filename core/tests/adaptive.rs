@@ -166,7 +166,7 @@ fn the_first_partition_s_stage_times_size_the_syntheses_left_to_the_engine() {
         builtin("pipelined", None, &[]).unwrap(),
     )
     .unwrap();
-    let cores = zkpipe_core::machine::cores();
+    let cores = zkpipe_core::util::machine::cores();
     assert_eq!(
         engine.limits().synthesis,
         cores,

@@ -1,7 +1,9 @@
 //! Seam types: layout identical to blst, encodings, point validation, roots of unity.
 
 use blst::*;
-use zkpipe_core::{Error, Fp, Fp2, Fr, G1Affine, G1Projective, G2Affine, G2Projective, sample};
+use zkpipe_core::{
+    Error, Fp, Fp2, Fr, G1Affine, G1Projective, G2Affine, G2Projective, util::sample,
+};
 
 #[test]
 fn sizes_match_the_design() {

@@ -27,7 +27,7 @@ pub fn sha256_file(path: &Path) -> Result<String, Error> {
         path: path.to_path_buf(),
         source,
     };
-    zkpipe_core::fsutil::check_input(path)?;
+    zkpipe_core::util::fsutil::check_input(path)?;
     let mut f = std::fs::File::open(path).map_err(io)?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];

@@ -281,7 +281,7 @@ pub fn circom_job(
 ) -> Result<(proto::KeyId, proto::submit_request::Inputs), Error> {
     let wtns = wtns
         .iter()
-        .map(|w| zkpipe_core::fsutil::read_capped(w, MAX_WTNS_BYTES))
+        .map(|w| zkpipe_core::util::fsutil::read_capped(w, MAX_WTNS_BYTES))
         .collect::<Result<Vec<_>, Error>>()?;
     Ok((
         circom_key(zkey)?,

@@ -438,7 +438,7 @@ impl Config {
     /// [`Error::Io`] when it cannot be read; [`Error::InvalidInput`] for a
     /// file over 1 MiB, bad TOML, unknown keys or invalid values.
     pub fn load(path: &std::path::Path) -> Result<Config, Error> {
-        let bytes = zkpipe_core::fsutil::read_capped(path, MAX_CONFIG_BYTES)
+        let bytes = zkpipe_core::util::fsutil::read_capped(path, MAX_CONFIG_BYTES)
             .map_err(|e| Error::InvalidInput(format!("config {}: {e}", path.display())))?;
         let text = String::from_utf8(bytes).map_err(|_| {
             Error::InvalidInput(format!("config {}: not UTF-8 text", path.display()))
@@ -582,7 +582,9 @@ impl Config {
             )));
         }
         if self.devices.threads > 0 {
-            zkpipe_core::machine::check_threads(self.devices.threads.min(u32::MAX as usize) as u32)?;
+            zkpipe_core::util::machine::check_threads(
+                self.devices.threads.min(u32::MAX as usize) as u32
+            )?;
         }
         if self.devices.gpu_workers_per_device == 0 {
             return Err(Error::InvalidInput(

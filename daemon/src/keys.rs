@@ -13,12 +13,12 @@ use zkpipe_circom::CircomR1cs;
 use zkpipe_circuits::BuiltinCircuit;
 
 use crate::circom_keys::{CIRCOM, CircomIndex, is_sha256_hex};
-use zkpipe_core::circuit::CircuitSource;
+use zkpipe_core::backend::loader::Registry;
 use zkpipe_core::groth16::{Parameters, PreparedVerifyingKey};
-use zkpipe_core::loader::Registry;
-use zkpipe_core::progress::{Progress, Silent};
 use zkpipe_core::r1cs::R1cs;
+use zkpipe_core::r1cs::circuit::CircuitSource;
 use zkpipe_core::sched::groth16_workload::DeviceProvers;
+use zkpipe_core::util::progress::{Progress, Silent};
 use zkpipe_core::{Backend, Error};
 use zkpipe_filecoin::params::ParamSet;
 use zkpipe_session::builtin::BuiltinRequest;
@@ -462,7 +462,7 @@ pub struct HostEstimate {
     /// The circuit's estimated constraints.
     pub constraints: u64,
     /// Host bytes: constraints ×
-    /// [`zkpipe_core::machine::PROVE_BYTES_PER_CONSTRAINT`].
+    /// [`zkpipe_core::util::machine::PROVE_BYTES_PER_CONSTRAINT`].
     pub bytes: u64,
 }
 
@@ -478,7 +478,7 @@ pub fn host_estimate(id: &KeyId) -> Option<HostEstimate> {
     let constraints = circuit.shape().estimated_constraints();
     Some(HostEstimate {
         constraints,
-        bytes: constraints.saturating_mul(zkpipe_core::machine::PROVE_BYTES_PER_CONSTRAINT),
+        bytes: constraints.saturating_mul(zkpipe_core::util::machine::PROVE_BYTES_PER_CONSTRAINT),
     })
 }
 

@@ -177,7 +177,8 @@ pub fn bearer_matches(headers: &axum::http::HeaderMap, token: &str) -> bool {
 /// [`Error::InvalidInput`] naming the file and what is wrong.
 pub fn read_token(path: &Path) -> Result<String, Error> {
     let bad = |why: String| Error::InvalidInput(format!("token file {}: {why}", path.display()));
-    let bytes = zkpipe_core::fsutil::read_capped(path, 4096).map_err(|e| bad(e.to_string()))?;
+    let bytes =
+        zkpipe_core::util::fsutil::read_capped(path, 4096).map_err(|e| bad(e.to_string()))?;
     let text = String::from_utf8(bytes).map_err(|_| bad("not UTF-8 text".into()))?;
     let token = text.trim();
     if token.is_empty() {

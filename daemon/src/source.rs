@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
 use rand_chacha::ChaCha20Rng;
-use zkpipe_core::circuit::CircuitSource;
 use zkpipe_core::r1cs::Witness;
+use zkpipe_core::r1cs::circuit::CircuitSource;
 use zkpipe_core::sched::JobRequest;
 use zkpipe_core::sched::groth16_workload::{DeviceProvers, JobSource};
 use zkpipe_core::{Error, Fr};
@@ -83,7 +83,7 @@ impl Specs {
     pub fn new() -> Result<Self, Error> {
         Ok(Specs {
             specs: RwLock::new(HashMap::new()),
-            rng: Mutex::new(zkpipe_core::random::os_rng()?),
+            rng: Mutex::new(zkpipe_core::util::random::os_rng()?),
         })
     }
 

@@ -55,7 +55,7 @@ type Block = (SectionKind, Vec<u8>);
 /// The file's bytes and its PEM blocks, every block decoded: a block cut
 /// short or not base64 is refused here.
 fn read_blocks(setting: &str, path: &str) -> Result<(Vec<u8>, Vec<Block>), Error> {
-    let bytes = zkpipe_core::fsutil::read_capped(Path::new(path), MAX_PEM_BYTES)
+    let bytes = zkpipe_core::util::fsutil::read_capped(Path::new(path), MAX_PEM_BYTES)
         .map_err(|e| Error::InvalidInput(format!("{setting}: {e}")))?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(bad(setting, path, "the file is empty"));

@@ -312,7 +312,7 @@ mod corpus_gen {
             &circuit.r1cs,
             1,
             zkpipe_core::groth16::HQuery::OddCoset,
-            &zkpipe_core::progress::Silent,
+            &zkpipe_core::util::progress::Silent,
         );
         zkpipe_circom::write_zkey(&zkey, &odd, &circuit).unwrap();
         put("circom_zkey", "square.zkey", &std::fs::read(&zkey).unwrap());

@@ -4,10 +4,10 @@
 use serde::Serialize;
 use std::path::Path;
 use zkpipe_core::Error;
-use zkpipe_core::fsutil::write_atomically;
 use zkpipe_core::sched::Span;
 use zkpipe_core::sched::batch::Finished;
 use zkpipe_core::sched::metrics::Summary;
+use zkpipe_core::util::fsutil::write_atomically;
 
 /// The line for one finished proof request of `count`.
 pub fn proof_line(f: &Finished<'_>, count: u32) -> String {

@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 
 use zkpipe_core::groth16::{self, StageTimes};
 use zkpipe_core::plugin::{DeviceInfo, DeviceKind, ops};
-use zkpipe_core::progress::Progress;
 use zkpipe_core::r1cs::cache::R1csCache;
 use zkpipe_core::sched::metrics::process_peak_rss_bytes;
-use zkpipe_core::{Error, Stage, machine};
+use zkpipe_core::util::progress::Progress;
+use zkpipe_core::{Error, Stage, util::machine};
 use zkpipe_filecoin::in_shape::{self, CircuitSize, NO_PROOF};
 use zkpipe_filecoin::shape::sector_size_name;
 use zkpipe_session::{ProverOptions, Session};
@@ -160,7 +160,7 @@ pub fn in_shape(
             let cache = R1csCache::new(
                 a.cache_dir
                     .clone()
-                    .unwrap_or_else(zkpipe_core::cache::default_dir)
+                    .unwrap_or_else(zkpipe_core::util::cache::default_dir)
                     .join("r1cs"),
             );
             let t = Instant::now();

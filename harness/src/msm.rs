@@ -1,9 +1,9 @@
 //! G1/G2 MSMs on a backend, optionally against blst called directly.
 
-use zkpipe_core::group::{G1, G2, Group};
-use zkpipe_core::msm_split::{self, SplitBases, SplitSource};
+use zkpipe_core::backend::group::{G1, G2, Group};
+use zkpipe_core::backend::msm_split::{self, SplitBases, SplitSource};
 use zkpipe_core::plugin::MsmConfig;
-use zkpipe_core::{Backend, Error, Fr, G1Affine, G2Affine, sample};
+use zkpipe_core::{Backend, Error, Fr, G1Affine, G2Affine, util::sample};
 
 use crate::ops::Sizes;
 use crate::report::{Report, Sink, measure, row};

@@ -2,9 +2,9 @@
 
 use std::ops::RangeInclusive;
 use std::sync::Arc;
-use zkpipe_core::lent_buffers::BufferPool;
+use zkpipe_core::backend::lent_buffers::BufferPool;
 use zkpipe_core::plugin::{NttConfig, NttDirection, NttOrder, QuotientConfig, ops};
-use zkpipe_core::{Backend, Error, Fr, sample};
+use zkpipe_core::{Backend, Error, Fr, util::sample};
 
 use crate::report::{Report, Sink, measure, row};
 
@@ -35,7 +35,7 @@ impl Sizes {
     /// [`Error::InvalidInput`] naming the op, the size and what is missing.
     pub fn check_fits(&self, op: &str, bytes_per_element: u64) -> Result<(), Error> {
         let log = *self.log_sizes.end();
-        zkpipe_core::machine::check_memory(
+        zkpipe_core::util::machine::check_memory(
             &format!("bench {op} at 2^{log}"),
             bytes_per_element.saturating_mul(1u64 << log),
         )

@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use zkpipe_circuits::BuiltinCircuit;
 use zkpipe_core::groth16::{self, KeyStore, Keys};
-use zkpipe_core::progress::Progress;
 use zkpipe_core::r1cs::R1cs;
 use zkpipe_core::r1cs::cache::R1csCache;
-use zkpipe_core::{Error, machine};
+use zkpipe_core::util::progress::Progress;
+use zkpipe_core::{Error, util::machine};
 
 /// A built-in circuit at a size, cached where.
 #[derive(Debug, Clone)]
@@ -46,8 +46,8 @@ impl BuiltinRequest {
     pub fn stem(&self) -> String {
         format!(
             "{}-{}",
-            zkpipe_core::cache::file_name_part(&self.circuit),
-            zkpipe_core::cache::file_name_part(self.size())
+            zkpipe_core::util::cache::file_name_part(&self.circuit),
+            zkpipe_core::util::cache::file_name_part(self.size())
         )
     }
 
@@ -61,7 +61,7 @@ impl BuiltinRequest {
     fn cache_dir(&self) -> PathBuf {
         self.cache_dir
             .clone()
-            .unwrap_or_else(zkpipe_core::cache::default_dir)
+            .unwrap_or_else(zkpipe_core::util::cache::default_dir)
     }
 
     /// The cached test keys.
@@ -142,7 +142,7 @@ impl BuiltinRequest {
         progress: &dyn Progress,
     ) -> Result<(), Error> {
         self.check_fits()?;
-        zkpipe_core::fsutil::check_writable_dir(dir)?;
+        zkpipe_core::util::fsutil::check_writable_dir(dir)?;
         let circuit = self.source()?;
         let r1cs = self.r1cs(&circuit, progress)?;
         let params = if synthetic {

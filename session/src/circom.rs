@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use zkpipe_circom::{CircomR1cs, json};
-use zkpipe_core::fsutil::{check_input, read_capped, write_atomically};
 use zkpipe_core::groth16::{
     self, HQuery, Parameters, PreparedVerifyingKey, Proof, StageTimes, VerifyingKey,
 };
-use zkpipe_core::progress::Progress;
+use zkpipe_core::util::fsutil::{check_input, read_capped, write_atomically};
+use zkpipe_core::util::progress::Progress;
 use zkpipe_core::{Error, Fr};
 
 use crate::prove::self_check;
@@ -81,9 +81,9 @@ fn name(p: &Path) -> String {
 pub fn load_circuit(path: &Path) -> Result<CircomR1cs, Error> {
     CircomR1cs::load_checked(path, |constraints, wires| {
         let size = constraints.max(wires);
-        zkpipe_core::machine::check_memory(
+        zkpipe_core::util::machine::check_memory(
             &format!("{} ({size} constraints or wires)", name(path)),
-            size.saturating_mul(zkpipe_core::machine::PROVE_BYTES_PER_CONSTRAINT),
+            size.saturating_mul(zkpipe_core::util::machine::PROVE_BYTES_PER_CONSTRAINT),
         )
     })
 }

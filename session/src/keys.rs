@@ -9,9 +9,9 @@ use zkpipe_circom::CircomR1cs;
 use zkpipe_circuits::BuiltinCircuit;
 use zkpipe_core::Error;
 use zkpipe_core::groth16::Parameters;
-use zkpipe_core::progress::Progress;
 use zkpipe_core::r1cs::R1cs;
 use zkpipe_core::r1cs::cache::R1csCache;
+use zkpipe_core::util::progress::Progress;
 use zkpipe_filecoin::params::ParamSet;
 
 use crate::builtin::BuiltinRequest;

@@ -22,4 +22,4 @@ pub mod prove;
 mod session;
 
 pub use session::{BackendRequest, ProverOptions, Session, build_prover};
-pub use zkpipe_core::random::Blinding;
+pub use zkpipe_core::util::random::Blinding;

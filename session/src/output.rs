@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use zkpipe_core::Error;
-use zkpipe_core::fsutil::{check_writable, write_atomically};
+use zkpipe_core::util::fsutil::{check_writable, write_atomically};
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     move |source| Error::Io {
@@ -73,7 +73,7 @@ pub fn proof_outputs(
 ) -> Result<(Output, Output), Error> {
     let proof_path = out.map_or_else(|| defaults.0.into(), Path::to_path_buf);
     let public_path = public_out.map_or_else(|| defaults.1.into(), Path::to_path_buf);
-    zkpipe_core::fsutil::check_outputs(
+    zkpipe_core::util::fsutil::check_outputs(
         inputs,
         &[("--out", &proof_path), ("--public-out", &public_path)],
     )?;

@@ -140,7 +140,7 @@ pub fn verify_files(vk_path: &Path, proof_path: &Path, public_path: &Path) -> Re
 
     let public = public_path.display();
     let bad_public = |e: String| Error::InvalidEncoding(format!("{public}: {e}"));
-    let text = zkpipe_core::fsutil::read_capped(public_path, MAX_PUBLIC_JSON_BYTES)?;
+    let text = zkpipe_core::util::fsutil::read_capped(public_path, MAX_PUBLIC_JSON_BYTES)?;
     let value: serde_json::Value =
         serde_json::from_slice(&text).map_err(|e| bad_public(e.to_string()))?;
     drop(text);

@@ -4,11 +4,11 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use zkpipe_core::backend::loader::{LoadFailure, Registry, SearchPath};
 use zkpipe_core::groth16::{Parameters, Prover, ProverBuilder};
-use zkpipe_core::loader::{LoadFailure, Registry, SearchPath};
 use zkpipe_core::plugin::{BackendConfig, KeyValue};
-use zkpipe_core::progress::Progress;
 use zkpipe_core::r1cs::R1cs;
+use zkpipe_core::util::progress::Progress;
 use zkpipe_core::{Backend, Error};
 
 /// Which backend proves, and how plugins are found and configured.
@@ -59,7 +59,7 @@ impl BackendRequest {
     /// [`Error::InvalidInput`] for a thread count this machine cannot use.
     pub fn config(&self) -> Result<BackendConfig, Error> {
         if let Some(t) = self.threads {
-            zkpipe_core::machine::check_threads(t)?;
+            zkpipe_core::util::machine::check_threads(t)?;
         }
         Ok(BackendConfig {
             threads: self.threads.into(),

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 use zkpipe::Backend;
-use zkpipe::loader::{Registry, SearchPath};
+use zkpipe::backend::loader::{Registry, SearchPath};
 use zkpipe::plugin::BackendConfig;
 
 /// Where cargo put this test binary and the workspace's plugin cdylibs.

@@ -8,7 +8,7 @@
 //! multi-device placement and residency are exercised without GPUs.
 //! `fault=corrupt:N` / `fault=fail:N` injects a wrong or failed result every
 //! Nth G1 MSM (see [`fault`]), for testing verification above the backend.
-//! It is both a fast backend and, with [`zkpipe_core::reference`], the
+//! It is both a fast backend and, with [`zkpipe_core::backend::reference`], the
 //! oracle other backends are checked against.
 
 pub mod fault;

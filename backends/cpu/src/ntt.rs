@@ -10,8 +10,8 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use zkpipe_core::Fr;
+use zkpipe_core::backend::reference::reverse_bits;
 use zkpipe_core::plugin::{NttConfig, NttDirection};
-use zkpipe_core::reference::reverse_bits;
 
 /// Work below this many butterflies per task is not split further.
 const MIN_CHUNK: usize = 1 << 10;

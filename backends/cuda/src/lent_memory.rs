@@ -28,7 +28,7 @@ pub(crate) fn alloc(
             format!("host_alloc: {bytes} bytes: {why}"),
         )
     };
-    if let Some(free) = zkpipe_core::machine::available_memory_bytes()
+    if let Some(free) = zkpipe_core::util::machine::available_memory_bytes()
         && bytes as u64 > free
     {
         return Err(out_of_memory(format!(

@@ -81,7 +81,7 @@ pub fn cubin_for(arch: &str) -> Result<(Vec<u8>, String), String> {
     );
     // A failed cache write only costs the next start a compile.
     if std::fs::create_dir_all(path.parent().unwrap()).is_ok() {
-        let _ = zkpipe_core::fsutil::write_atomically(&path, &bin);
+        let _ = zkpipe_core::util::fsutil::write_atomically(&path, &bin);
     }
     Ok((bin, note))
 }

@@ -6,7 +6,7 @@ use zkpipe_backend_wgpu::WgpuBackend;
 use zkpipe_core::plugin::{
     AcceleratorImpl, BackendConfig, BackendPlugin, BasesRef, KeyValue, MsmConfig, NttConfig,
 };
-use zkpipe_core::{reference, sample};
+use zkpipe_core::{backend::reference, util::sample};
 
 fn main() {
     let mut args = std::env::args().skip(1);

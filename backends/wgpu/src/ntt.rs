@@ -261,9 +261,9 @@ impl Gpu {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zkpipe_core::backend::reference;
     use zkpipe_core::plugin::{NttDirection, NttOrder};
-    use zkpipe_core::reference;
-    use zkpipe_core::sample;
+    use zkpipe_core::util::sample;
 
     #[test]
     fn pass_plans() {

@@ -5,13 +5,13 @@
 //! (CI sets it): then a missing adapter fails every test.
 
 use zkpipe_backend_wgpu::WgpuBackend;
+use zkpipe_core::backend::reference;
 use zkpipe_core::plugin::{
     AccelError, AcceleratorImpl, BackendConfig, BasesRef, ErrorCode, KeyValue, MsmConfig,
     NttConfig, NttDirection, NttOrder, SpmvConfig, ops,
 };
 use zkpipe_core::r1cs::{Csr, R1cs, Witness};
-use zkpipe_core::reference;
-use zkpipe_core::{Fr, G1Affine, G1Projective, G2Affine, plugin::BackendPlugin, sample};
+use zkpipe_core::{Fr, G1Affine, G1Projective, G2Affine, plugin::BackendPlugin, util::sample};
 
 fn backend(int64: &str) -> Option<WgpuBackend> {
     backend_with(&[("int64", int64)])

@@ -14,7 +14,7 @@ use std::process::Command;
 
 use zkpipe_backend_wgpu::WgpuBackend;
 use zkpipe_core::plugin::{AcceleratorImpl, BackendConfig, BackendPlugin, NttConfig};
-use zkpipe_core::sample;
+use zkpipe_core::util::sample;
 
 const CHILD: &str = "ZKPIPE_WGPU_NO_ADAPTER_CHILD";
 

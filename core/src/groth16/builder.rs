@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::keys::Parameters;
 use super::prover::Prover;
-use crate::loader::Registry;
+use crate::backend::loader::Registry;
 use crate::plugin::BackendConfig;
 use crate::r1cs::R1cs;
 use crate::{Backend, Error};

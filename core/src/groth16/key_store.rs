@@ -10,11 +10,11 @@ use std::time::Instant;
 
 use super::keys::Parameters;
 use crate::Error;
-use crate::cache::{EntryLock, file_name_part, move_aside, publish_dir, staging_dir};
-use crate::circuit::CircuitSource;
-use crate::fsutil::write_atomically;
-use crate::progress::Progress;
 use crate::r1cs::R1cs;
+use crate::r1cs::circuit::CircuitSource;
+use crate::util::cache::{EntryLock, file_name_part, move_aside, publish_dir, staging_dir};
+use crate::util::fsutil::write_atomically;
+use crate::util::progress::Progress;
 
 /// What a set of keys was made for (`circuit.json`).
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
@@ -133,7 +133,7 @@ impl KeyStore {
         // Synthetic keys are for timing only and quick to make again: where
         // the disk lacks room they serve this run from memory.
         let short = if synthetic {
-            crate::cache::room_for(&self.dir, params.file_bytes())?
+            crate::util::cache::room_for(&self.dir, params.file_bytes())?
         } else {
             None
         };

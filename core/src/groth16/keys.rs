@@ -18,9 +18,9 @@ use std::path::Path;
 
 use super::odd_coset::HQuery;
 use crate::Error;
-use crate::fsutil::write_atomically_with;
 use crate::r1cs::R1cs;
 use crate::types::{G1Affine, G2Affine};
+use crate::util::fsutil::write_atomically_with;
 
 /// The verifying key.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -277,7 +277,7 @@ impl VerifyingKey {
             path: path.to_path_buf(),
             source,
         };
-        crate::fsutil::check_input(path)?;
+        crate::util::fsutil::check_input(path)?;
         let mut file = std::fs::File::open(path).map_err(io)?;
         let metadata = file.metadata().map_err(io)?;
         // A pipe or a device has no length to check: it is read no further than the key's.
@@ -406,7 +406,7 @@ impl Parameters {
             path: path.to_path_buf(),
             source,
         };
-        crate::fsutil::check_input(path)?;
+        crate::util::fsutil::check_input(path)?;
         let file = std::fs::File::open(path).map_err(io)?;
         // SAFETY: the map is read-only and dropped before returning; a file
         // rewritten underneath would at worst give garbage points, which
@@ -414,7 +414,7 @@ impl Parameters {
         // any mmap reader, bellperson's included).
         let map = unsafe { Mmap::map(&file) }.map_err(io)?;
         let params = Parameters::from_bytes(&map, check_subgroups).map_err(|e| with_path(e, path));
-        crate::machine::return_freed_heap();
+        crate::util::machine::return_freed_heap();
         params
     }
 

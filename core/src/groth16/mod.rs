@@ -14,8 +14,8 @@ mod quotient;
 mod setup;
 mod verifier;
 
-pub use crate::decimal::{fr_from_decimal, fr_to_decimal};
 pub use crate::stage::Stage;
+pub use crate::util::decimal::{fr_from_decimal, fr_to_decimal};
 pub use builder::ProverBuilder;
 pub use key_store::{KeyInfo, KeyStore, Keys, load_user_keys, write_keys};
 pub use keys::{Parameters, VerifyingKey};

@@ -217,10 +217,10 @@ mod tests {
     /// are `a·b − c` at the odd points.
     #[test]
     fn fused_quotient_on_the_odd_coset_gives_a_b_minus_c_there() {
-        use crate::reference::{dft, quotient};
+        use crate::backend::reference::{dft, quotient};
         let n = 16usize;
         let log_n = n.trailing_zeros();
-        let mut rng = crate::sample::rng(4);
+        let mut rng = crate::util::sample::rng(4);
         let [a, b, c]: [Vec<Fr>; 3] =
             std::array::from_fn(|_| (0..n).map(|_| Fr::random(&mut rng)).collect());
         let shift = Fr::root_of_unity(log_n + 1);

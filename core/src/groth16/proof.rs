@@ -95,7 +95,7 @@ impl Proof {
     /// [`Error::Io`]; [`Error::InvalidInput`] for a file over the limit;
     /// any error of [`Proof::many_from_bytes`]. Errors name the file.
     pub fn load_many(path: &Path) -> Result<Vec<Proof>, Error> {
-        let bytes = crate::fsutil::read_capped(path, Self::MAX_FILE_BYTES)?;
+        let bytes = crate::util::fsutil::read_capped(path, Self::MAX_FILE_BYTES)?;
         Proof::many_from_bytes(&bytes).map_err(naming(path.display().to_string()))
     }
 }

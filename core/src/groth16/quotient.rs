@@ -4,7 +4,7 @@
 use super::prover::Prover;
 use crate::Error;
 use crate::backend::Backend;
-use crate::lent_buffers::FrBuffer;
+use crate::backend::lent_buffers::FrBuffer;
 use crate::plugin::{NttConfig, NttDirection, NttOrder, ops};
 use crate::types::Fr;
 

@@ -6,10 +6,10 @@ use rayon::prelude::*;
 
 use super::keys::{Parameters, VerifyingKey};
 use super::odd_coset::{HQuery, snarkjs_root_of_unity};
-use crate::progress::{Progress, Silent};
 use crate::r1cs::R1cs;
-use crate::sample;
 use crate::types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use crate::util::progress::{Progress, Silent};
+use crate::util::sample;
 
 fn nonzero(rng: &mut impl rand_core::RngCore) -> Fr {
     loop {

@@ -6,7 +6,7 @@
 //! macro wraps the implementation in [`Guarded`], which validates arguments,
 //! catches panics and turns everything into the FFI-safe [`Accelerator`]
 //! trait object that crosses the seam. The host loads libraries with
-//! [`crate::loader`] and calls them through [`crate::Backend`].
+//! [`crate::backend::loader`] and calls them through [`crate::Backend`].
 //!
 //! Compatibility: [`BackendMod`] and the [`Accelerator`] vtable are abi_stable
 //! prefix types. abi_stable checks their layouts and the core crate's version

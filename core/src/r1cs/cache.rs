@@ -7,9 +7,9 @@ use std::time::Instant;
 
 use super::R1cs;
 use crate::Error;
-use crate::cache::{EntryLock, file_name_part, move_aside};
-use crate::circuit::CircuitSource;
-use crate::progress::Progress;
+use crate::r1cs::circuit::CircuitSource;
+use crate::util::cache::{EntryLock, file_name_part, move_aside};
+use crate::util::progress::Progress;
 
 /// The R1CS cache folder (`<cache>/r1cs`).
 #[derive(Debug, Clone)]
@@ -84,7 +84,7 @@ impl R1csCache {
             r1cs.num_aux,
             t.elapsed()
         ));
-        match crate::cache::room_for(&self.dir, r1cs.file_bytes(&key))? {
+        match crate::util::cache::room_for(&self.dir, r1cs.file_bytes(&key))? {
             None => r1cs.save(&path, &key)?,
             Some(why) => progress.note(&format!(
                 "not caching the recorded R1CS in {}: {why}; it is kept in memory for this run",

@@ -39,7 +39,7 @@ impl R1cs {
     /// [`Error::Io`].
     pub fn save(&self, path: &Path, key: &str) -> Result<(), Error> {
         // Streamed through the checksum: no second copy of the matrices in memory.
-        crate::fsutil::write_atomically_with(path, |file| {
+        crate::util::fsutil::write_atomically_with(path, |file| {
             let mut w = std::io::BufWriter::with_capacity(1 << 20, Hashing::new(file));
             w.write_all(MAGIC)?;
             w.write_all(&FORMAT_VERSION.to_le_bytes())?;
@@ -120,7 +120,7 @@ impl R1cs {
         let r1cs = r
             .matrices()
             .ok_or_else(|| corrupt(path, "sizes in the header do not match the data"));
-        crate::machine::return_freed_heap();
+        crate::util::machine::return_freed_heap();
         r1cs
     }
 }

@@ -12,6 +12,7 @@ use crate::Error;
 use crate::types::Fr;
 
 pub mod cache;
+pub mod circuit;
 mod cs;
 mod file;
 mod pieces;

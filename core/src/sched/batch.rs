@@ -12,11 +12,11 @@ use super::groth16_workload::{Groth16Workload, ProofOutput};
 use super::metrics::{self, Summary};
 use super::policy::{Limits, Policy};
 use super::settings::{DeviceLock, Settings};
-use crate::circuit::CircuitSource;
+use crate::backend::loader::Registry;
 use crate::groth16::{self, Parameters, PreparedVerifyingKey, ProverBuilder};
-use crate::loader::Registry;
 use crate::plugin::BackendConfig;
 use crate::r1cs::R1cs;
+use crate::r1cs::circuit::CircuitSource;
 use crate::{Backend, Error};
 
 /// The Groth16 workload of `circuit` on every device of `backend`: one
@@ -162,7 +162,7 @@ pub fn run_batch(
     let mut run = BatchRun {
         devices: super::engine::Workload::devices(engine.workload()),
         settings: Some(engine.settings().clone()),
-        cores: crate::machine::cores(),
+        cores: crate::util::machine::cores(),
         ..Default::default()
     };
     // Its dealloc may still be running: wait for its span.

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::engine::{JobRequest, Recorder, Workload};
+use crate::backend::lent_buffers::FrBuffer;
 use crate::groth16::{G1Sums, Proof, Prover};
-use crate::lent_buffers::FrBuffer;
 use crate::r1cs::Witness;
 use crate::stage::Stage;
 use crate::types::{Fr, G2Projective};
@@ -129,13 +129,14 @@ impl Groth16Workload {
 
     /// `r, s` of a partition: derived from the job seed, so runs are reproducible.
     pub fn blinding(job: &JobRequest, partition: u32) -> (Fr, Fr) {
-        let mut rng =
-            crate::sample::rng(job.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ partition as u64);
+        let mut rng = crate::util::sample::rng(
+            job.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ partition as u64,
+        );
         (Fr::random(&mut rng), Fr::random(&mut rng))
     }
 
     /// Makes the host buffers of `partitions` partitions in flight ahead
-    /// of the first proofs of `job`'s key (see [`crate::lent_buffers::BufferPool::reserve`]):
+    /// of the first proofs of `job`'s key (see [`crate::backend::lent_buffers::BufferPool::reserve`]):
     /// their A·w, B·w, C·w, which every device's partitions take from the
     /// first prover's pool (the SpMV runs before a device is chosen).
     ///

@@ -411,7 +411,7 @@ pub fn load_policy(
     let fail =
         |why: String| Error::InvalidInput(format!("policy plugin {}: {why}", path.display()));
     // A truncated library would crash the process inside dlopen (SIGBUS).
-    crate::loader::elf::check_shared_object(path).map_err(fail)?;
+    crate::backend::loader::elf::check_shared_object(path).map_err(fail)?;
     let header = lib_header_from_path(path)
         .map_err(|e| fail(e.to_string().lines().take(6).collect::<Vec<_>>().join(" ")))?;
     policy_from_header(header, base, overrides, fail)

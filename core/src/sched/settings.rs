@@ -144,8 +144,8 @@ impl MachineShape {
     /// This machine, with `devices` devices.
     pub fn this(devices: usize) -> Self {
         MachineShape {
-            cores: crate::machine::cores(),
-            memory_bytes: crate::machine::total_memory_bytes().unwrap_or(8 << 30),
+            cores: crate::util::machine::cores(),
+            memory_bytes: crate::util::machine::total_memory_bytes().unwrap_or(8 << 30),
             devices,
         }
     }
@@ -216,7 +216,7 @@ impl Settings {
                 return Err(Error::InvalidInput(format!("{k} must be at least 1")));
             }
         }
-        let most = crate::machine::cores() * crate::machine::THREADS_PER_CORE;
+        let most = crate::util::machine::cores() * crate::util::machine::THREADS_PER_CORE;
         for (k, v) in [
             ("partition_workers", self.partition_workers),
             ("spmv_workers", self.spmv_workers),
@@ -227,8 +227,8 @@ impl Settings {
             if v > most {
                 return Err(Error::InvalidInput(format!(
                     "{k}={v}: at most {most} ({} per core on this machine's {} cores)",
-                    crate::machine::THREADS_PER_CORE,
-                    crate::machine::cores()
+                    crate::util::machine::THREADS_PER_CORE,
+                    crate::util::machine::cores()
                 )));
             }
         }
@@ -267,7 +267,7 @@ impl Settings {
         if self.memory_budget > 0 {
             return self.memory_budget;
         }
-        crate::machine::total_memory_bytes().unwrap_or(8 << 30) / 10 * 8
+        crate::util::machine::total_memory_bytes().unwrap_or(8 << 30) / 10 * 8
     }
 
     /// The knobs with every count left at 0 sized for `machine`, where one

@@ -32,7 +32,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use zkpipe_core::loader::{Registry, SearchPath};
+use zkpipe_core::backend::loader::{Registry, SearchPath};
 use zkpipe_core::plugin::{BackendConfig, KeyValue};
 use zkpipe_core::sched::groth16_workload::Groth16Workload;
 use zkpipe_core::sched::{DeviceLock, Engine, Policy, Settings};
@@ -149,11 +149,11 @@ impl Daemon {
             }
         }
         let gpu_threads = match config.devices.gpu_threads {
-            0 => zkpipe_core::machine::cores(),
+            0 => zkpipe_core::util::machine::cores(),
             t => t,
         };
         let host_budget = match config.host_budget() {
-            0 => zkpipe_core::machine::available_memory_bytes().unwrap_or(8 << 30) / 10 * 8,
+            0 => zkpipe_core::util::machine::available_memory_bytes().unwrap_or(8 << 30) / 10 * 8,
             b => b,
         };
         let base = Settings {
@@ -184,11 +184,11 @@ impl Daemon {
         let engine = Engine::new(workload, policy)?;
         let load = Load::new(
             devices.len(),
-            zkpipe_core::machine::cores(),
+            zkpipe_core::util::machine::cores(),
             engine.settings().spmv_threads,
         );
         let keys_dir = if config.keys.dir.is_empty() {
-            zkpipe_core::cache::default_dir()
+            zkpipe_core::util::cache::default_dir()
         } else {
             std::path::PathBuf::from(&config.keys.dir)
         };

@@ -23,7 +23,7 @@ impl Daemon {
     pub(super) async fn acquire_key(self: &Arc<Self>, id: KeyId) -> Result<Arc<LoadedKey>, Error> {
         let me = self.clone();
         let (key, report) = tokio::task::spawn_blocking(move || {
-            me.keys.acquire(&id, &zkpipe_core::progress::Silent)
+            me.keys.acquire(&id, &zkpipe_core::util::progress::Silent)
         })
         .await
         .unwrap_or_else(|e| Err(Error::Failed(format!("key load task: {e}"))))?;

@@ -53,7 +53,10 @@ impl AcceleratorImpl for Minimal {
         };
         // Where a real backend calls its accelerator. The guard around this
         // call has already checked that the lengths agree.
-        Ok(zkpipe_core::reference::msm_g1(bases.as_slice(), scalars))
+        Ok(zkpipe_core::backend::reference::msm_g1(
+            bases.as_slice(),
+            scalars,
+        ))
     }
 }
 

@@ -40,7 +40,7 @@ impl BinFile {
             path: path.to_path_buf(),
             source,
         };
-        zkpipe_core::fsutil::check_input(path)?;
+        zkpipe_core::util::fsutil::check_input(path)?;
         let meta = std::fs::metadata(path).map_err(io)?;
         if meta.len() > MAX_FILE_BYTES {
             return Err(bad(

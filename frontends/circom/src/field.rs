@@ -12,8 +12,8 @@
 use blst::*;
 
 use crate::binfile::Reader;
-use zkpipe_core::decimal::{decimal_to_limbs, limbs_to_decimal};
 use zkpipe_core::types::{Fp, Fp2};
+use zkpipe_core::util::decimal::{decimal_to_limbs, limbs_to_decimal};
 use zkpipe_core::{Error, Fr, G1Affine, G2Affine};
 
 /// BLS12-381's scalar field r, little-endian bytes.

@@ -12,9 +12,9 @@
 use serde_json::{Value, json};
 
 use crate::field::{fp_from_decimal, fp_to_decimal};
-use zkpipe_core::decimal::{fr_from_decimal, fr_to_decimal};
 use zkpipe_core::groth16::{PreparedVerifyingKey, Proof, VerifyingKey};
 use zkpipe_core::types::{Fp, Fp2};
+use zkpipe_core::util::decimal::{fr_from_decimal, fr_to_decimal};
 use zkpipe_core::{Error, Fr, G1Affine, G2Affine};
 
 /// snarkjs's name of BLS12-381.

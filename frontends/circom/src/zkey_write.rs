@@ -13,8 +13,8 @@ use std::path::Path;
 
 use crate::field::{BLS12_381_P, BLS12_381_R, zkey_coefficient_scale};
 use crate::r1cs::CircomR1cs;
-use zkpipe_core::fsutil::write_atomically_with;
 use zkpipe_core::groth16::{HQuery, Parameters, domain_log_size};
+use zkpipe_core::util::fsutil::write_atomically_with;
 use zkpipe_core::{Error, Fp, G1Affine, G2Affine};
 
 fn fp(out: &mut Vec<u8>, x: &Fp) {
@@ -185,7 +185,7 @@ mod tests {
     use crate::binfile::tests::container;
     use crate::r1cs::tests::square_r1cs;
     use zkpipe_core::groth16::setup_for;
-    use zkpipe_core::progress::Silent;
+    use zkpipe_core::util::progress::Silent;
 
     #[test]
     fn a_written_zkey_reads_back_as_the_same_key() {

@@ -35,7 +35,7 @@ use storage_proofs_porep::stacked::{
 use typenum::{U0, U2};
 use zkpipe_core::groth16::{Prover, StageTimes, domain_log_size};
 use zkpipe_core::r1cs::Witness;
-use zkpipe_core::{Error, G1Affine, G2Affine, Stage, sample};
+use zkpipe_core::{Error, G1Affine, G2Affine, Stage, util::sample};
 
 use crate::adapter::{self, Counts};
 use crate::job::{FilecoinJob, FinalCheck};

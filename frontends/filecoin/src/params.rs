@@ -11,13 +11,13 @@ use storage_proofs_core::parameter_cache::{
     parameter_cache_params_path, parameter_cache_verifying_key_path,
 };
 use zkpipe_core::Error;
-use zkpipe_core::cache::EntryLock;
-use zkpipe_core::circuit::CircuitSource;
-use zkpipe_core::fsutil::write_atomically;
 use zkpipe_core::groth16::{self, Parameters};
-use zkpipe_core::progress::Progress;
 use zkpipe_core::r1cs::cache::R1csCache;
+use zkpipe_core::r1cs::circuit::CircuitSource;
 use zkpipe_core::r1cs::{R1cs, Witness};
+use zkpipe_core::util::cache::EntryLock;
+use zkpipe_core::util::fsutil::write_atomically;
+use zkpipe_core::util::progress::Progress;
 
 /// The largest sector size whose parameters zkpipe generates: production
 /// sizes use the ceremony's parameters, never locally made ones.
@@ -268,7 +268,7 @@ impl ParamFiles {
             source,
         })?;
         // Test parameters only (production sizes are refused above).
-        let seed = u64::from_le_bytes(zkpipe_core::random::os_bytes()?);
+        let seed = u64::from_le_bytes(zkpipe_core::util::random::os_bytes()?);
         let params = groth16::setup_with_progress(r1cs, seed, progress);
         params.vk.save(&self.vk)?;
         let meta = serde_json::to_vec(&CacheEntryMetadata { sector_size })

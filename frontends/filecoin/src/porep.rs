@@ -13,7 +13,7 @@ use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg, Tau};
 use zkpipe_core::Error;
-use zkpipe_core::progress::Progress;
+use zkpipe_core::util::progress::Progress;
 
 use crate::job::{CompoundJob, FilecoinJob, FinalCheck, Split};
 use crate::params::ParamSet;
@@ -75,7 +75,7 @@ impl C1 {
     /// [`Error::Io`] for a file that cannot be read or is too large;
     /// [`Error::InvalidInput`] as [`C1::parse`], with the file's name.
     pub fn read(path: &std::path::Path) -> Result<C1, Error> {
-        let bytes = zkpipe_core::fsutil::read_capped(path, MAX_C1_BYTES as u64)?;
+        let bytes = zkpipe_core::util::fsutil::read_capped(path, MAX_C1_BYTES as u64)?;
         C1::parse(&bytes).map_err(|e| match e {
             Error::InvalidInput(m) => Error::InvalidInput(format!("{}: {m}", path.display())),
             other => other,

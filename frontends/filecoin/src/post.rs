@@ -19,8 +19,8 @@ use storage_proofs_post::fallback::{
     self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector,
 };
 use zkpipe_core::Error;
-use zkpipe_core::fsutil::read_capped;
-use zkpipe_core::progress::Progress;
+use zkpipe_core::util::fsutil::read_capped;
+use zkpipe_core::util::progress::Progress;
 
 use crate::job::{CompoundJob, FilecoinJob, FinalCheck, decode_vanilla};
 use crate::params::ParamSet;

@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use zkpipe_core::groth16::{self, Parameters, PreparedVerifyingKey, Proof, Prover, StageTimes};
-use zkpipe_core::progress::Progress;
 use zkpipe_core::r1cs::R1cs;
 use zkpipe_core::r1cs::cache::R1csCache;
+use zkpipe_core::util::progress::Progress;
 use zkpipe_core::{Error, Stage};
 
 use crate::job::FilecoinJob;
@@ -20,7 +20,7 @@ use crate::params::ParamSet;
 pub type BuildProver = dyn Fn(Arc<Parameters>, Arc<R1cs>) -> Result<Prover, Error> + Send + Sync;
 
 /// `r, s` of each partition's proof.
-pub use zkpipe_core::random::Blinding;
+pub use zkpipe_core::util::random::Blinding;
 
 /// A key made resident: its parameter set, the files it came from, its prover.
 #[derive(Debug)]

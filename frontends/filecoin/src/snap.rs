@@ -22,7 +22,7 @@ use storage_proofs_update::{
     PublicInputs, PublicParams,
 };
 use zkpipe_core::Error;
-use zkpipe_core::progress::Progress;
+use zkpipe_core::util::progress::Progress;
 
 use crate::job::{CompoundJob, FilecoinJob, FinalCheck, decode_vanilla};
 use crate::params::ParamSet;

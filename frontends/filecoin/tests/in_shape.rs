@@ -11,7 +11,7 @@ use serde_json::Value;
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use support::{engine, fixtures_env};
 use zkpipe_core::Error;
-use zkpipe_core::progress::Silent;
+use zkpipe_core::util::progress::Silent;
 use zkpipe_filecoin::in_shape::{self, Draw};
 use zkpipe_filecoin::porep::{C1, SealIds, VanillaProof, seal_commit};
 use zkpipe_filecoin::testing::{SEAL_PROOF, seal_2kib};

@@ -13,7 +13,7 @@ use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_porep::stacked::{StackedCompound, StackedDrg};
 use support::{engine, fixtures_env};
 use zkpipe_core::Error;
-use zkpipe_core::progress::Silent;
+use zkpipe_core::util::progress::Silent;
 use zkpipe_filecoin::Blinding;
 use zkpipe_filecoin::porep::{C1, SealIds, param_set, seal_commit};
 use zkpipe_filecoin::testing::{SEAL_PROOF, seal_2kib};

@@ -6,7 +6,7 @@ mod support;
 
 use support::{engine, fixtures_env};
 use zkpipe_core::Error;
-use zkpipe_core::progress::Silent;
+use zkpipe_core::util::progress::Silent;
 use zkpipe_filecoin::Blinding;
 use zkpipe_filecoin::post::{PostRequest, param_set, prove_post};
 use zkpipe_filecoin::testing::{WINDOW_POST, WINNING_POST, post_vanilla, seal_2kib};

@@ -6,7 +6,7 @@ mod support;
 
 use support::{engine, fixtures_env};
 use zkpipe_core::Error;
-use zkpipe_core::progress::Silent;
+use zkpipe_core::util::progress::Silent;
 use zkpipe_filecoin::Blinding;
 use zkpipe_filecoin::snap::{SnapRequest, param_set, prove_snap};
 use zkpipe_filecoin::testing::{UPDATE_PROOF, seal_2kib, snap_2kib};

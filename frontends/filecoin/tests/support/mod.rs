@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Once};
 
+use zkpipe_core::backend::loader::{Registry, SearchPath};
 use zkpipe_core::groth16::ProverBuilder;
-use zkpipe_core::loader::{Registry, SearchPath};
 use zkpipe_core::plugin::BackendConfig;
 use zkpipe_core::r1cs::cache::R1csCache;
 use zkpipe_filecoin::FilecoinProver;

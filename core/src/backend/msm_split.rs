@@ -12,7 +12,7 @@ use crate::backend::Backend;
 use crate::plugin::{BasesHandle, BasesRef, MsmConfig};
 use crate::types::Fr;
 
-use crate::group::Group;
+use crate::backend::group::Group;
 use crate::{Error, plugin::AccelError};
 
 /// The pieces of `n` points over `k` devices: contiguous, in order, sizes

@@ -7,7 +7,7 @@ use std::fmt::Debug;
 use crate::backend::Backend;
 use crate::plugin::{BasesHandle, BasesRef, MsmConfig, ops};
 use crate::types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
-use crate::{Error, sample};
+use crate::{Error, util::sample};
 
 /// A group's points and a backend's calls in it.
 pub trait Group: 'static {

@@ -3,13 +3,13 @@
 
 use std::sync::Arc;
 
-use crate::circuit::CircuitSource;
+use crate::backend::group::{G1, G2, Group};
+use crate::backend::loader::Registry;
 use crate::groth16::{self, ProverBuilder};
-use crate::group::{G1, G2, Group};
-use crate::loader::Registry;
 use crate::plugin::{MsmConfig, NttConfig, NttDirection, NttOrder, SpmvConfig};
 use crate::r1cs::R1cs;
-use crate::{Backend, Error, Fr, sample};
+use crate::r1cs::circuit::CircuitSource;
+use crate::{Backend, Error, Fr, util::sample};
 
 /// Largest op size a crosscheck takes, as log2 (the reference's naive
 /// parts and the host memory bound it).

@@ -35,7 +35,7 @@ pub fn os_rng() -> Result<ChaCha20Rng, Error> {
 /// As [`os_bytes`].
 pub fn blinding(seed: Option<u64>) -> Result<(Fr, Fr), Error> {
     let mut rng = match seed {
-        Some(s) => crate::sample::rng(s),
+        Some(s) => crate::util::sample::rng(s),
         None => os_rng()?,
     };
     Ok((Fr::random(&mut rng), Fr::random(&mut rng)))

@@ -11,6 +11,13 @@ use crate::plugin::{
 use crate::r1cs::R1cs;
 use crate::types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
+pub mod crosscheck;
+pub mod group;
+pub mod lent_buffers;
+pub mod loader;
+pub mod msm_split;
+pub mod reference;
+
 /// One backend instance. Cheap to share by reference across threads.
 pub struct Backend {
     name: String,
@@ -38,7 +45,7 @@ impl<T> From<BasesHandle> for BasesRef<'_, T> {
 }
 
 /// A group's three calls, the same in G1 and G2 (the ABI names each;
-/// [`crate::group::Group`] is the generic face of them).
+/// [`crate::backend::group::Group`] is the generic face of them).
 macro_rules! group_ops {
     ($g:literal, $aff:ty, $proj:ty, $msm:ident, $batch:ident, $upload:ident) => {
         #[doc = concat!("`Σ scalars[i]·bases[i]` in ", $g, "; bases from the host (a slice) or resident (a handle).")]
@@ -81,7 +88,7 @@ macro_rules! group_ops {
 }
 
 impl Backend {
-    /// Wraps a seam trait object (from [`crate::loader`] or
+    /// Wraps a seam trait object (from [`crate::backend::loader`] or
     /// [`crate::plugin::into_accelerator`]).
     pub fn new(name: impl Into<String>, inner: AcceleratorBox) -> Self {
         Backend {
