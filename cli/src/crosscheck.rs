@@ -1,9 +1,9 @@
 //! `zkpipe crosscheck`: every op and a whole proof on a backend and on the
-//! reference, compared bit for bit ([`zkpipe_core::backend::crosscheck`]).
+//! reference, compared bit for bit ([`zkpipe_core::crosscheck`]).
 
 use clap::Args;
 use zkpipe_core::Error;
-use zkpipe_core::backend::crosscheck::{self, Check, Outcome, Spec};
+use zkpipe_core::crosscheck::{self, Check, Outcome, Spec};
 
 use crate::circuit::CircuitArgs;
 use crate::plugin_args::PluginArgs;

@@ -15,12 +15,14 @@
 //!
 //! The seam, and the host's side of it:
 //! - [`plugin`]: the accelerator plugin ABI: what a backend library exports.
-//! - [`backend`]: [`Backend`], its loader, lent buffers, groups, split MSMs, oracle, crosscheck.
+//! - [`backend`]: [`Backend`], its loader, lent buffers, groups, split MSMs, oracle.
 //!
 //! Proving:
 //! - [`r1cs`]: circuit sources and their constraints, recorded once as R1CS.
 //! - [`groth16`]: Groth16 over BLS12-381, bellperson-compatible: setup, proving, verifying.
 //! - [`sched`]: the scheduling engine: many proof requests over worker pools.
+//! - [`crosscheck`]: a backend against the reference, op by op and a whole
+//!   proof, compared bit for bit (it stands on `backend` and `groth16`).
 //!
 //! Helpers:
 //! - [`util`]: the cache folder, files, decimals, the machine, progress, randomness, samples.
@@ -35,6 +37,7 @@ pub mod backend;
 pub mod plugin;
 
 // Proving.
+pub mod crosscheck;
 pub mod groth16;
 pub mod r1cs;
 pub mod sched;

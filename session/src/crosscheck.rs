@@ -1,10 +1,10 @@
 //! A backend against the reference: every op and a whole proof of a
-//! built-in circuit, compared bit for bit ([`zkpipe_core::backend::crosscheck`]).
+//! built-in circuit, compared bit for bit ([`zkpipe_core::crosscheck`]).
 
 use std::sync::Arc;
 
 use zkpipe_core::Error;
-use zkpipe_core::backend::crosscheck::{self, Check, Spec};
+use zkpipe_core::crosscheck::{self, Check, Spec};
 
 use crate::Session;
 use crate::builtin::BuiltinRequest;

@@ -11,7 +11,6 @@ use crate::plugin::{
 use crate::r1cs::R1cs;
 use crate::types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
-pub mod crosscheck;
 pub mod group;
 pub mod lent_buffers;
 pub mod loader;
