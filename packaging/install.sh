@@ -5,6 +5,7 @@
 #   PREFIX/lib/zkpipe/libzkpipe_backend_*.so   backends (zkpipe looks in ../lib/zkpipe)
 #   PREFIX/share/zkpipe/zkpipe.toml            the daemon's config, every key at its default
 #   PREFIX/share/zkpipe/zkpipe.service         a systemd unit for `zkpipe serve`
+#   PREFIX/share/zkpipe/grafana-dashboard.json the daemon's metrics in Grafana
 #   PREFIX/share/man/man1/zkpipe*.1            man pages
 #   PREFIX/share/bash-completion/completions/zkpipe
 #   PREFIX/share/zsh/site-functions/_zkpipe
@@ -59,6 +60,7 @@ install -m 755 "$from/zkpipe" "$bin/zkpipe"
 install -m 755 "${plugins[@]}" "$lib/"
 install -m 644 "$root/examples/zkpipe.toml" "$share/zkpipe/zkpipe.toml"
 sed "s|@BINDIR@|$bin|g" "$root/packaging/zkpipe.service" > "$share/zkpipe/zkpipe.service"
+install -m 644 "$root/packaging/grafana-dashboard.json" "$share/zkpipe/grafana-dashboard.json"
 chmod 644 "$share/zkpipe/zkpipe.service"
 "$bin/zkpipe" man "$share/man/man1"
 "$bin/zkpipe" completions bash > "$share/bash-completion/completions/zkpipe"

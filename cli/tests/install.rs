@@ -63,6 +63,7 @@ fn install_lays_out_a_prefix_whose_binary_finds_its_backend_and_proves() {
         "lib/zkpipe/libzkpipe_backend_cpu.so",
         "share/zkpipe/zkpipe.toml",
         "share/zkpipe/zkpipe.service",
+        "share/zkpipe/grafana-dashboard.json",
         "share/man/man1/zkpipe.1",
         "share/man/man1/zkpipe-serve.1",
         "share/bash-completion/completions/zkpipe",

@@ -1,6 +1,7 @@
 //! The daemon's Prometheus metrics, served by the `Metrics` call and on
 //! `/metrics` when `status_http` is set. Names start with `zkpipe_`.
 
+use prometheus::core::Collector;
 use prometheus::{
     CounterVec, Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, IntCounter, IntCounterVec,
     IntGaugeVec, Opts, Registry, TextEncoder,
@@ -51,6 +52,8 @@ pub struct Metrics {
     pub uptime: Gauge,
     /// 1, labelled with the version, commit, plugin ABIs and backend.
     build_info: IntGaugeVec,
+    /// Every metric's name, `process_*` included.
+    names: Vec<String>,
 }
 
 fn must<T>(r: prometheus::Result<T>) -> T {
@@ -71,7 +74,7 @@ impl Metrics {
         let stage_buckets = vec![
             0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0,
         ];
-        let m = Metrics {
+        let mut m = Metrics {
             submitted: must(IntCounterVec::new(
                 Opts::new("zkpipe_jobs_submitted_total", "Jobs submitted"),
                 &["priority"],
@@ -181,6 +184,7 @@ impl Metrics {
                 &["version", "commit", "backend_abi", "policy_abi", "backend"],
             )),
             registry,
+            names: Vec::new(),
         };
         let collectors: [Box<dyn prometheus::core::Collector>; 19] = [
             Box::new(m.submitted.clone()),
@@ -204,14 +208,18 @@ impl Metrics {
             Box::new(m.build_info.clone()),
         ];
         for c in collectors {
+            m.names.extend(c.desc().iter().map(|d| d.fq_name.clone()));
             must(m.registry.register(c));
         }
         // The standard `process_*` metrics (CPU seconds, resident memory,
         // open files, threads, start time), read from /proc at scrape time.
         #[cfg(target_os = "linux")]
-        must(m.registry.register(Box::new(
-            prometheus::process_collector::ProcessCollector::for_self(),
-        )));
+        {
+            let process = prometheus::process_collector::ProcessCollector::for_self();
+            m.names
+                .extend(process.desc().iter().map(|d| d.fq_name.clone()));
+            must(m.registry.register(Box::new(process)));
+        }
         m
     }
 
@@ -260,11 +268,53 @@ impl Metrics {
         }
     }
 
+    /// Every metric's name (a histogram's without `_bucket`, `_sum`,
+    /// `_count`), the standard `process_*` ones included.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
     /// The Prometheus text exposition of every metric.
     pub fn text(&self) -> String {
         let mut out = Vec::new();
         // Encoding into a Vec cannot fail for well-formed metrics.
         let _ = TextEncoder::new().encode(&self.registry.gather(), &mut out);
         String::from_utf8_lossy(&out).into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The packaged Grafana dashboard names only metrics the daemon has: a
+    /// renamed metric would leave a panel empty without a word.
+    #[test]
+    fn the_dashboard_names_only_metrics_the_daemon_has() {
+        let dashboard = include_str!("../../packaging/grafana-dashboard.json");
+        let json: serde_json::Value = serde_json::from_str(dashboard).unwrap();
+        let m = Metrics::new();
+        let mut used = 0;
+        let exprs = json["panels"].as_array().unwrap().iter().flat_map(|p| {
+            (p["targets"].as_array().unwrap().iter())
+                .map(|t| t["expr"].as_str().unwrap().to_string())
+        });
+        for expr in exprs {
+            for word in expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+                if !(word.starts_with("zkpipe_") || word.starts_with("process_")) {
+                    continue;
+                }
+                let name = ["_bucket", "_sum", "_count"]
+                    .iter()
+                    .find_map(|s| word.strip_suffix(s))
+                    .unwrap_or(word);
+                assert!(
+                    m.names().iter().any(|n| n == name),
+                    "the dashboard's {word}"
+                );
+                used += 1;
+            }
+        }
+        assert!(used >= 10, "{used} metrics named");
     }
 }
