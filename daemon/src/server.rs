@@ -213,10 +213,11 @@ pub async fn serve(
         http = endpoints.http.as_ref().map(tracing::field::display),
         "zkpipe daemon listening"
     );
+    let stop = StopSignals::install()?;
     ready(&endpoints);
     notify_systemd(&[NotifyState::Ready]);
 
-    wait_for_signal().await?;
+    stop.wait().await;
     notify_systemd(&[
         NotifyState::Stopping,
         NotifyState::Status("draining: finishing the jobs in flight"),
@@ -253,17 +254,31 @@ fn notify_systemd(states: &[NotifyState]) {
     }
 }
 
-async fn wait_for_signal() -> Result<(), Error> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate())
-        .map_err(|e| Error::Failed(format!("installing a SIGTERM handler: {e}")))?;
-    let mut int = signal(SignalKind::interrupt())
-        .map_err(|e| Error::Failed(format!("installing a SIGINT handler: {e}")))?;
-    tokio::select! {
-        _ = term.recv() => tracing::info!("SIGTERM: draining"),
-        _ = int.recv() => tracing::info!("SIGINT: draining"),
+/// SIGTERM and SIGINT, caught from now on: installed before the daemon
+/// says it is ready, so a stop sent the moment it is drains it instead of
+/// killing it.
+struct StopSignals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn install() -> Result<Self, Error> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(StopSignals {
+            term: signal(SignalKind::terminate())
+                .map_err(|e| Error::Failed(format!("installing a SIGTERM handler: {e}")))?,
+            int: signal(SignalKind::interrupt())
+                .map_err(|e| Error::Failed(format!("installing a SIGINT handler: {e}")))?,
+        })
     }
-    Ok(())
+
+    async fn wait(mut self) {
+        tokio::select! {
+            _ = self.term.recv() => tracing::info!("SIGTERM: draining"),
+            _ = self.int.recv() => tracing::info!("SIGINT: draining"),
+        }
+    }
 }
 
 /// Stops taking jobs, waits up to `deadline` for running ones, cancels the rest.
