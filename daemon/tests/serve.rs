@@ -14,7 +14,7 @@ mod support;
 use support::{pvk, verifies};
 
 use std::path::{Path, PathBuf};
-use std::process::Child;
+use std::process::{Child, Command};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -105,8 +105,8 @@ impl Drop for Served {
     }
 }
 
-/// Starts the daemon; its stdout lines arrive on the channel.
-fn spawn(socket: &Path, keys: &Path, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
+/// `zkpipe serve` on `socket` with `args`.
+fn serve_command(socket: &Path, keys: &Path, args: &[&str]) -> Command {
     let mut cmd = support::zkpipe_command();
     cmd.arg("serve")
         .arg("--socket")
@@ -115,7 +115,35 @@ fn spawn(socket: &Path, keys: &Path, args: &[&str]) -> (Child, mpsc::Receiver<St
         .arg(keys)
         .args(["--set", "logging.level=warn"])
         .args(args);
-    support::spawn_with_lines(cmd)
+    cmd
+}
+
+/// Starts the daemon; its stdout lines arrive on the channel.
+fn spawn(socket: &Path, keys: &Path, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
+    support::spawn_with_lines(serve_command(socket, keys, args))
+}
+
+/// Starts the daemon in a folder of its own with `args`, `adjust` applied
+/// to its command (environment, stderr); its stdout lines arrive on the
+/// channel, none read yet.
+fn spawn_adjusted(
+    keys: &Path,
+    args: &[&str],
+    adjust: impl FnOnce(&mut Command),
+) -> (Served, mpsc::Receiver<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("zkpipe.sock");
+    let mut cmd = serve_command(&socket, keys, args);
+    adjust(&mut cmd);
+    let (child, lines) = support::spawn_with_lines(cmd);
+    let served = Served {
+        child,
+        socket,
+        tcp: None,
+        keys: keys.to_path_buf(),
+        _dir: dir,
+    };
+    (served, lines)
 }
 
 /// One synthesis worker and one device worker: jobs queue behind each other.
@@ -949,32 +977,20 @@ fn status_over_http_wants_the_token() {
 #[test]
 fn build_info_is_reported_and_readyz_fails_while_draining() {
     let keys = shared_keys();
-    let dir = tempfile::tempdir().unwrap();
-    let socket = dir.path().join("zkpipe.sock");
-    let (child, lines) = spawn(
-        &socket,
-        &keys,
-        &[
-            "--status-http",
-            "127.0.0.1:0",
-            "--set",
-            "daemon.tcp_without_token=true",
-            "--set",
-            "daemon.drain_timeout_s=120",
-        ],
-    );
+    let args = [
+        "--status-http",
+        "127.0.0.1:0",
+        "--set",
+        "daemon.tcp_without_token=true",
+        "--set",
+        "daemon.drain_timeout_s=120",
+    ];
+    let (mut served, lines) = spawn_adjusted(&keys, &args, |_| {});
     let http = loop {
         let l = lines.recv_timeout(Duration::from_secs(300)).unwrap();
         if let Some(a) = l.strip_prefix("listening http:") {
             break a.to_string();
         }
-    };
-    let mut served = Served {
-        child,
-        socket,
-        tcp: None,
-        keys: keys.clone(),
-        _dir: dir,
     };
     assert_eq!(http_get(&http, "/readyz", None), 200);
     let rt = runtime();
@@ -1843,28 +1859,15 @@ fn the_startup_line_says_what_started_in_plain_json() {
 fn tells_systemd_when_it_is_ready_and_when_it_stops() {
     use std::os::unix::net::UnixDatagram;
     let keys = shared_keys();
-    let dir = tempfile::tempdir().unwrap();
-    let notify = UnixDatagram::bind(dir.path().join("notify")).unwrap();
+    let notify_dir = tempfile::tempdir().unwrap();
+    let notify_path = notify_dir.path().join("notify");
+    let notify = UnixDatagram::bind(&notify_path).unwrap();
     notify
         .set_read_timeout(Some(Duration::from_secs(300)))
         .unwrap();
-    let socket = dir.path().join("zkpipe.sock");
-    let mut cmd = support::zkpipe_command();
-    cmd.arg("serve")
-        .arg("--socket")
-        .arg(&socket)
-        .arg("--keys-dir")
-        .arg(&keys)
-        .args(["--set", "logging.level=warn"])
-        .env("NOTIFY_SOCKET", dir.path().join("notify"));
-    let (child, lines) = support::spawn_with_lines(cmd);
-    let mut served = Served {
-        child,
-        socket,
-        tcp: None,
-        keys: keys.clone(),
-        _dir: dir,
-    };
+    let (mut served, lines) = spawn_adjusted(&keys, &[], |cmd| {
+        cmd.env("NOTIFY_SOCKET", &notify_path);
+    });
     let mut buf = [0u8; 512];
     let read = |buf: &mut [u8]| {
         let n = notify.recv(buf).expect("a message to systemd");
@@ -1886,31 +1889,19 @@ fn tells_systemd_when_it_is_ready_and_when_it_stops() {
 #[test]
 fn a_jobs_stage_lines_come_before_its_end_line() {
     let keys = shared_keys();
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("daemon.log");
-    let socket = dir.path().join("zkpipe.sock");
-    let mut cmd = support::zkpipe_command();
-    cmd.arg("serve")
-        .arg("--socket")
-        .arg(&socket)
-        .arg("--keys-dir")
-        .arg(&keys)
-        .args([
-            "--set",
-            "logging.level=warn,zkpipe::stage=debug,zkpipe_daemon=info",
-        ])
-        .args(["--set", "logging.format=json"])
-        .stderr(std::fs::File::create(&log).unwrap());
-    let (child, lines) = support::spawn_with_lines(cmd);
+    let log_dir = tempfile::tempdir().unwrap();
+    let log = log_dir.path().join("daemon.log");
+    let args = [
+        "--set",
+        "logging.level=warn,zkpipe::stage=debug,zkpipe_daemon=info",
+        "--set",
+        "logging.format=json",
+    ];
+    let (mut served, lines) = spawn_adjusted(&keys, &args, |cmd| {
+        cmd.stderr(std::fs::File::create(&log).unwrap());
+    });
     let first = lines.recv_timeout(Duration::from_secs(300)).unwrap();
     assert!(first.starts_with("listening unix:"), "{first}");
-    let mut served = Served {
-        child,
-        socket,
-        tcp: None,
-        keys: keys.clone(),
-        _dir: dir,
-    };
     let rt = runtime();
     let ids: Vec<u64> = rt.block_on(async {
         let mut c = served.client().await;
