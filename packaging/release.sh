@@ -12,15 +12,19 @@
 # usage error.
 set -euo pipefail
 
+usage() {
+  sed -n '2,/^$/s/^# \{0,1\}//p' "$0" >&2
+  exit 2
+}
+
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$root/target/dist"
 from_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --from) [ $# -ge 2 ] && [ -n "$2" ] || { sed -n '2,/^$/s/^# \{0,1\}//p' "$0" >&2; exit 2; }
-            from_args=(--from "$2"); shift 2 ;;
-    -h|--help) sed -n '2,/^$/s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
-    -*) echo "release.sh: unknown argument '$1'" >&2; exit 2 ;;
+    --from) [ $# -ge 2 ] && [ -n "$2" ] || usage; from_args=(--from "$2"); shift 2 ;;
+    -h|--help) usage ;;
+    -*) echo "release.sh: unknown argument '$1'" >&2; usage ;;
     *) out=$1; shift ;;
   esac
 done

@@ -167,6 +167,33 @@ fn release_archive_unpacks_to_a_layout_that_finds_its_backend() {
 }
 
 #[test]
+fn release_refuses_unknown_arguments_and_leaves_no_archive_from_a_folder_without_zkpipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("dist");
+    for args in [&["--bogus"][..], &["--from"], &["--from", ""]] {
+        let o = run(Command::new(packaging("release.sh")).arg(&out).args(args));
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
+        assert!(text(&o.stderr).contains("Usage:"), "{args:?}");
+    }
+    let empty = dir.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let o = run(Command::new(packaging("release.sh"))
+        .arg(&out)
+        .arg("--from")
+        .arg(&empty));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("no zkpipe binary"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(
+        !out.exists(),
+        "nothing is written from a folder without zkpipe"
+    );
+}
+
+#[test]
 fn completions_and_man_refuse_an_unknown_shell_and_an_unwritable_folder() {
     let o = run(support::zkpipe_command().args(["completions", "tcsh"]));
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));

@@ -1938,3 +1938,23 @@ fn a_jobs_stage_lines_come_before_its_end_line() {
         );
     }
 }
+
+#[test]
+fn a_notify_socket_that_is_not_there_costs_a_warning_not_the_daemon() {
+    let keys = shared_keys();
+    let (served, lines) = spawn_adjusted(&keys, &[], |cmd| {
+        cmd.env("NOTIFY_SOCKET", "/nonexistent/zkpipe-notify");
+    });
+    let first = lines.recv_timeout(Duration::from_secs(300)).unwrap();
+    assert!(first.starts_with("listening unix:"), "{first}");
+    let status = runtime().block_on(async {
+        served
+            .client()
+            .await
+            .status(proto::StatusRequest {})
+            .await
+            .unwrap()
+            .into_inner()
+    });
+    assert!(!status.draining);
+}
