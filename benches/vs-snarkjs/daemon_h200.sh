@@ -16,7 +16,7 @@ cd $W
 echo '== client-side zkey hash'; time sha256sum circom/chain.zkey
 for i in 1 2 3 4 5; do
   echo "== client prove $i"
-  time $Z client --addr unix:$W/s.sock prove --zkey $W/circom/chain.zkey --wtns $W/circom/chain.wtns --out p$i.json --public-out pub$i.json
+  time $Z client --addr unix:$W/s.sock prove --zkey $W/circom/chain.zkey --wtns $W/circom/chain.wtns --proof p$i.json --public pub$i.json
   $Z verify --vk vk.json --proof p$i.json --public pub$i.json
 done
 $Z client --addr unix:$W/s.sock status

@@ -92,14 +92,15 @@ enum ClientOp {
     Prove {
         #[command(flatten)]
         job: JobArgs,
-        /// Proofs, 192 bytes per partition (`-`: stdout). Default:
-        /// `<circuit>-<size>.proof`.
-        #[arg(long, value_name = "FILE")]
-        out: Option<PathBuf>,
-        /// Public inputs as JSON (`-`: stdout). Default:
-        /// `<circuit>-<size>.public.json`.
-        #[arg(long, value_name = "FILE")]
-        public_out: Option<PathBuf>,
+        /// Where the proofs go (`-`: stdout): 192 bytes per partition,
+        /// default `<circuit>-<size>.proof`; a circom job's as snarkjs
+        /// JSON, default proof.json.
+        #[arg(long, value_name = "FILE", alias = "out")]
+        proof: Option<PathBuf>,
+        /// Where the public inputs go, as JSON (`-`: stdout). Default:
+        /// `<circuit>-<size>.public.json`; a circom job's public.json.
+        #[arg(long, value_name = "FILE", alias = "public-out")]
+        public: Option<PathBuf>,
     },
     /// Submit a job; print its id and queue position.
     Submit {
@@ -245,14 +246,19 @@ pub fn run(args: &ClientArgs) -> Result<(), Error> {
     zkpipe_daemon::client::block_on(run_async(args))
 }
 
+/// A call's reply, or its status as an error.
+macro_rules! rpc {
+    ($call:expr) => {
+        $call.await.map_err(status_error)?.into_inner()
+    };
+}
+
 async fn run_async(args: &ClientArgs) -> Result<(), Error> {
     // Outputs are checked writable before the daemon does any work.
     let outputs = match &args.op {
-        ClientOp::Prove {
-            job,
-            out,
-            public_out,
-        } => Some(job.outputs(out.as_deref(), public_out.as_deref())?),
+        ClientOp::Prove { job, proof, public } => {
+            Some(job.outputs(proof.as_deref(), public.as_deref())?)
+        }
         _ => None,
     };
     // Files named in the request are read (and refused) before connecting.
@@ -264,20 +270,12 @@ async fn run_async(args: &ClientArgs) -> Result<(), Error> {
     let mut c = connect(addr, args.token_file.as_deref(), &args.tls).await?;
     match &args.op {
         ClientOp::Prove { job, .. } => {
-            let r = c
-                .prove(request.expect("made above"))
-                .await
-                .map_err(status_error)?
-                .into_inner();
+            let r = rpc!(c.prove(request.expect("made above")));
             let (proof_out, public_out) = outputs.expect("resolved above");
             save(&r, &proof_out, &public_out, job.zkey.is_some())
         }
         ClientOp::Submit { .. } => {
-            let r = c
-                .submit(request.expect("made above"))
-                .await
-                .map_err(status_error)?
-                .into_inner();
+            let r = rpc!(c.submit(request.expect("made above")));
             println!(
                 "job {} queued at position {}{}",
                 r.job_id,
@@ -302,21 +300,13 @@ async fn run_async(args: &ClientArgs) -> Result<(), Error> {
             report(&r)
         }
         ClientOp::Cancel { job_id } => {
-            let r = c
-                .cancel(proto::CancelRequest { job_id: *job_id })
-                .await
-                .map_err(status_error)?
-                .into_inner();
+            let r = rpc!(c.cancel(proto::CancelRequest { job_id: *job_id }));
             let state = JobState::try_from(r.state).unwrap_or(JobState::Unspecified);
             println!("job {job_id}: {}", state_label(state));
             Ok(())
         }
         ClientOp::Status { json } => {
-            let r = c
-                .status(proto::StatusRequest {})
-                .await
-                .map_err(status_error)?
-                .into_inner();
+            let r = rpc!(c.status(proto::StatusRequest {}));
             if *json {
                 println!(
                     "{}",
@@ -330,11 +320,7 @@ async fn run_async(args: &ClientArgs) -> Result<(), Error> {
             Ok(())
         }
         ClientOp::Metrics => {
-            let r = c
-                .metrics(proto::MetricsRequest {})
-                .await
-                .map_err(status_error)?
-                .into_inner();
+            let r = rpc!(c.metrics(proto::MetricsRequest {}));
             print!("{}", r.text);
             Ok(())
         }

@@ -79,9 +79,9 @@ struct ProveOpts {
     /// $ZKPIPE_CACHE_DIR, else $XDG_CACHE_HOME/zkpipe or ~/.cache/zkpipe).
     #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
-    /// The proof (bytes as filecoin-proofs returns them).
-    #[arg(long, value_name = "FILE")]
-    out: PathBuf,
+    /// Where the proof goes (bytes as filecoin-proofs returns them).
+    #[arg(long, value_name = "FILE", alias = "out")]
+    proof: PathBuf,
     /// Prove this many times in this process and report each (a benchmark:
     /// the first pays the key load and the device's first use, later ones
     /// cost what a proof costs in `zkpipe serve`); the last proof is written.
@@ -282,19 +282,10 @@ fn params(_args: &PluginArgs, p: &ParamsArgs) -> Result<(), Error> {
 }
 
 fn seal(args: &PluginArgs, s: &SealCommitArgs) -> Result<(), Error> {
-    check_outputs(&[("--c1", &s.c1)], &[("--out", &s.opts.out)])?;
-    check_writable(&s.opts.out)?;
+    check_outputs(&[("--c1", &s.c1)], &[("--proof", &s.opts.proof)])?;
+    check_writable(&s.opts.proof)?;
     let prover_id = s.miner.prover_id()?;
-    let c1 = C1::read(&s.c1)?;
-    if let Some(n) = c1.sector_num
-        && n != s.sector_id
-    {
-        return Err(Error::InvalidInput(format!(
-            "{}: the C1 envelope is for sector {n}, --sector-id is {}",
-            s.c1.display(),
-            s.sector_id
-        )));
-    }
+    let c1 = C1::read_for_sector(&s.c1, s.sector_id)?;
     let rp: RegisteredSealProof = c1.registered_proof();
     eprintln!(
         "C1 output: {rp:?} ({}), {} partition(s)",
@@ -315,7 +306,7 @@ fn seal(args: &PluginArgs, s: &SealCommitArgs) -> Result<(), Error> {
             &CliProgress::new(),
         )
     })?;
-    write(&proved, &s.opts.out)?;
+    write(&proved, &s.opts.proof)?;
     Ok(())
 }
 
@@ -323,17 +314,19 @@ fn seal(args: &PluginArgs, s: &SealCommitArgs) -> Result<(), Error> {
 /// writable and none of them.
 fn read_vanilla(files: &[PathBuf], out: &Path) -> Result<Vec<Vec<u8>>, Error> {
     let inputs: Vec<(&str, &Path)> = files.iter().map(|v| ("--vanilla", v.as_path())).collect();
-    check_outputs(&inputs, &[("--out", out)])?;
+    check_outputs(&inputs, &[("--proof", out)])?;
     check_writable(out)?;
-    let mut vanilla = Vec::new();
-    for f in files {
-        vanilla.extend(read_vanilla_proofs(f)?);
-    }
-    Ok(vanilla)
+    files
+        .iter()
+        .map(|f| read_vanilla_proofs(f))
+        .try_fold(Vec::new(), |mut all, v| {
+            all.extend(v?);
+            Ok(all)
+        })
 }
 
 fn post(args: &PluginArgs, p: &PostArgs, window: bool) -> Result<(), Error> {
-    let vanilla = read_vanilla(&p.vanilla, &p.opts.out)?;
+    let vanilla = read_vanilla(&p.vanilla, &p.opts.proof)?;
     let size = p
         .sector_size
         .as_deref()
@@ -361,12 +354,12 @@ fn post(args: &PluginArgs, p: &PostArgs, window: bool) -> Result<(), Error> {
             &CliProgress::new(),
         )
     })?;
-    write(&proved, &p.opts.out)?;
+    write(&proved, &p.opts.proof)?;
     Ok(())
 }
 
 fn snap_update(args: &PluginArgs, u: &SnapArgs) -> Result<(), Error> {
-    let vanilla = read_vanilla(&u.vanilla, &u.opts.out)?;
+    let vanilla = read_vanilla(&u.vanilla, &u.opts.proof)?;
     let registered: RegisteredUpdateProof = match (u.registered_proof, &u.sector_size) {
         (Some(n), _) => update_proof(n)?,
         (None, Some(s)) => update_proof_for(parse_sector_size(s)?)?,
@@ -388,6 +381,6 @@ fn snap_update(args: &PluginArgs, u: &SnapArgs) -> Result<(), Error> {
             &CliProgress::new(),
         )
     })?;
-    write(&proved, &u.opts.out)?;
+    write(&proved, &u.opts.proof)?;
     Ok(())
 }

@@ -106,12 +106,13 @@ struct SubmitArgs {
     /// (0: no limit).
     #[arg(long, default_value_t = DEFAULT_MAX_OUTAGE_MS)]
     max_outage_ms: u64,
-    /// With --wait: proofs, 192 bytes per partition (`-`: stdout).
-    #[arg(long, value_name = "FILE", requires = "wait")]
-    out: Option<PathBuf>,
-    /// With --wait: public inputs as JSON (`-`: stdout).
-    #[arg(long, value_name = "FILE", requires = "wait")]
-    public_out: Option<PathBuf>,
+    /// With --wait: where the proofs go (`-`: stdout), as `client prove`
+    /// writes them.
+    #[arg(long, value_name = "FILE", requires = "wait", alias = "out")]
+    proof: Option<PathBuf>,
+    /// With --wait: where the public inputs go, as JSON (`-`: stdout).
+    #[arg(long, value_name = "FILE", requires = "wait", alias = "public-out")]
+    public: Option<PathBuf>,
 }
 
 /// How long a wait goes on without the database by default: long enough
@@ -203,32 +204,23 @@ async fn run_async(args: &FleetArgs) -> Result<(), Error> {
                 wait,
                 timeout_ms,
                 max_outage_ms,
-                out,
-                public_out,
+                proof,
+                public,
             } = submit.as_ref();
             // Everything the caller can get wrong is checked before the queue.
             let outputs = if *wait {
-                Some(job.outputs(out.as_deref(), public_out.as_deref())?)
+                Some(job.outputs(proof.as_deref(), public.as_deref())?)
             } else {
                 None
             };
-            let mut new = fleet_jobs::new_job(&job.request()?)?;
-            new.max_attempts = *max_attempts;
-            if let Some(m) = min_device_memory {
-                new.min_device_memory = parse_bytes("--min-device-memory", m)?;
-            }
-            if let Some(m) = min_host_memory {
-                let asked = parse_bytes("--min-host-memory", m)?;
-                new.min_host_memory = new.min_host_memory.max(asked);
-            }
-            let config = queue.config()?;
-            // A folder named but missing is a mistake, not one to create.
-            if let Some(dir) = config.queue.queue_config().payload_dir {
-                zkpipe_fleet::check_payload_dir(&dir).map_err(fleet_jobs::error)?;
-            }
-            let q = fleet_submit::connect(&config).await?;
-            fleet_submit::check_host_memory(&q, &new).await?;
-            let submitted = q.submit(&new).await.map_err(fleet_jobs::error)?;
+            let bytes = |flag, m: &Option<String>| m.as_deref().map(|m| parse_bytes(flag, m));
+            let placement = fleet_submit::Placement {
+                max_attempts: *max_attempts,
+                min_device_memory: bytes("--min-device-memory", min_device_memory).transpose()?,
+                min_host_memory: bytes("--min-host-memory", min_host_memory).transpose()?,
+            };
+            let (q, submitted) =
+                fleet_submit::submit(&queue.config()?, &job.request()?, &placement).await?;
             println!(
                 "job {} queued{}",
                 submitted.id,

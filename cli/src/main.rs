@@ -23,6 +23,7 @@ mod plugin_args;
 mod progress;
 mod prove;
 mod serve;
+mod snarkjs;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use plugin_args::PluginArgs;
@@ -73,14 +74,18 @@ enum Command {
         #[command(flatten)]
         circom: circom::CircomSetupArgs,
     },
-    /// Prove a built-in circuit, verify the proof and save it (with its
-    /// public inputs). With no --params: insecure test keys from the cache
-    /// folder (set up on first use).
+    /// Prove a built-in circuit (no --params: insecure test keys from the
+    /// cache folder, set up on first use) or a circom one (--zkey and its
+    /// witness), verify the proof and save it with its public inputs.
     Prove(prove::ProveArgs),
     /// Verify proofs: prints `valid` (exit 0) or `invalid` (exit 1); bad
     /// or missing files exit 2 with the reason. Takes zkpipe's binary files
     /// or snarkjs's JSON (a `.json` or `{`-led --vk).
     Verify(prove::VerifyArgs),
+    /// snarkjs's commands in its positional order (`zkpipe groth16 prove
+    /// circuit.zkey witness.wtns proof.json public.json`).
+    #[command(subcommand)]
+    Groth16(snarkjs::Groth16),
     /// Write a verifying key (zkpipe's vk.bin, or a snarkjs zkey's) as
     /// snarkjs's verification_key.json.
     ExportVk(circom::ExportVkArgs),
@@ -183,18 +188,15 @@ fn main() -> ExitCode {
         Command::Setup { .. } => Err(Error::InvalidInput(
             "setup needs --out DIR (or --r1cs FILE --zkey FILE)".into(),
         )),
-        Command::Prove(p) if p.circom.r1cs.is_some() => {
-            circom::prove(&cli.plugins.with(&p.plugins), p)
+        Command::Prove(p) if p.circom.is_circom() => {
+            circom::prove(&cli.plugins.with(&p.on.plugins), p)
         }
-        Command::Prove(p) => prove::prove(&cli.plugins.with(&p.plugins), p),
+        Command::Prove(p) => prove::prove(&cli.plugins.with(&p.on.plugins), p),
         Command::ExportVk(a) => circom::export_vk(a),
         Command::Witness(a) => circom::witness(a),
+        Command::Groth16(snarkjs::Groth16::Prove(p)) => snarkjs::prove(&cli.plugins, p),
         // 0 valid, 1 invalid, 2 bad input (from `exit_code` below).
-        Command::Verify(v) => match if circom::is_json(&v.vk) {
-            circom::verify(v)
-        } else {
-            prove::verify(v)
-        } {
+        Command::Verify(_) | Command::Groth16(_) => match verify(&cli.command) {
             Ok(valid) => {
                 println!("{}", if valid { "valid" } else { "invalid" });
                 return ExitCode::from(u8::from(!valid));
@@ -217,6 +219,16 @@ fn main() -> ExitCode {
             ExitCode::from(exit_code(&e))
         }
     }
+}
+
+/// `verify`, or `groth16 verify`: whether every proof is valid.
+fn verify(c: &Command) -> Result<bool, Error> {
+    let v = match c {
+        Command::Verify(v) => v,
+        Command::Groth16(op) => &op.verify_args().expect("a verification"),
+        _ => unreachable!("only verifications"),
+    };
+    prove::verify(v)
 }
 
 /// 2 when the command's input is at fault ([`Error::blames_input`]), 1

@@ -202,7 +202,7 @@ fn usage_errors_exit_2() {
         .into_iter()
         .filter(|a| a != "--wtns" && !a.ends_with("sq.wtns"))
         .collect();
-    fails(&run(&d, &no_witness), 2, "--r1cs needs a witness");
+    fails(&run(&d, &no_witness), 2, "a circom proof needs a witness");
     let mut wasm_only = no_witness.clone();
     wasm_only.extend(["--wasm".to_string(), wtns.clone()]);
     fails(&run(&d, &wasm_only), 2, "--input");
@@ -243,6 +243,48 @@ fn usage_errors_exit_2() {
         2,
         "not a .zkey file",
     );
+}
+
+/// `--proof` and `--public` on every path (`--out` and `--public-out`
+/// their old spellings); circom's witness flags refused on a built-in.
+#[test]
+fn output_flags_are_one_vocabulary_and_none_is_ignored() {
+    let d = with_keys();
+    let wtns = d.path("sq.wtns");
+    let cache = d.path("cache");
+    for (proof, public) in [("--proof", "--public"), ("--out", "--public-out")] {
+        let (p, s) = (d.path(&format!("b{proof}")), d.path(&format!("b{public}")));
+        let args = ["prove", "--cache-dir", &cache, proof, &p, public, &s];
+        ok(&zkpipe(&d, &args));
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), 192, "{proof}");
+        assert!(
+            std::fs::read_to_string(&s).unwrap().starts_with('['),
+            "{public}"
+        );
+        let mut circom = prove_args(&d, &wtns, &[]);
+        circom.truncate(circom.len() - 4);
+        let (p, s) = (d.path(&format!("c{proof}")), d.path(&format!("c{public}")));
+        circom.extend([proof, &p, public, &s].map(String::from));
+        ok(&run(&d, &circom));
+        assert!(
+            std::fs::read_to_string(&p).unwrap().contains("pi_a"),
+            "{proof}"
+        );
+        assert!(
+            std::fs::read_to_string(&s).unwrap().contains('"'),
+            "{public}"
+        );
+    }
+    for flag in ["--wtns", "--wasm", "--input"] {
+        let args = ["prove", "--cache-dir", &cache, flag, &wtns];
+        let o = zkpipe(&d, &args);
+        assert_eq!(o.status.code(), Some(2), "{flag}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(flag) || err.contains("--wasm"),
+            "{flag}: {err}"
+        );
+    }
 }
 
 #[test]

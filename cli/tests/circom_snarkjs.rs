@@ -709,3 +709,79 @@ fn bad_inputs_to_the_wasm_generator_exit_2_with_the_reason() {
         "not a WebAssembly module",
     );
 }
+
+/// snarkjs's and rapidsnark's order, from the zkey and the witness alone:
+/// snarkjs accepts the proof, and `groth16 verify` takes snarkjs's order.
+#[test]
+fn groth16_prove_and_verify_in_snarkjs_order_without_the_r1cs() {
+    let Some(f) = fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    for c in CIRCUITS {
+        let (proof, public) = (t.join(format!("{c}.p.json")), t.join(format!("{c}.s.json")));
+        let [zkey, wtns, vk] = ["zkey", "wtns", "vk.json"].map(|e| f.file(&format!("{c}.{e}")));
+        let (p, s) = (proof.to_str().unwrap(), public.to_str().unwrap());
+        let out = zkpipe(t, &["groth16", "prove", &zkey, &wtns, p, s]);
+        assert!(out.status.success(), "{c}: {}", text(&out));
+        assert_eq!(
+            json(&public),
+            json(&f.dir.join(format!("{c}.sj.public.json")))
+        );
+        assert!(snarkjs_accepts(f, &vk, &public, &proof), "{c}");
+        let sj_proof = f.file(&format!("{c}.sj.proof.json"));
+        for pr in [p, sj_proof.as_str()] {
+            let out = zkpipe(t, &["groth16", "verify", &vk, s, pr]);
+            assert_eq!(out.status.code(), Some(0), "{c}: {}", text(&out));
+            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "valid");
+        }
+        // The same through `prove`'s flags, with the r1cs as a cross-check.
+        let r1cs = f.file(&format!("{c}.r1cs"));
+        let flags = ["prove", "--zkey", &zkey, "--wtns", &wtns, "--r1cs", &r1cs];
+        let out = zkpipe(t, &[&flags[..], &["--proof", p, "--public", s]].concat());
+        assert!(out.status.success(), "{c}: {}", text(&out));
+        assert!(snarkjs_accepts(f, &vk, &public, &proof), "{c}");
+    }
+}
+
+/// Without the r1cs a witness is not checked row by row: one that does not
+/// satisfy the circuit is caught by the proof's check (exit 2, nothing
+/// written); one of another circuit by its length.
+#[test]
+fn a_zkey_alone_refuses_a_witness_that_does_not_fit() {
+    let Some(f) = fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let mut bad = std::fs::read(f.file("merkle.wtns")).unwrap();
+    let n = bad.len();
+    bad[n - 32..].copy_from_slice(
+        &[5u8; 1]
+            .iter()
+            .chain(&[0u8; 31])
+            .copied()
+            .collect::<Vec<_>>(),
+    );
+    std::fs::write(t.join("bad.wtns"), &bad).unwrap();
+    let other = f.file("hash_chain.wtns");
+    for (wtns, needle) in [
+        (
+            t.join("bad.wtns").to_str().unwrap().to_string(),
+            "does not verify against",
+        ),
+        (other, "a witness of another circuit"),
+    ] {
+        let out = zkpipe(
+            t,
+            &[
+                "groth16",
+                "prove",
+                &f.file("merkle.zkey"),
+                &wtns,
+                "p.json",
+                "s.json",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(text(&out).contains(needle), "{needle}: {}", text(&out));
+        assert!(!t.join("p.json").exists() && !t.join("s.json").exists());
+    }
+}

@@ -808,11 +808,15 @@ fn malformed_tls_files_are_refused_at_start_naming_the_setting_and_the_file() {
 /// --public, --wtns, --zkey) are refused for it (exit 2), not silently
 /// ignored, and nothing is written.
 #[test]
-fn circom_output_flags_are_refused_for_a_builtin_circuit() {
+fn circom_flags_are_refused_for_a_builtin_circuit() {
     let tmp = tempfile::tempdir().unwrap();
-    for flag in ["--proof", "--public", "--wtns", "--zkey"] {
+    for (flag, why) in [
+        ("--wtns", "--wtns belongs to a circom proof"),
+        ("--zkey", "cannot be used with"),
+        ("--r1cs", "cannot be used with"),
+    ] {
         let o = prove(tmp.path(), &[flag, "x.json"]);
-        refused(&o, 2, &format!("{flag} belongs to a circom proof"));
+        refused(&o, 2, why);
     }
     assert!(!tmp.path().join("x.json").exists());
     assert!(!tmp.path().join("squaring-chain-16.proof").exists());

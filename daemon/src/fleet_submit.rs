@@ -58,6 +58,48 @@ pub async fn await_result(
     Ok(fleet_jobs::result_of(&record))
 }
 
+/// Where a submitted job may run, beyond what its request says.
+#[derive(Clone, Debug, Default)]
+pub struct Placement {
+    /// Attempts it gets (`None`: the queue's default).
+    pub max_attempts: Option<i32>,
+    /// Nodes whose largest device has at least this many bytes.
+    pub min_device_memory: Option<u64>,
+    /// Nodes whose host budget has at least this many bytes (a built-in
+    /// circuit asks for at least its own estimate anyway).
+    pub min_host_memory: Option<u64>,
+}
+
+/// Queues `request` on the queue `config` names, once a payload folder it
+/// names exists and some live node could hold the job
+/// ([`check_host_memory`]).
+///
+/// # Errors
+/// [`Error::InvalidInput`] for a request the queue cannot take or no node
+/// could hold; the queue's errors.
+pub async fn submit(
+    config: &crate::config::Config,
+    request: &proto::SubmitRequest,
+    placement: &Placement,
+) -> Result<(std::sync::Arc<Queue>, zkpipe_fleet::Submitted), Error> {
+    let mut job = fleet_jobs::new_job(request)?;
+    job.max_attempts = placement.max_attempts;
+    if let Some(m) = placement.min_device_memory {
+        job.min_device_memory = m;
+    }
+    if let Some(m) = placement.min_host_memory {
+        job.min_host_memory = job.min_host_memory.max(m);
+    }
+    // A folder named but missing is a mistake, not one to create.
+    if let Some(dir) = config.queue.queue_config().payload_dir {
+        zkpipe_fleet::check_payload_dir(&dir).map_err(fleet_jobs::error)?;
+    }
+    let q = connect(config).await?;
+    check_host_memory(&q, &job).await?;
+    let submitted = q.submit(&job).await.map_err(fleet_jobs::error)?;
+    Ok((q, submitted))
+}
+
 /// Refuses a job that needs more host memory than any live node of its
 /// kind has, rather than queue it for nodes that would each refuse it.
 /// With no node live it is queued: a node may join later (and the queue

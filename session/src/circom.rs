@@ -11,7 +11,9 @@ use zkpipe_circom::{CircomR1cs, json};
 use zkpipe_core::groth16::{
     self, HQuery, Parameters, PreparedVerifyingKey, Proof, StageTimes, VerifyingKey,
 };
-use zkpipe_core::util::fsutil::{check_input, read_capped, write_atomically};
+use zkpipe_core::util::fsutil::{
+    check_input, check_outputs, check_writable, check_writable_dir, read_capped, write_atomically,
+};
 use zkpipe_core::util::progress::Progress;
 use zkpipe_core::{Error, Fr};
 
@@ -50,7 +52,9 @@ pub enum CircomKeys {
 #[derive(Debug, Clone)]
 pub struct CircomProveRequest {
     /// circom's constraint system (compiled with `--prime bls12381`).
-    pub r1cs: PathBuf,
+    /// `None`: the circuit's A and B come from the zkey, as snarkjs and
+    /// rapidsnark prove (the witness is then not checked row by row).
+    pub r1cs: Option<PathBuf>,
     pub witness: WitnessSource,
     pub keys: CircomKeys,
     /// Seed of the blinding (r, s); `None`: random, as a real proof needs.
@@ -66,6 +70,24 @@ pub struct CircomProof {
     /// The public signals, in circom's order.
     pub public: Vec<Fr>,
     pub times: StageTimes,
+}
+
+impl CircomProveRequest {
+    /// The files and folders it reads, each with the flag that names it.
+    pub fn inputs(&self) -> Vec<(&'static str, &Path)> {
+        let mut inputs = match &self.witness {
+            WitnessSource::Wtns(w) => vec![("--wtns", w.as_path())],
+            WitnessSource::Generator { wasm, input, .. } => {
+                vec![("--wasm", wasm.as_path()), ("--input", input.as_path())]
+            }
+        };
+        inputs.push(match &self.keys {
+            CircomKeys::Zkey(z) => ("--zkey", z.as_path()),
+            CircomKeys::Folder(d) => ("--params", d.as_path()),
+        });
+        inputs.extend(self.r1cs.as_deref().map(|r| ("--r1cs", r)));
+        inputs
+    }
 }
 
 fn name(p: &Path) -> String {
@@ -125,6 +147,27 @@ pub fn generate_witness(
     Ok(w)
 }
 
+/// `snarkjs wtns calculate`: runs the generator `wasm` on `input` and
+/// writes the witness to `out` as a .wtns (checked writable first).
+///
+/// # Errors
+/// As [`generate_witness`]; [`Error::InvalidInput`] for an output that is
+/// one of the inputs; I/O errors writing `out`.
+pub fn write_witness(
+    wasm: &Path,
+    input: &Path,
+    fuel: Option<u64>,
+    out: &Path,
+    progress: &dyn Progress,
+) -> Result<(), Error> {
+    check_outputs(&[("--wasm", wasm), ("--input", input)], &[("--out", out)])?;
+    check_input(wasm)?;
+    check_input(input)?;
+    check_writable(out)?;
+    let w = generate_witness(wasm, input, fuel, None, progress)?;
+    write_atomically(out, &zkpipe_circom::wtns_to_bytes(&w))
+}
+
 impl Session {
     /// Proves `req` on this session's backend and checks the proof against
     /// the key's verifying key before returning it.
@@ -134,9 +177,48 @@ impl Session {
     /// files that are malformed or disagree (a witness that does not
     /// satisfy the circuit among them); the backend's errors (exit 1).
     pub fn prove_circom(&self, req: &CircomProveRequest) -> Result<CircomProof, Error> {
-        let r1cs_path = &req.r1cs;
+        for (flag, path) in req.inputs() {
+            if flag != "--params" {
+                check_input(path)?;
+            }
+        }
         let t = Instant::now();
-        let circuit = load_circuit(r1cs_path)?;
+        let (mut circuit, params) = match (&req.r1cs, &req.keys) {
+            (None, CircomKeys::Zkey(zkey)) => {
+                self.progress().note(&format!(
+                    "{}: circuit read from the key, without an r1cs: the witness is not checked \
+                     constraint by constraint (the proof's self-check still runs)",
+                    name(zkey)
+                ));
+                zkpipe_circom::load_zkey_alone(zkey)?
+            }
+            (None, CircomKeys::Folder(dir)) => {
+                return Err(Error::InvalidInput(format!(
+                    "{}: zkpipe's key folder needs the circuit's r1cs too (or a zkey alone)",
+                    dir.display()
+                )));
+            }
+            (Some(r1cs), CircomKeys::Zkey(zkey)) => {
+                let circuit = load_circuit(r1cs)?;
+                let params = zkpipe_circom::load_zkey(zkey, &circuit, &name(r1cs))?;
+                (circuit, params)
+            }
+            (Some(r1cs), CircomKeys::Folder(dir)) => {
+                let circuit = load_circuit(r1cs)?;
+                let file = dir.join("params.bin");
+                let params = Parameters::load(&file, false)?;
+                params
+                    .check_shape(&circuit.r1cs)
+                    .map_err(|e| Error::InvalidInput(format!("{}: {e}", file.display())))?;
+                (circuit, params)
+            }
+        };
+        let circuit_name = match &req.r1cs {
+            Some(r1cs) => name(r1cs),
+            None => match &req.keys {
+                CircomKeys::Zkey(z) | CircomKeys::Folder(z) => name(z),
+            },
+        };
         let (values, wtns_path) = match &req.witness {
             WitnessSource::Wtns(w) => (zkpipe_circom::load_wtns(w)?, w),
             WitnessSource::Generator { wasm, input, fuel } => (
@@ -145,25 +227,15 @@ impl Session {
             ),
         };
         let witness =
-            zkpipe_circom::witness_for(values, &circuit, &name(wtns_path), &name(r1cs_path))?;
-        if let Some(row) = circuit.r1cs.first_unsatisfied(&witness)? {
+            zkpipe_circom::witness_for(values, &circuit, &name(wtns_path), &circuit_name)?;
+        if req.r1cs.is_none() {
+            zkpipe_circom::products_as_c(&mut circuit.r1cs, &witness)?;
+        } else if let Some(row) = circuit.r1cs.first_unsatisfied(&witness)? {
             return Err(Error::InvalidInput(format!(
-                "{} does not satisfy {}: constraint {row} fails (a witness of another circuit or input?)",
+                "{} does not satisfy {circuit_name}: constraint {row} fails (a witness of another circuit or input?)",
                 name(wtns_path),
-                name(r1cs_path)
             )));
         }
-        let params = match &req.keys {
-            CircomKeys::Zkey(zkey) => zkpipe_circom::load_zkey(zkey, &circuit, &name(r1cs_path))?,
-            CircomKeys::Folder(dir) => {
-                let file = dir.join("params.bin");
-                let params = Parameters::load(&file, false)?;
-                params
-                    .check_shape(&circuit.r1cs)
-                    .map_err(|e| Error::InvalidInput(format!("{}: {e}", file.display())))?;
-                params
-            }
-        };
         self.progress().note(&format!(
             "read {} constraints, {} wires, {} public signals in {:.2?}",
             circuit.r1cs.num_constraints(),
@@ -181,6 +253,14 @@ impl Session {
         let (proof, times) = prover.prove(&witness, r, s)?;
         let public = witness.public_inputs().to_vec();
         let pvk = PreparedVerifyingKey::new(&params.vk);
+        if req.r1cs.is_none() && !groth16::verify(&pvk, &proof, &public)? {
+            return Err(Error::InvalidInput(format!(
+                "{}: the proof does not verify against {circuit_name}'s key, and without the r1cs \
+                 the witness was not checked: a witness of another circuit or input? (--r1cs \
+                 FILE names the failing constraint); nothing was written",
+                name(wtns_path)
+            )));
+        }
         self_check(&prover, &pvk, &proof, &public, &req.label)?;
         Ok(CircomProof {
             proof,
@@ -210,6 +290,18 @@ pub fn setup(
     seed: u64,
     progress: &dyn Progress,
 ) -> Result<(), Error> {
+    let files: Vec<(&str, PathBuf)> = match out {
+        SetupOutput::Zkey(z) => vec![("--zkey", z.clone())],
+        SetupOutput::Folder(d) => ["params.bin", "vk.bin", "vk.json"]
+            .map(|f| ("--out", d.join(f)))
+            .to_vec(),
+    };
+    let files: Vec<(&str, &Path)> = files.iter().map(|(f, p)| (*f, p.as_path())).collect();
+    check_outputs(&[("--r1cs", r1cs)], &files)?;
+    match out {
+        SetupOutput::Zkey(z) => check_writable(z)?,
+        SetupOutput::Folder(d) => check_writable_dir(d)?,
+    }
     let circuit = load_circuit(r1cs)?;
     let h_query = match out {
         SetupOutput::Zkey(_) => HQuery::OddCoset,

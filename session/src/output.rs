@@ -58,7 +58,7 @@ impl Output {
     }
 }
 
-/// A proof's and its public inputs' outputs (`--out`, `--public-out`):
+/// A proof's and its public inputs' outputs (`--proof`, `--public`):
 /// the flags, else the defaults; checked before any work against the
 /// command's `inputs` and each other, and not both stdout.
 ///
@@ -75,13 +75,13 @@ pub fn proof_outputs(
     let public_path = public_out.map_or_else(|| defaults.1.into(), Path::to_path_buf);
     zkpipe_core::util::fsutil::check_outputs(
         inputs,
-        &[("--out", &proof_path), ("--public-out", &public_path)],
+        &[("--proof", &proof_path), ("--public", &public_path)],
     )?;
     let proof_out = Output::resolve(Some(&proof_path), String::new())?;
     let public_out = Output::resolve(Some(&public_path), String::new())?;
     if matches!((&proof_out, &public_out), (Output::Stdout, Output::Stdout)) {
         return Err(Error::InvalidInput(
-            "--out - and --public-out - would both write to stdout: give one a file".into(),
+            "--proof - and --public - would both write to stdout: give one a file".into(),
         ));
     }
     Ok((proof_out, public_out))

@@ -18,10 +18,12 @@ pub mod r1cs;
 pub mod witness_wasm;
 pub mod wtns;
 pub mod zkey;
+pub mod zkey_circuit;
 pub mod zkey_write;
 
 pub use r1cs::CircomR1cs;
 pub use witness_wasm::{WitnessGenerator, calculate_witness};
 pub use wtns::{load_wtns, witness_for, wtns_from_bytes, wtns_to_bytes};
-pub use zkey::{ZkeyHeader, load_zkey, load_zkey_vk, zkey_from_bytes};
+pub use zkey::{ZkeyHeader, load_zkey, load_zkey_alone, load_zkey_vk, zkey_from_bytes};
+pub use zkey_circuit::products_as_c;
 pub use zkey_write::write_zkey;

@@ -58,7 +58,25 @@ pub fn load_zkey_vk(path: &Path) -> Result<(ZkeyHeader, VerifyingKey), Error> {
 /// As [`load_zkey_vk`]; [`Error::InvalidInput`] saying which file
 /// disagrees with which.
 pub fn load_zkey(path: &Path, circuit: &CircomR1cs, r1cs_name: &str) -> Result<Parameters, Error> {
-    zkey_params(&BinFile::load(path, b"zkey", &[1])?, circuit, r1cs_name)
+    zkey_params(
+        &BinFile::load(path, b"zkey", &[1])?,
+        circuit,
+        Some(r1cs_name),
+    )
+}
+
+/// Reads a zkey without circom's r1cs: the circuit's A and B from its
+/// coefficients (see [`crate::zkey_circuit`]), and the proving parameters.
+///
+/// # Errors
+/// As [`load_zkey_vk`]; [`Error::InvalidInput`]/[`Error::InvalidEncoding`]
+/// for coefficients out of range or without the public inputs' rows.
+pub fn load_zkey_alone(path: &Path) -> Result<(CircomR1cs, Parameters), Error> {
+    let f = BinFile::load(path, b"zkey", &[1])?;
+    let (header, _) = read_vk(&f)?;
+    let circuit = crate::zkey_circuit::circuit_of(&f, header)?;
+    let params = zkey_params(&f, &circuit, None)?;
+    Ok((circuit, params))
 }
 
 /// [`load_zkey`] over bytes in memory; `name` is used in messages.
@@ -74,11 +92,11 @@ pub fn zkey_from_bytes(
     zkey_params(
         &BinFile::parse(name.into(), bytes, b"zkey", &[1])?,
         circuit,
-        r1cs_name,
+        Some(r1cs_name),
     )
 }
 
-fn read_vk(f: &BinFile) -> Result<(ZkeyHeader, VerifyingKey), Error> {
+pub(crate) fn read_vk(f: &BinFile) -> Result<(ZkeyHeader, VerifyingKey), Error> {
     let mut s = f.section(1, "protocol")?;
     let protocol = s.u32("protocol")?;
     if protocol != 1 {
@@ -164,8 +182,18 @@ fn g2s(r: &mut Reader<'_>, count: u64, what: &str) -> Result<Vec<G2Affine>, Erro
         .collect()
 }
 
-fn zkey_params(f: &BinFile, circuit: &CircomR1cs, r1cs_name: &str) -> Result<Parameters, Error> {
+/// `r1cs_name`: the r1cs `circuit` was read from, checked against the
+/// zkey; `None` for a circuit read from this zkey itself.
+fn zkey_params(
+    f: &BinFile,
+    circuit: &CircomR1cs,
+    r1cs_name: Option<&str>,
+) -> Result<Parameters, Error> {
     let (header, vk) = read_vk(f)?;
+    let (from_r1cs, r1cs_name) = match r1cs_name {
+        Some(name) => (true, name),
+        None => (false, f.name.as_str()),
+    };
     let r1cs = &circuit.r1cs;
     let n = 1usize << domain_log_size(r1cs.num_constraints(), r1cs.num_inputs);
     let disagree = |what: &str, zkey: usize, theirs: usize| {
@@ -188,7 +216,9 @@ fn zkey_params(f: &BinFile, circuit: &CircomR1cs, r1cs_name: &str) -> Result<Par
     if header.domain_size != n {
         return Err(disagree("domain size", header.domain_size, n));
     }
-    check_coefficients(f, circuit, r1cs_name)?;
+    if from_r1cs {
+        check_coefficients(f, circuit, r1cs_name)?;
+    }
 
     let vars = header.num_vars as u64;
     let a_all = g1s(&mut f.section(5, "A")?, vars, false, "A")?;

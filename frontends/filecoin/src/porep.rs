@@ -82,6 +82,22 @@ impl C1 {
         })
     }
 
+    /// [`C1::read`], refused when its envelope names another sector than
+    /// `sector_id`.
+    ///
+    /// # Errors
+    /// As [`C1::read`]; [`Error::InvalidInput`] naming both sectors.
+    pub fn read_for_sector(path: &std::path::Path, sector_id: u64) -> Result<C1, Error> {
+        let c1 = C1::read(path)?;
+        match c1.sector_num {
+            Some(n) if n != sector_id => Err(Error::InvalidInput(format!(
+                "{}: the C1 envelope is for sector {n}, --sector-id is {sector_id}",
+                path.display()
+            ))),
+            _ => Ok(c1),
+        }
+    }
+
     /// Parses a C1 output as filecoin-proofs-api serialises it
     /// (`SealCommitPhase1Output` JSON), or wrapped as lotus-bench and
     /// Curio write it (`{"SectorNum", "Phase1Out": base64, "SectorSize"}`).
