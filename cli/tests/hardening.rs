@@ -822,28 +822,49 @@ fn circom_flags_are_refused_for_a_builtin_circuit() {
     assert!(!tmp.path().join("squaring-chain-16.proof").exists());
 }
 
-/// A binary copied alone finds no backend: `zkpipe backends` says where it
-/// looked and exits 1, so a script or an installer notices.
+/// A binary copied alone proves on its built-in CPU backend; `backends`
+/// says so and where it looked for plugins, and a backend it lacks is
+/// refused naming those folders.
 #[test]
-fn backends_exits_1_naming_the_folders_when_no_backend_loads() {
+fn a_binary_alone_proves_on_its_built_in_cpu_backend() {
     let tmp = tempfile::tempdir().unwrap();
     let alone = tmp.path().join("bin");
     std::fs::create_dir(&alone).unwrap();
     let bin = alone.join("zkpipe");
     std::fs::copy(support::binary::zkpipe_binary(), &bin).unwrap();
-    let o = Command::new(&bin)
-        .arg("backends")
-        .env_remove("ZKPIPE_PLUGIN_PATH")
-        .current_dir(tmp.path())
-        .output()
-        .unwrap();
-    refused(&o, 1, "no backend loaded");
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains(&alone.display().to_string()), "{err}");
-    assert!(err.contains("--plugin-dir"), "{err}");
-    // With the plugins it is a success.
-    let o = zkpipe(tmp.path(), &["backends"]);
+    let run = |args: &[&str]| {
+        Command::new(&bin)
+            .args(args)
+            .env_remove("ZKPIPE_PLUGIN_PATH")
+            .env("ZKPIPE_CACHE_DIR", tmp.path().join("cache"))
+            .current_dir(tmp.path())
+            .output()
+            .unwrap()
+    };
+    let o = run(&["backends"]);
     refused_not(&o);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains(&format!("cpu 0.1.0 — built into {}", bin.display())),
+        "{out}"
+    );
+    assert!(out.contains(&alone.display().to_string()), "{out}");
+    refused_not(&run(&[
+        "prove",
+        "--circuit",
+        "squaring-chain",
+        "--size",
+        "16",
+    ]));
+    assert_eq!(
+        std::fs::read(tmp.path().join("squaring-chain-16.proof"))
+            .unwrap()
+            .len(),
+        192
+    );
+    let o = run(&["prove", "--backend", "cuda"]);
+    refused(&o, 1, "cuda");
+    assert!(String::from_utf8_lossy(&o.stderr).contains(&alone.display().to_string()));
 }
 
 /// Help shows no empty defaults (`[default: ""]`) for the client's options.

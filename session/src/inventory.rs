@@ -77,7 +77,10 @@ impl Inventory {
             .map(|p| {
                 let mut r = BackendReport {
                     name: p.name.clone(),
-                    path: p.path.display().to_string(),
+                    path: match p.builtin {
+                        true => format!("built into {}", p.path.display()),
+                        false => p.path.display().to_string(),
+                    },
                     version: None,
                     devices: vec![],
                     capabilities: vec![],

@@ -21,5 +21,5 @@ pub mod policy;
 pub mod prove;
 mod session;
 
-pub use session::{BackendRequest, ProverOptions, Session, build_prover};
+pub use session::{BackendRequest, ProverOptions, Session, build_prover, registry};
 pub use zkpipe_core::util::random::Blinding;

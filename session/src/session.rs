@@ -27,6 +27,14 @@ pub struct BackendRequest {
     pub settings: Vec<(String, String)>,
 }
 
+/// The backends on the standard search path (`plugin_dir` first), and the
+/// CPU backend built into the program where no `cpu` plugin loaded.
+pub fn registry(plugin_dir: Option<&std::path::Path>) -> Registry {
+    let mut registry = Registry::load(&SearchPath::standard(plugin_dir));
+    registry.add_builtin(zkpipe_backend_cpu::zkpipe_backend_root_module());
+    registry
+}
+
 impl BackendRequest {
     /// The named backend on device 0, plugins where they are usually found.
     pub fn named(name: &str) -> Self {
@@ -36,9 +44,10 @@ impl BackendRequest {
         }
     }
 
-    /// The plugins on this request's search path.
+    /// The plugins on this request's search path, and the built-in CPU
+    /// backend ([`registry`]).
     pub fn registry(&self) -> Registry {
-        Registry::load(&SearchPath::standard(self.plugin_dir.as_deref()))
+        registry(self.plugin_dir.as_deref())
     }
 
     /// Loads the plugins and creates the backend (its device unchecked);

@@ -6,6 +6,8 @@
 //! layout: `PREFIX/bin/zkpipe`, `PREFIX/lib/zkpipe/`). Files named
 //! `libzkpipe_backend_*.so` are tried; one that fails (not a plugin, another ABI version, init error)
 //! is recorded with its reason and skipped. Libraries are never unloaded.
+//! A program may add backends compiled into it ([`Registry::add_builtin`]):
+//! the CLI and the daemon carry the CPU backend, so a binary alone proves.
 
 use abi_stable::library::lib_header_from_path;
 use abi_stable::std_types::RResult;
@@ -59,12 +61,15 @@ impl SearchPath {
     }
 }
 
-/// A library that loaded: a backend factory.
+/// A library that loaded, or a backend built into the program: a backend
+/// factory.
 pub struct Plugin {
     /// Registry name.
     pub name: String,
-    /// Where it was loaded from.
+    /// Where it was loaded from (a built-in: the running program).
     pub path: PathBuf,
+    /// Compiled into the program rather than loaded from a library.
+    pub builtin: bool,
     module: BackendModRef,
 }
 
@@ -73,6 +78,7 @@ impl std::fmt::Debug for Plugin {
         f.debug_struct("Plugin")
             .field("name", &self.name)
             .field("path", &self.path)
+            .field("builtin", &self.builtin)
             .finish()
     }
 }
@@ -148,7 +154,13 @@ impl Registry {
                             );
                             reg.failures.push(LoadFailure { path, reason });
                         } else {
-                            reg.plugins.push(Plugin { name, path, module });
+                            let builtin = false;
+                            reg.plugins.push(Plugin {
+                                name,
+                                path,
+                                builtin,
+                                module,
+                            });
                         }
                     }
                     Err(reason) => reg.failures.push(LoadFailure { path, reason }),
@@ -156,6 +168,29 @@ impl Registry {
             }
         }
         reg
+    }
+
+    /// Adds a backend compiled into the program (the same seam as a
+    /// plugin's, called in-process) under its own name, unless a library of
+    /// that name loaded: one on the search path replaces it.
+    ///
+    /// # Panics
+    /// When `module` speaks another ABI than this host: a build error.
+    pub fn add_builtin(&mut self, module: BackendModRef) {
+        assert_eq!(
+            (module.abi_version())(),
+            ABI_VERSION,
+            "built-in backend ABI"
+        );
+        let name = (module.name())().to_string();
+        if self.get(&name).is_none() {
+            self.plugins.push(Plugin {
+                name,
+                path: std::env::current_exe().unwrap_or_default(),
+                builtin: true,
+                module,
+            });
+        }
     }
 
     /// The plugin with this name.

@@ -32,7 +32,6 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use zkpipe_core::backend::loader::{Registry, SearchPath};
 use zkpipe_core::plugin::{BackendConfig, KeyValue};
 use zkpipe_core::sched::groth16_workload::Groth16Workload;
 use zkpipe_core::sched::{DeviceLock, Engine, Policy, Settings};
@@ -105,7 +104,7 @@ impl Daemon {
         config.validate()?;
         let plugin_dir = (!config.devices.plugin_dir.is_empty())
             .then(|| std::path::PathBuf::from(&config.devices.plugin_dir));
-        let registry = Arc::new(Registry::load(&SearchPath::standard(plugin_dir.as_deref())));
+        let registry = Arc::new(zkpipe_session::registry(plugin_dir.as_deref()));
         for f in &registry.failures {
             tracing::warn!(path = %f.path.display(), reason = %f.reason, "skipped a plugin");
         }
