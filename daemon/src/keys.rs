@@ -18,7 +18,7 @@ use zkpipe_core::groth16::{Parameters, PreparedVerifyingKey};
 use zkpipe_core::r1cs::R1cs;
 use zkpipe_core::r1cs::circuit::CircuitSource;
 use zkpipe_core::sched::groth16_workload::DeviceProvers;
-use zkpipe_core::util::progress::{Progress, Silent};
+use zkpipe_core::util::progress::Progress;
 use zkpipe_core::{Backend, Error};
 use zkpipe_filecoin::params::ParamSet;
 use zkpipe_session::builtin::BuiltinRequest;
@@ -404,20 +404,24 @@ impl KeyCache {
 
     /// A circom circuit's zkey and r1cs, found by the zkey's hash and
     /// checked against each other.
-    fn load_circom(&self, id: &KeyId) -> Result<(KeyCircuit, Parameters, R1cs), Error> {
+    fn load_circom(
+        &self,
+        id: &KeyId,
+        progress: &dyn Progress,
+    ) -> Result<(KeyCircuit, Parameters, R1cs), Error> {
         let files = self.circom.find(&id.size)?;
         let key = CircomKey {
             r1cs: files.r1cs,
             zkey: files.zkey,
         }
-        .load(&Silent)?;
+        .load(progress)?;
         Ok((KeyCircuit::Circom(key.circuit), key.params, key.r1cs))
     }
 
     fn load(&self, id: &KeyId, progress: &dyn Progress) -> Result<LoadedKey, Error> {
         let t0 = Instant::now();
         let (circuit, params, r1cs) = match id.circuit.as_str() {
-            CIRCOM => self.load_circom(id)?,
+            CIRCOM => self.load_circom(id, progress)?,
             FILECOIN => self.load_filecoin(id, progress)?,
             _ => self.load_builtin(id, progress)?,
         };

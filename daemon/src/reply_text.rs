@@ -76,6 +76,20 @@ pub fn status_lines(r: &proto::StatusReply) -> Vec<String> {
             k.load_s
         ));
     }
+    for k in &r.loading {
+        let id = k.key.clone().unwrap_or_default();
+        let share = (k.done * 100)
+            .checked_div(k.total)
+            .map(|p| format!(" {p}%"));
+        out.push(format!(
+            "key {} {} loading: {}{} after {:.0} s",
+            id.circuit,
+            id.size,
+            k.phase,
+            share.unwrap_or_default(),
+            k.elapsed_s
+        ));
+    }
     for q in &r.queues {
         let p = Priority::try_from(q.priority).unwrap_or(Priority::Normal);
         out.push(format!(

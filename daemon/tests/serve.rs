@@ -1958,3 +1958,49 @@ fn a_notify_socket_that_is_not_there_costs_a_warning_not_the_daemon() {
     });
     assert!(!status.draining);
 }
+
+/// A key set up for a preload shows in `Status` while it loads, with the
+/// phase its setup is in, and is gone from it once loaded.
+#[test]
+fn status_shows_a_key_while_it_loads() {
+    let keys = tempfile::tempdir().unwrap();
+    let served = Served::start(keys.path(), &[]);
+    let rt = runtime();
+    rt.block_on(async {
+        let key = proto::KeyId {
+            circuit: "squaring-chain".into(),
+            size: "65536".into(),
+        };
+        let mut loader = served.client().await;
+        let request = proto::KeysRequest {
+            keys: vec![key.clone()],
+        };
+        let preload = tokio::spawn(async move { loader.preload_keys(request).await });
+        let mut c = served.client().await;
+        let mut seen = None;
+        while !preload.is_finished() && seen.is_none() {
+            let s = c
+                .status(proto::StatusRequest {})
+                .await
+                .unwrap()
+                .into_inner();
+            seen = s.loading.into_iter().find(|l| l.key.as_ref() == Some(&key));
+        }
+        let seen = seen.expect("the load never showed in Status");
+        assert!(
+            seen.phase.contains("setup") || seen.phase.contains("record"),
+            "{seen:?}"
+        );
+        assert!(seen.done <= seen.total, "{seen:?}");
+        let r = preload.await.unwrap().unwrap().into_inner();
+        assert!(r.keys.iter().all(|k| k.done), "{r:?}");
+        let s = c
+            .status(proto::StatusRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(s.loading.is_empty(), "{:?}", s.loading);
+        let lines = zkpipe_daemon::reply_text::status_lines(&s).join("\n");
+        assert!(lines.contains("squaring-chain 65536"), "{lines}");
+    });
+}

@@ -68,6 +68,8 @@ pub struct Daemon {
     /// What bounds the daemon, from the spans [`Daemon::tick`] moves.
     load: Mutex<Load>,
     keys: KeyCache,
+    /// Keys being loaded, with the progress their loads report.
+    loading: Mutex<Vec<(crate::keys::KeyId, Arc<residency::KeyProgress>)>>,
     specs: Arc<Specs>,
     table: Mutex<Table>,
     health: Mutex<Vec<Health>>,
@@ -218,6 +220,7 @@ impl Daemon {
             specs,
             table: Mutex::new(Table::default()),
             recent: Mutex::new(Recent::default()),
+            loading: Mutex::new(Vec::new()),
             draining: AtomicBool::new(false),
             metrics: Metrics::new(),
             config,

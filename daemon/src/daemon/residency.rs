@@ -5,9 +5,14 @@
 use std::sync::Arc;
 
 use zkpipe_core::Error;
+use zkpipe_core::util::progress::Lines;
 
 use super::Daemon;
 use crate::keys::{KeyId, LoadedKey};
+
+/// A key load's progress: lines in the log (quiet for short phases), and
+/// the phase under way for `Status`.
+pub type KeyProgress = Lines<Box<dyn Fn(&str) + Send + Sync>>;
 
 impl Daemon {
     /// Partitions get what resident keys leave of the host budget.
@@ -22,11 +27,22 @@ impl Daemon {
     /// it leaves partitions updated.
     pub(super) async fn acquire_key(self: &Arc<Self>, id: KeyId) -> Result<Arc<LoadedKey>, Error> {
         let me = self.clone();
-        let (key, report) = tokio::task::spawn_blocking(move || {
-            me.keys.acquire(&id, &zkpipe_core::util::progress::Silent)
-        })
-        .await
-        .unwrap_or_else(|e| Err(Error::Failed(format!("key load task: {e}"))))?;
+        let shown = id.to_string();
+        let progress: Arc<KeyProgress> = Arc::new(Lines::new(Box::new(
+            move |line: &str| tracing::info!(key = %shown, "{line}"),
+        )));
+        self.loading
+            .lock()
+            .unwrap()
+            .push((id.clone(), progress.clone()));
+        let mine = progress.clone();
+        let loaded = tokio::task::spawn_blocking(move || me.keys.acquire(&id, &*mine)).await;
+        self.loading
+            .lock()
+            .unwrap()
+            .retain(|(_, p)| !Arc::ptr_eq(p, &progress));
+        let (key, report) =
+            loaded.unwrap_or_else(|e| Err(Error::Failed(format!("key load task: {e}"))))?;
         if report.loaded {
             self.metrics.key_loads.inc();
             self.metrics

@@ -48,7 +48,26 @@ impl Daemon {
             draining: self.draining.load(Ordering::Relaxed),
             settings: self.engine.policy().settings().describe(),
             load: Some(load_view(&report)),
+            loading: self.keys_loading(),
         }
+    }
+
+    /// Keys being loaded, each with the phase its load is in.
+    fn keys_loading(&self) -> Vec<proto::KeyLoading> {
+        let loading = self.loading.lock().unwrap();
+        let phases = loading.iter().filter_map(|(id, p)| Some((id, p.now()?)));
+        phases
+            .map(|(id, phase)| proto::KeyLoading {
+                key: Some(proto::KeyId {
+                    circuit: id.circuit.clone(),
+                    size: id.size.clone(),
+                }),
+                phase: phase.what,
+                done: phase.done,
+                total: phase.total,
+                elapsed_s: phase.started.elapsed().as_secs_f64(),
+            })
+            .collect()
     }
 
     /// Whether the daemon takes jobs (`/readyz`): `Err` says why not.
