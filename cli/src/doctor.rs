@@ -6,8 +6,8 @@ use zkpipe_session::inventory::Inventory;
 
 use crate::plugin_args::PluginArgs;
 
-pub fn run(args: &PluginArgs, json: bool) -> Result<(), Error> {
-    let inventory = Inventory::take(&args.request("", 0))?;
+pub fn run(args: &PluginArgs, json: bool, warm: bool) -> Result<(), Error> {
+    let inventory = Inventory::take_warm(&args.request("", 0), warm)?;
     if json {
         println!(
             "{}",

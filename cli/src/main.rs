@@ -56,6 +56,10 @@ enum Command {
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
+        /// Also run a small NTT on every device: kernels or shaders a
+        /// backend makes on first use are then made (and cached) now.
+        #[arg(long)]
+        warm: bool,
     },
     /// Generate Groth16 keys for a built-in circuit from a seed (INSECURE
     /// test keys: the toxic waste is derivable from the seed).
@@ -166,7 +170,11 @@ fn main() -> ExitCode {
                 path: dir.clone(),
                 source,
             }),
-        Command::Backends { plugins, json } => doctor::run(&cli.plugins.with(plugins), *json),
+        Command::Backends {
+            plugins,
+            json,
+            warm,
+        } => doctor::run(&cli.plugins.with(plugins), *json, *warm),
         Command::Bench { op } => bench::run(&cli.plugins, op),
         Command::Setup {
             circom:

@@ -23,6 +23,38 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// `backends --warm` runs a small NTT and MSMs on every device and says
+/// how long each took; without it nothing runs.
+#[test]
+fn backends_warm_runs_each_device_once() {
+    let env = [("ZKPIPE_PLUGIN_PATH", "")];
+    let o = zkpipe(&["backends", "--warm", "--json"], &env);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let cpu = v["backends"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "cpu")
+        .unwrap();
+    assert_eq!(cpu["warm_ms"][0][0], 0, "{cpu}");
+    let o = zkpipe(&["backends", "--json"], &env);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        v["backends"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|b| b["warm_ms"] == serde_json::json!([]))
+    );
+    let o = zkpipe(&["backends", "--warm"], &env);
+    assert!(
+        stdout(&o).contains("device 0: warm (first NTT and MSMs"),
+        "{}",
+        stdout(&o)
+    );
+}
+
 #[test]
 fn backends_lists_cpu_and_reports_a_bogus_library() {
     let bogus = tempfile::tempdir().unwrap();

@@ -28,6 +28,9 @@ pub struct BackendReport {
     pub devices: Vec<DeviceReport>,
     pub capabilities: Vec<String>,
     pub notes: Option<String>,
+    /// With a warm-up: each device's first small NTT and MSMs, in ms
+    /// (kernels compiled or loaded and cached before the first real job).
+    pub warm_ms: Vec<(u32, f64)>,
     /// Set when the plugin loaded but refused to create an instance.
     pub error: Option<String>,
 }
@@ -57,6 +60,31 @@ fn kind_name(k: DeviceKind) -> &'static str {
     }
 }
 
+/// A 2^12 NTT and a small MSM in each group on each device of `be` (the
+/// kernels or shaders each op needs): each device's time in milliseconds.
+fn warm_up(be: &zkpipe_core::backend::Backend) -> Result<Vec<(u32, f64)>, Error> {
+    use zkpipe_core::plugin::{MsmConfig, NttConfig};
+    use zkpipe_core::{Fr, G1Affine, G2Affine};
+    let mut out = Vec::new();
+    for d in be.info().devices.iter() {
+        let t = std::time::Instant::now();
+        let mut values = vec![Fr::one(); 1 << 12];
+        let ntt = NttConfig {
+            device: d.id,
+            ..Default::default()
+        };
+        be.ntt(&mut values, &ntt)?;
+        let msm = MsmConfig {
+            device: d.id,
+            ..Default::default()
+        };
+        be.msm_g1(&[G1Affine::generator(); 64][..], &values[..64], &msm)?;
+        be.msm_g2(&[G2Affine::generator(); 64][..], &values[..64], &msm)?;
+        out.push((d.id, t.elapsed().as_secs_f64() * 1e3));
+    }
+    Ok(out)
+}
+
 fn gib(bytes: u64) -> f64 {
     bytes as f64 / (1u64 << 30) as f64
 }
@@ -69,6 +97,18 @@ impl Inventory {
     /// [`Error::InvalidInput`] for settings the request cannot give
     /// (e.g. a thread count over the machine's limit).
     pub fn take(request: &BackendRequest) -> Result<Inventory, Error> {
+        Self::take_warm(request, false)
+    }
+
+    /// [`Inventory::take`], and with `warm` a small NTT on each device of
+    /// each backend: whatever a backend compiles or loads on first use
+    /// (CUDA kernels for an architecture not embedded, wgpu's shaders) is
+    /// then done, and cached where the backend caches it.
+    ///
+    /// # Errors
+    /// As [`Inventory::take`]; a warm-up's failure is the backend's
+    /// `error`.
+    pub fn take_warm(request: &BackendRequest, warm: bool) -> Result<Inventory, Error> {
         let registry = request.registry();
         let config = request.config()?;
         let backends = registry
@@ -85,6 +125,7 @@ impl Inventory {
                     devices: vec![],
                     capabilities: vec![],
                     notes: None,
+                    warm_ms: vec![],
                     error: None,
                 };
                 match p.create(&config) {
@@ -109,6 +150,12 @@ impl Inventory {
                             .iter()
                             .map(|o| format!("{} (≤ 2^{})", o.op, o.max_log_size))
                             .collect();
+                        if warm {
+                            match warm_up(&be) {
+                                Ok(ms) => r.warm_ms = ms,
+                                Err(e) => r.error = Some(format!("warm-up: {e}")),
+                            }
+                        }
                     }
                     Err(e) => r.error = Some(e.to_string()),
                 }
@@ -186,6 +233,11 @@ impl Inventory {
             ));
             if let Some(n) = &b.notes {
                 out.push(format!("  notes: {n}"));
+            }
+            for (device, ms) in &b.warm_ms {
+                out.push(format!(
+                    "  device {device}: warm (first NTT and MSMs {ms:.0} ms)"
+                ));
             }
         }
         if !self.failures.is_empty() {
