@@ -117,6 +117,9 @@ fn curio_requests_through_the_cuzk_api() {
         };
         let r = prove(porep.clone()).await.unwrap();
         assert_eq!(r.status, completed, "{}", r.error_message);
+        // Curio's per-stage times: synthesis and device work, within the total.
+        assert!(r.synthesis_ms > 0 && r.gpu_compute_ms > 0, "{r:?}");
+        assert!(r.synthesis_ms <= r.total_ms * 8, "{r:?}");
         let c1: filecoin_proofs_api::seal::SealCommitPhase1Output =
             serde_json::from_slice(&sealed.c1_json).unwrap();
         assert!(

@@ -324,7 +324,9 @@ impl CuzkService {
         let mut out = pb::AwaitProofResponse {
             job_id: id.to_string(),
             queue_wait_ms: ms(result.queue_s),
-            gpu_compute_ms: ms(result.prove_s),
+            // Work time summed over partitions, as the daemon's stages count it.
+            synthesis_ms: ms(stage_s(&result, zkpipe_core::stage::Stage::Witness)),
+            gpu_compute_ms: ms(result.device_s),
             total_ms: ms(result.queue_s + result.prove_s + result.verify_s),
             ..Default::default()
         };
@@ -562,4 +564,14 @@ impl ProvingEngine for Arc<CuzkService> {
             freed_bytes: if was_loaded { bytes } else { 0 },
         }))
     }
+}
+
+/// A job's seconds in `stage`, summed over its partitions.
+fn stage_s(r: &crate::proto::JobResult, stage: zkpipe_core::stage::Stage) -> f64 {
+    let name = stage.name();
+    r.stages
+        .iter()
+        .filter(|s| s.stage == name)
+        .map(|s| s.seconds)
+        .sum()
 }

@@ -196,6 +196,19 @@ fn check_proofs(keys: &Path, req: &proto::SubmitRequest, r: &proto::JobResult) {
     for p in &r.proofs {
         assert!(verifies(&pvk, p), "job {}", r.job_id);
     }
+    // Its stage times, in pipeline order, the device's share within them.
+    let order: Vec<&str> = r.stages.iter().map(|s| s.stage.as_str()).collect();
+    assert_eq!(order.first(), Some(&"witness"), "{order:?}");
+    let known: Vec<&str> = zkpipe_core::stage::Stage::ALL
+        .iter()
+        .map(|s| s.name())
+        .collect();
+    assert!(
+        order.is_sorted_by_key(|s| known.iter().position(|k| k == s)),
+        "{order:?}"
+    );
+    let total: f64 = r.stages.iter().map(|s| s.seconds).sum();
+    assert!(r.device_s > 0.0 && r.device_s <= total + 1e-9, "{r:?}");
 }
 
 #[test]

@@ -74,6 +74,9 @@ pub struct Daemon {
     table: Mutex<Table>,
     health: Mutex<Vec<Health>>,
     recent: Mutex<Recent>,
+    /// One [`Daemon::tick`] at a time: a job's own tick then waits for one
+    /// that took its spans, so its stage times are complete when it ends.
+    ticking: Mutex<()>,
     draining: AtomicBool,
     /// Metrics, for the `Metrics` call and `/metrics`.
     pub metrics: Metrics,
@@ -221,6 +224,7 @@ impl Daemon {
             table: Mutex::new(Table::default()),
             recent: Mutex::new(Recent::default()),
             loading: Mutex::new(Vec::new()),
+            ticking: Mutex::new(()),
             draining: AtomicBool::new(false),
             metrics: Metrics::new(),
             config,

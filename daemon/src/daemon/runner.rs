@@ -71,6 +71,8 @@ impl Daemon {
                 result: None,
                 ended: None,
                 done,
+                stage_s: Default::default(),
+                device_s: 0.0,
             },
         );
         let position = queue_position(&table, id);
@@ -345,6 +347,16 @@ impl Daemon {
             verified: state == JobState::Succeeded && self.config.daemon.verify_before_return,
             recomputed_on_cpu: recomputed,
             inputs_at_fault,
+            stages: zkpipe_core::stage::Stage::ALL
+                .iter()
+                .zip(job.stage_s)
+                .filter(|(_, s)| *s > 0.0)
+                .map(|(stage, seconds)| proto::StageTime {
+                    stage: stage.name().to_string(),
+                    seconds,
+                })
+                .collect(),
+            device_s: job.device_s,
             ..Default::default()
         });
         tracing::info!(

@@ -19,6 +19,10 @@ pub(super) struct Job {
     pub(super) result: Option<proto::JobResult>,
     pub(super) ended: Option<Instant>,
     pub(super) done: watch::Sender<bool>,
+    /// Seconds per stage so far, summed over partitions, and of those the
+    /// seconds on a device.
+    pub(super) stage_s: [f64; zkpipe_core::stage::Stage::ALL.len()],
+    pub(super) device_s: f64,
 }
 
 /// Every job the daemon knows, by id; ids by request id, for idempotency.

@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
 use zkpipe_core::sched::Span;
+use zkpipe_core::stage::Stage;
 
 use super::Daemon;
 use crate::proto;
@@ -24,6 +25,7 @@ impl Daemon {
     /// Moves the engine's new spans into the metrics and the recent
     /// timeline, and forgets ended jobs past their time to live.
     pub fn tick(&self) {
+        let _one_at_a_time = self.ticking.lock().unwrap_or_else(|e| e.into_inner());
         let spans = self.engine.take_timeline();
         // Read after the take: a span not taken yet that started before
         // the take belongs to one of these jobs (see `load`).
@@ -55,6 +57,8 @@ impl Daemon {
             })
             .collect();
         self.load.lock().unwrap().add(keyed, &in_flight, now_ms);
+        // Each job's seconds per stage, and on a device.
+        let mut per_job: HashMap<u64, ([f64; Stage::ALL.len()], f64)> = HashMap::new();
         if !spans.is_empty() {
             for (device, s) in zkpipe_core::sched::metrics::device_busy_s(&spans) {
                 self.metrics
@@ -69,6 +73,10 @@ impl Daemon {
                     .with_label_values(&[&s.stage.to_string()])
                     .observe((s.end_ms - s.start_ms).max(0.0) / 1e3);
                 s.job = to_daemon.get(&s.job).map_or(u64::MAX, |(id, _)| *id);
+                let seconds = (s.end_ms - s.start_ms).max(0.0) / 1e3;
+                let job = per_job.entry(s.job).or_default();
+                job.0[Stage::ALL.iter().position(|&x| x == s.stage).unwrap_or(0)] += seconds;
+                job.1 += if s.device.is_some() { seconds } else { 0.0 };
                 tracing::debug!(
                     target: "zkpipe::stage",
                     job = s.job,
@@ -90,6 +98,12 @@ impl Daemon {
         }
         let ttl = Duration::from_secs(self.config.daemon.result_ttl_s);
         let mut table = self.table.lock().unwrap();
+        for (id, (stages, device_s)) in per_job {
+            if let Some(j) = table.jobs.get_mut(&id) {
+                j.stage_s.iter_mut().zip(stages).for_each(|(t, s)| *t += s);
+                j.device_s += device_s;
+            }
+        }
         let expired: Vec<u64> = table
             .jobs
             .iter()
