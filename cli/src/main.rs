@@ -61,8 +61,8 @@ enum Command {
         #[arg(long)]
         warm: bool,
     },
-    /// Generate Groth16 keys for a built-in circuit from a seed (INSECURE
-    /// test keys: the toxic waste is derivable from the seed).
+    /// Generate Groth16 keys for a built-in circuit or a circom r1cs from a
+    /// seed (INSECURE test keys: the toxic waste is derivable from the seed).
     Setup {
         #[command(flatten)]
         circuit: circuit::CircuitArgs,
@@ -110,9 +110,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Talk to a running daemon.
     Client(client::ClientArgs),
-    /// Filecoin's proofs: PoRep C2 from a C1 output, WindowPoSt and
-    /// WinningPoSt from vanilla proofs, keys from $FIL_PROOFS_PARAMETER_CACHE
-    /// (and test-size parameters made with `filecoin params`).
+    /// Filecoin's proofs: PoRep C2 from a C1 output, WindowPoSt, WinningPoSt
+    /// and SnapDeals' sector update from vanilla proofs, keys from
+    /// $FIL_PROOFS_PARAMETER_CACHE (test sizes made with `filecoin params`).
     Filecoin(filecoin::FilecoinArgs),
     /// A fleet of `zkpipe serve --queue` nodes: submit jobs to its
     /// PostgreSQL queue, await them, see its nodes and queues.
