@@ -673,6 +673,40 @@ fn proof_files_are_bounded_before_they_are_read() {
     assert!(start.elapsed() < std::time::Duration::from_secs(1));
 }
 
+/// A backend that refuses the matrices (no room on its device: the CPU
+/// plugin's `fault=r1cs-oom`) still proves, with SpMV on the host, and the
+/// prover says why.
+#[test]
+fn matrices_refused_for_room_fall_back_to_host_spmv() {
+    use zkpipe::plugin::KeyValue;
+    let (r1cs, w) = R1cs::record(BenchCircuit::new("squaring-chain", "100", 1).unwrap()).unwrap();
+    let params = Arc::new(groth16::setup(&r1cs, 5));
+    let config = BackendConfig {
+        ext: vec![KeyValue {
+            key: "fault".into(),
+            value: "r1cs-oom".into(),
+        }]
+        .into(),
+        ..Default::default()
+    };
+    let refusing = Registry::load(&SearchPath::only([common::build_dir()]))
+        .create("cpu", &config)
+        .unwrap();
+    let prover = groth16::ProverBuilder::new(Arc::new(refusing))
+        .device_spmv(true)
+        .build(params.clone(), Arc::new(r1cs))
+        .unwrap();
+    assert!(!prover.device_spmv());
+    let note = prover.fallback_note().unwrap();
+    assert!(
+        note.contains("refused the matrices") && note.contains("r1cs-oom"),
+        "{note}"
+    );
+    let (proof, _) = prover.prove(&w, Fr::from_u64(3), Fr::from_u64(4)).unwrap();
+    let pvk = PreparedVerifyingKey::new(&params.vk);
+    assert!(groth16::verify(&pvk, &proof, w.public_inputs()).unwrap());
+}
+
 /// With SpMV in the backend (asked of the CPU plugin here), a proof's host
 /// bytes leave out the three evaluation vectors and the device's memory
 /// left for proofs leaves out the uploaded matrices; the proofs are the

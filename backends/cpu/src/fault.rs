@@ -1,6 +1,8 @@
 //! Fault injection for testing what sits above a backend: `fault=corrupt:N`
 //! makes every Nth G1 MSM return a wrong point (the generator added), and
-//! `fault=fail:N` makes it fail with an internal error. A daemon's
+//! `fault=fail:N` makes it fail with an internal error; `fault=r1cs-oom`
+//! refuses every `upload_r1cs` as out of memory (a device too small for the
+//! matrices). A daemon's
 //! verify-before-return and a scheduler's failure paths are shown to work
 //! against a backend that really misbehaves, not a mock.
 
@@ -16,25 +18,33 @@ enum Kind {
     Fail,
 }
 
-/// A fault every `every` G1 MSMs (none when `every` is 0).
+/// A fault every `every` G1 MSMs (none when `every` is 0), or matrices
+/// refused.
 #[derive(Debug, Default)]
 pub struct Faults {
     kind: Option<Kind>,
     every: u64,
     calls: AtomicU64,
+    r1cs_oom: bool,
 }
 
 impl Faults {
-    /// Parses `corrupt:N` or `fail:N` (N ≥ 1).
+    /// Parses `corrupt:N` or `fail:N` (N ≥ 1), or `r1cs-oom`.
     ///
     /// # Errors
     /// An invalid-input error naming the accepted forms.
     pub fn parse(value: &str) -> Result<Self, AccelError> {
         let bad = || {
             AccelError::invalid_input(format!(
-                "fault must be `corrupt:N` or `fail:N` with N from 1, not `{value}`"
+                "fault must be `corrupt:N` or `fail:N` with N from 1, or `r1cs-oom`, not `{value}`"
             ))
         };
+        if value == "r1cs-oom" {
+            return Ok(Faults {
+                r1cs_oom: true,
+                ..Default::default()
+            });
+        }
         let (kind, every) = value.split_once(':').ok_or_else(bad)?;
         let kind = match kind {
             "corrupt" => Kind::Corrupt,
@@ -49,8 +59,22 @@ impl Faults {
         Ok(Faults {
             kind: Some(kind),
             every,
-            calls: AtomicU64::new(0),
+            ..Default::default()
         })
+    }
+
+    /// Refuses matrices under `r1cs-oom`.
+    ///
+    /// # Errors
+    /// An out-of-memory error naming the fault.
+    pub fn r1cs(&self) -> Result<(), AccelError> {
+        match self.r1cs_oom {
+            true => Err(AccelError::new(
+                ErrorCode::OUT_OF_MEMORY,
+                "injected: no room for the matrices (fault=r1cs-oom)",
+            )),
+            false => Ok(()),
+        }
     }
 
     /// Passes a G1 MSM result through: unchanged, except on every Nth call.

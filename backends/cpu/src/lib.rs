@@ -7,7 +7,8 @@
 //! threads with its own resident bases and `1/N` of the memory, so that
 //! multi-device placement and residency are exercised without GPUs.
 //! `fault=corrupt:N` / `fault=fail:N` injects a wrong or failed result every
-//! Nth G1 MSM (see [`fault`]), for testing verification above the backend.
+//! Nth G1 MSM, `fault=r1cs-oom` refuses matrices (see [`fault`]), for
+//! testing what sits above the backend.
 //! It is both a fast backend and, with [`zkpipe_core::backend::reference`], the
 //! oracle other backends are checked against.
 
@@ -336,6 +337,7 @@ impl AcceleratorImpl for CpuBackend {
     }
 
     fn upload_r1cs(&self, r1cs: R1csRef<'_>, device: u32) -> Result<R1csHandle, AccelError> {
+        self.faults.r1cs()?;
         let pool = self.pool(device)?;
         let copy = pool.install(|| R1cs::from_seam(&r1cs));
         Ok(R1csHandle(self.matrices.insert((device, copy))))

@@ -11,7 +11,7 @@ use super::proof::Proof;
 use crate::Error;
 use crate::backend::lent_buffers::{BufferPool, FrBuffer};
 use crate::backend::{Backend, is_unsupported};
-use crate::plugin::{BasesHandle, DeviceKind, MsmConfig, R1csHandle, SpmvConfig, ops};
+use crate::plugin::{BasesHandle, DeviceKind, ErrorCode, MsmConfig, R1csHandle, SpmvConfig, ops};
 use crate::r1cs::{R1cs, Witness};
 use crate::stage::Stage;
 use crate::types::{Fr, G1Affine, G1Projective, G2Projective};
@@ -104,6 +104,9 @@ pub struct Prover {
     /// in one call from the witness ([`ops::SPMV`]): a, b, c never reach
     /// host memory.
     r1cs_handle: Option<R1csHandle>,
+    /// Why SpMV runs on the host although the NTT backend was to run it
+    /// (it refused the matrices: no room on its device).
+    spmv_refused: Option<String>,
     /// Takes an MSM the chosen backend turns down at run time (e.g. a bucket
     /// over a driver limit) with an `UNSUPPORTED` error.
     fallback: Option<Arc<Backend>>,
@@ -259,6 +262,7 @@ impl Prover {
             buffers,
             concurrent_msms: false,
             msm_room: false,
+            spmv_refused: None,
         };
         let room = 8 * prover.msm_device_bytes().0;
         let roomy_gpu = |be: &Arc<Backend>| {
@@ -282,8 +286,15 @@ impl Prover {
             && prover.params.h_query == super::HQuery::TauPowers
             && prover.ntt.capabilities().supports_size(ops::SPMV, log_n)
         {
-            // On failure `prover`'s drop frees the bases.
-            prover.r1cs_handle = Some(prover.ntt.upload_r1cs(&prover.r1cs, ntt_device)?);
+            // On failure `prover`'s drop frees the bases. A device without
+            // room for the matrices still proves, with SpMV on the host.
+            match prover.ntt.upload_r1cs(&prover.r1cs, ntt_device) {
+                Ok(handle) => prover.r1cs_handle = Some(handle),
+                Err(e) if is_unsupported(&e) || e.code() == Some(ErrorCode::OUT_OF_MEMORY) => {
+                    prover.spmv_refused = Some(e.to_string());
+                }
+                Err(e) => return Err(e),
+            }
         }
         Ok(prover)
     }
@@ -306,6 +317,20 @@ impl Prover {
     /// A line saying which ops run on the fallback backend instead of the
     /// proving one, if any do.
     pub fn fallback_note(&self) -> Option<String> {
+        let spmv = self.spmv_refused.as_ref().map(|why| {
+            format!(
+                "backend `{}` refused the matrices ({why}): SpMV runs on the host",
+                self.ntt.name()
+            )
+        });
+        match (spmv, self.ops_fallback_note()) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Which ops the fallback backend runs instead of the proving one.
+    fn ops_fallback_note(&self) -> Option<String> {
         let fallback = self.fallback.as_ref()?;
         let moved: Vec<&str> = [
             (ops::NTT, &self.ntt),
