@@ -1143,6 +1143,29 @@ fn main() {
         .with_ignored_flag(example.is_none()),
     );
 
+    trials.push(
+        Trial::test("[loader] the plugin guide's example refuses a setting", {
+            let refusal = example.as_ref().map(|(_, r)| {
+                let config = BackendConfig {
+                    ext: vec![KeyValue {
+                        key: "window_bits".into(),
+                        value: "16".into(),
+                    }]
+                    .into(),
+                    ..Default::default()
+                };
+                r.create("minimal", &config).err().map(|e| e.to_string())
+            });
+            move || match &refusal {
+                Some(Some(e)) if e.contains("takes no settings") && e.contains("window_bits") => {
+                    Ok(())
+                }
+                other => Err(format!("creating it with window_bits=16 gave {other:?}").into()),
+            }
+        })
+        .with_ignored_flag(example.is_none()),
+    );
+
     let searched = format!("{:?}", registry.searched);
     let found = registry.plugins.len();
     trials.push(Trial::test(
