@@ -27,9 +27,10 @@ pub(crate) type TablePieces = Arc<Vec<wgpu::Buffer>>;
 /// One recorded kernel launch: entry point, bind group, workgroups (x, y).
 pub(crate) type Dispatch = (&'static str, wgpu::BindGroup, (u32, u32));
 
-/// A shader build taking longer than this is announced on stderr (NVIDIA's
-/// driver spends minutes on the G2 MSM's first build on a machine).
-const SLOW_BUILD: Duration = Duration::from_secs(10);
+/// A shader build taking longer than this is announced on stderr, as any
+/// long phase is (NVIDIA's driver spends minutes on the G2 MSM's first
+/// build on a machine).
+const SLOW_BUILD: Duration = Duration::from_secs(2);
 
 /// Compute pipelines sharing one bind group layout.
 pub(crate) struct Kernels {
