@@ -1,11 +1,15 @@
 //! The conformance suite: every backend the loader finds, loaded as a
-//! dynamic library, against the naive reference in `zkpipe_core::backend::reference`,
-//! with exact equality. Trials are named `[backend] op/case`.
+//! dynamic library, against the naive reference in `zkpipe_core::backend::reference`
+//! (BLS12-381) and arkworks (BN254, see `conformance/bn254.rs`), with exact
+//! equality. Trials are named `[backend] op/case`.
 //!
 //! Environment: `ZKPIPE_PLUGIN_PATH` adds plugin folders (the test binary's
 //! own folder is searched too, which is where `cargo test` puts the CPU
 //! plugin); `ZKPIPE_CONFORMANCE_MAX_LOG` raises the largest size
 //! (default 2^12 in debug builds, 2^14 in release).
+
+#[path = "conformance/bn254.rs"]
+mod bn254;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::sync::Arc;
@@ -1243,6 +1247,7 @@ fn main() {
         ntt_trials(&target, &mut trials);
         quotient_trials(&target, &mut trials);
         host_memory_trials(&target, &mut trials);
+        bn254::trials(&target, &mut trials);
         match &cpu_reference {
             Some(cpu) => {
                 let other = plugin.create(&BackendConfig::default()).ok().map(Arc::new);

@@ -70,6 +70,10 @@ fn backends_lists_cpu_and_reports_a_bogus_library() {
     let text = stdout(&o);
     assert!(text.contains("cpu 0.1.0"), "{text}");
     assert!(
+        text.contains("BLS12-381 ops: msm_g1") && text.contains("BN254 ops: msm_g1"),
+        "{text}"
+    );
+    assert!(
         text.contains("failed to load") && text.contains("libzkpipe_backend_bogus.so"),
         "{text}"
     );
@@ -80,6 +84,16 @@ fn backends_lists_cpu_and_reports_a_bogus_library() {
     assert_eq!(v["backends"][0]["name"], "cpu");
     assert_eq!(v["backends"][0]["devices"][0]["kind"], "cpu");
     assert!(v["backends"][0]["capabilities"].as_array().unwrap().len() >= 6);
+    let curves = &v["backends"][0]["curves"];
+    assert_eq!(curves[0]["curve"], "BLS12-381");
+    assert_eq!(curves[1]["curve"], "BN254");
+    let bn254_ops: Vec<&str> = curves[1]["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o.as_str().unwrap().split(' ').next().unwrap())
+        .collect();
+    assert_eq!(bn254_ops, ["msm_g1", "msm_g2", "ntt"]);
     let failure = &v["failures"][0];
     assert!(
         failure["path"]

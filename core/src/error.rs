@@ -19,6 +19,17 @@ pub enum Error {
     /// Caller-supplied arguments that cannot be used (sizes, settings).
     #[error("invalid input: {0}")]
     InvalidInput(String),
+    /// A key, proof, file or request for another curve than the path it was
+    /// given to.
+    #[error("{what} is for {found}, not {expected}")]
+    WrongCurve {
+        /// What was given ("the verifying key", a file name, …).
+        what: String,
+        /// The curve it is for.
+        found: crate::Curve,
+        /// The curve the path serves.
+        expected: crate::Curve,
+    },
     /// A backend op failed; `code` says how (see [`ErrorCode`]).
     #[error("backend `{backend}`: {source}")]
     Backend {
@@ -95,7 +106,8 @@ impl Error {
             Error::InvalidEncoding(_)
             | Error::NotOnCurve(_)
             | Error::NotInSubgroup(_)
-            | Error::InvalidInput(_) => true,
+            | Error::InvalidInput(_)
+            | Error::WrongCurve { .. } => true,
             Error::Io { source, .. } => matches!(
                 source.kind(),
                 ErrorKind::NotFound

@@ -9,7 +9,8 @@
 //! # Modules
 //!
 //! The ground every layer stands on:
-//! - [`types`]: field and curve types that cross the plugin seam.
+//! - [`types`]: BLS12-381's field and curve types that cross the plugin seam;
+//!   [`bn254`]: BN254's; [`curve`]: which curve a key, proof or op is for.
 //! - [`stage`]: the stages of one partition's proof, as stage times and timelines name them.
 //! - `error`: the engine's [`Error`]; errors that cross the seam convert into it.
 //!
@@ -28,6 +29,8 @@
 //! - [`util`]: the cache folder, files, decimals, the machine, progress, randomness, samples.
 
 // The ground.
+pub mod bn254;
+pub mod curve;
 mod error;
 pub mod stage;
 pub mod types;
@@ -46,6 +49,7 @@ pub mod sched;
 pub mod util;
 
 pub use backend::Backend;
+pub use curve::Curve;
 pub use error::Error;
 pub use stage::Stage;
 pub use types::{Fp, Fp2, Fr, G1Affine, G1Projective, G2Affine, G2Projective};

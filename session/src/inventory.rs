@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 use zkpipe_core::Error;
-use zkpipe_core::plugin::{ABI_VERSION, DeviceKind};
+use zkpipe_core::plugin::{ABI_VERSION, Capabilities, DeviceKind};
 
 use crate::BackendRequest;
 
@@ -27,12 +27,21 @@ pub struct BackendReport {
     pub version: Option<String>,
     pub devices: Vec<DeviceReport>,
     pub capabilities: Vec<String>,
+    /// Per curve, the ops served (bare names); a curve with none is left out.
+    pub curves: Vec<CurveReport>,
     pub notes: Option<String>,
     /// With a warm-up: each device's first small NTT and MSMs, in ms
     /// (kernels compiled or loaded and cached before the first real job).
     pub warm_ms: Vec<(u32, f64)>,
     /// Set when the plugin loaded but refused to create an instance.
     pub error: Option<String>,
+}
+
+/// The ops a backend serves on one curve.
+#[derive(Serialize, Debug)]
+pub struct CurveReport {
+    pub curve: &'static str,
+    pub ops: Vec<String>,
 }
 
 /// One of a backend's devices.
@@ -124,6 +133,7 @@ impl Inventory {
                     version: None,
                     devices: vec![],
                     capabilities: vec![],
+                    curves: vec![],
                     notes: None,
                     warm_ms: vec![],
                     error: None,
@@ -144,11 +154,27 @@ impl Inventory {
                                 compute_units: d.compute_units,
                             })
                             .collect();
-                        r.capabilities = be
-                            .capabilities()
+                        let caps = be.capabilities();
+                        r.capabilities = caps
                             .ops
                             .iter()
                             .map(|o| format!("{} (≤ 2^{})", o.op, o.max_log_size))
+                            .collect();
+                        r.curves = caps
+                            .curves()
+                            .into_iter()
+                            .map(|c| CurveReport {
+                                curve: c.name(),
+                                ops: caps
+                                    .ops
+                                    .iter()
+                                    .filter(|o| Capabilities::curve_of(&o.op) == c)
+                                    .map(|o| {
+                                        let bare = o.op.rsplit('.').next().unwrap_or(&o.op);
+                                        format!("{bare} (≤ 2^{})", o.max_log_size)
+                                    })
+                                    .collect(),
+                            })
                             .collect();
                         if warm {
                             match warm_up(&be) {
@@ -223,14 +249,17 @@ impl Inventory {
                     }
                 ));
             }
-            out.push(format!(
-                "  ops: {}",
-                if b.capabilities.is_empty() {
-                    "none".into()
-                } else {
-                    b.capabilities.join(", ")
+            if b.curves.is_empty() {
+                out.push("  ops: none".to_string());
+            }
+            for c in &b.curves {
+                out.push(format!("  {} ops: {}", c.curve, c.ops.join(", ")));
+            }
+            for curve in zkpipe_core::Curve::ALL {
+                if !b.curves.is_empty() && !b.curves.iter().any(|c| c.curve == curve.name()) {
+                    out.push(format!("  {curve}: not served"));
                 }
-            ));
+            }
             if let Some(n) = &b.notes {
                 out.push(format!("  notes: {n}"));
             }

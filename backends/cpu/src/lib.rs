@@ -1,5 +1,6 @@
-//! zkpipe's CPU backend: blst's Pippenger MSM and a radix-2 NTT, run on a
-//! rayon pool this backend owns (each plugin has its own rayon globals, so
+//! zkpipe's CPU backend: blst's Pippenger MSM and a radix-2 NTT for
+//! BLS12-381, halo2curves' for BN254 (see [`bn254`]), run on a rayon pool
+//! this backend owns (each plugin has its own rayon globals, so
 //! the host's thread settings never reach it).
 //!
 //! Config: `threads` (default: all cores). Backend-only setting:
@@ -12,6 +13,7 @@
 //! It is both a fast backend and, with [`zkpipe_core::backend::reference`], the
 //! oracle other backends are checked against.
 
+pub mod bn254;
 pub mod fault;
 pub mod msm;
 pub mod ntt;
@@ -273,6 +275,11 @@ impl AcceleratorImpl for CpuBackend {
                 OpSupport::new(ops::HOST_MEMORY, 32),
                 // B·w and C·w beside h_out, and the NTTs' table.
                 op(ops::SPMV, 3 * 32),
+                // halo2curves' copies of the inputs, and its buckets.
+                op(ops::bn254::MSM_G1, 64 + 32),
+                op(ops::bn254::MSM_G2, 128 + 32),
+                OpSupport::new(ops::bn254::NTT, zkpipe_core::bn254::FR_TWO_ADICITY)
+                    .with_scratch(|n| 32 * n),
             ]
             .into(),
         }
@@ -345,6 +352,36 @@ impl AcceleratorImpl for CpuBackend {
 
     fn drop_r1cs(&self, handle: R1csHandle) -> Result<(), AccelError> {
         self.matrices.remove(handle.0)
+    }
+
+    fn bn254_msm_g1(
+        &self,
+        bases: &[zkpipe_core::bn254::G1Affine],
+        scalars: &[zkpipe_core::bn254::Fr],
+        config: &MsmConfig,
+    ) -> Result<zkpipe_core::bn254::G1Projective, AccelError> {
+        let pool = self.pool(config.device)?;
+        Ok(pool.install(|| bn254::msm_g1(bases, scalars)))
+    }
+
+    fn bn254_msm_g2(
+        &self,
+        bases: &[zkpipe_core::bn254::G2Affine],
+        scalars: &[zkpipe_core::bn254::Fr],
+        config: &MsmConfig,
+    ) -> Result<zkpipe_core::bn254::G2Projective, AccelError> {
+        let pool = self.pool(config.device)?;
+        Ok(pool.install(|| bn254::msm_g2(bases, scalars)))
+    }
+
+    fn bn254_ntt(
+        &self,
+        values: &mut [zkpipe_core::bn254::Fr],
+        config: &zkpipe_core::plugin::NttConfigOf<zkpipe_core::bn254::Fr>,
+    ) -> Result<(), AccelError> {
+        let pool = self.pool(config.device)?;
+        pool.install(|| bn254::ntt(values, config));
+        Ok(())
     }
 
     /// The reference: core's host SpMV and its quotient steps over this

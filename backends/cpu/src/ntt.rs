@@ -99,7 +99,7 @@ fn stage(values: &mut [Fr], half: usize, twiddles: &[Fr], stride: usize, dit: bo
 }
 
 /// Bit-reversal permutation, parallel (each swap pair is touched by one task).
-fn bit_reverse(values: &mut [Fr]) {
+pub(crate) fn bit_reverse<T: Send>(values: &mut [T]) {
     let n = values.len();
     let log_n = n.trailing_zeros();
     let base = SendPtr(values.as_mut_ptr());
@@ -117,12 +117,17 @@ fn bit_reverse(values: &mut [Fr]) {
         });
 }
 
-#[derive(Clone, Copy)]
-struct SendPtr(*mut Fr);
+struct SendPtr<T>(*mut T);
+impl<T> Clone for SendPtr<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for SendPtr<T> {}
 // SAFETY: used only for disjoint element access, see `bit_reverse`.
-unsafe impl Send for SendPtr {}
+unsafe impl<T: Send> Send for SendPtr<T> {}
 // SAFETY: as above.
-unsafe impl Sync for SendPtr {}
+unsafe impl<T: Send> Sync for SendPtr<T> {}
 
 /// Multiplies element at position p by `c·x^idx(p)`, idx the natural index.
 fn scale_by_powers(values: &mut [Fr], x: &Fr, c: &Fr, reversed: bool) {

@@ -6,10 +6,11 @@ use abi_stable::std_types::{RResult, RSlice, RSliceMut};
 use crate::Error;
 use crate::plugin::{
     AccelError, AccelResult, AcceleratorBox, BackendInfo, BasesHandle, BasesRef, Capabilities,
-    MsmConfig, NttConfig, R1csHandle, SpmvConfig,
+    MsmConfig, NttConfig, NttConfigOf, R1csHandle, SpmvConfig,
 };
 use crate::r1cs::R1cs;
 use crate::types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use crate::{Curve, bn254};
 
 pub mod group;
 pub mod lent_buffers;
@@ -258,6 +259,83 @@ impl Backend {
             config,
         ))
         .map(|r| r.into_option())
+    }
+
+    /// Refuses `curve` when this backend lists no op for it, naming the
+    /// curves it does serve.
+    ///
+    /// # Errors
+    /// [`Error::Backend`] with `UNSUPPORTED`.
+    pub fn expect_curve(&self, curve: Curve) -> Result<(), Error> {
+        let served = self.capabilities().curves();
+        if served.contains(&curve) {
+            return Ok(());
+        }
+        let names: Vec<&str> = served.iter().map(|c| c.name()).collect();
+        Err(Error::Backend {
+            backend: self.name.clone(),
+            source: AccelError::new(
+                crate::plugin::ErrorCode::UNSUPPORTED,
+                format!(
+                    "it does not serve {curve} (it serves: {})",
+                    if names.is_empty() {
+                        "nothing".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ),
+            ),
+        })
+    }
+
+    /// `Σ scalars[i]·bases[i]` in BN254's G1, bases from the host.
+    ///
+    /// # Errors
+    /// `UNSUPPORTED` unless [`Backend::capabilities`] lists
+    /// [`ops::bn254::MSM_G1`](crate::plugin::ops::bn254::MSM_G1);
+    /// `INVALID_INPUT` for unequal lengths; other backend errors.
+    pub fn bn254_msm_g1(
+        &self,
+        bases: &[bn254::G1Affine],
+        scalars: &[bn254::Fr],
+        config: &MsmConfig,
+    ) -> Result<bn254::G1Projective, Error> {
+        self.lift(
+            self.inner
+                .bn254_msm_g1(bases.into(), scalars.into(), config),
+        )
+    }
+
+    /// `Σ scalars[i]·bases[i]` in BN254's G2, bases from the host.
+    ///
+    /// # Errors
+    /// As [`Backend::bn254_msm_g1`].
+    pub fn bn254_msm_g2(
+        &self,
+        bases: &[bn254::G2Affine],
+        scalars: &[bn254::Fr],
+        config: &MsmConfig,
+    ) -> Result<bn254::G2Projective, Error> {
+        self.lift(
+            self.inner
+                .bn254_msm_g2(bases.into(), scalars.into(), config),
+        )
+    }
+
+    /// In-place NTT over BN254's Fr (length a power of two, at most 2^28).
+    ///
+    /// # Errors
+    /// `UNSUPPORTED` unless listed; `INVALID_INPUT` for a bad length or a
+    /// zero coset shift; other backend errors.
+    pub fn bn254_ntt(
+        &self,
+        values: &mut [bn254::Fr],
+        config: &NttConfigOf<bn254::Fr>,
+    ) -> Result<(), Error> {
+        self.lift(
+            self.inner
+                .bn254_ntt(RSliceMut::from_mut_slice(values), config),
+        )
     }
 }
 

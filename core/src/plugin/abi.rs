@@ -8,6 +8,7 @@ use abi_stable::{
 };
 
 use super::*;
+use crate::bn254;
 use crate::types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 /// The FFI-safe accelerator interface (one object per backend instance).
@@ -111,6 +112,31 @@ pub trait Accelerator: Send + Sync {
         h_out: RSliceMut<'_, Fr>,
         config: &SpmvConfig,
     ) -> AccelResult<ROption<u64>>;
+    /// [`Accelerator::msm_g1`] on BN254, bases from the host. Listed as
+    /// [`ops::bn254::MSM_G1`]. The BN254 ops were added after
+    /// `quotient_from_witness`: a plugin built before them has a shorter
+    /// vtable, which the loader's layout check refuses (rebuild it).
+    fn bn254_msm_g1(
+        &self,
+        bases: RSlice<'_, bn254::G1Affine>,
+        scalars: RSlice<'_, bn254::Fr>,
+        config: &MsmConfig,
+    ) -> AccelResult<bn254::G1Projective>;
+    /// [`Accelerator::msm_g2`] on BN254, bases from the host. Listed as
+    /// [`ops::bn254::MSM_G2`].
+    fn bn254_msm_g2(
+        &self,
+        bases: RSlice<'_, bn254::G2Affine>,
+        scalars: RSlice<'_, bn254::Fr>,
+        config: &MsmConfig,
+    ) -> AccelResult<bn254::G2Projective>;
+    /// [`Accelerator::ntt`] over BN254's Fr (lengths up to 2^28). Listed
+    /// as [`ops::bn254::NTT`].
+    fn bn254_ntt(
+        &self,
+        values: RSliceMut<'_, bn254::Fr>,
+        config: &NttConfigOf<bn254::Fr>,
+    ) -> AccelResult<()>;
 }
 
 /// An owned accelerator trait object, as returned by a plugin's `new`.

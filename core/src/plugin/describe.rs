@@ -99,7 +99,20 @@ pub mod ops {
     /// call (see [`Accelerator::quotient_from_witness`]). Its size limit is
     /// the domain's log size.
     pub const SPMV: &str = "spmv";
-    /// Every op name, in display order.
+    /// BN254's ops: the same ops as BLS12-381's, named `bn254.<op>`
+    /// (BLS12-381's keep their bare names, as plugins built before a
+    /// second curve list them).
+    pub mod bn254 {
+        /// G1 MSM over BN254 (see `Accelerator::bn254_msm_g1`).
+        pub const MSM_G1: &str = "bn254.msm_g1";
+        /// G2 MSM over BN254.
+        pub const MSM_G2: &str = "bn254.msm_g2";
+        /// NTT over BN254's Fr.
+        pub const NTT: &str = "bn254.ntt";
+        /// Every BN254 op name, in display order.
+        pub const ALL: &[&str] = &[MSM_G1, MSM_G2, NTT];
+    }
+    /// Every BLS12-381 op name, in display order.
     pub const ALL: &[&str] = &[
         MSM_G1,
         MSM_G2,
@@ -156,6 +169,33 @@ pub struct Capabilities {
 }
 
 impl Capabilities {
+    /// The curve an op name is for: `bn254.msm_g1` is BN254's, a bare name
+    /// BLS12-381's.
+    pub fn curve_of(op: &str) -> crate::Curve {
+        match op.split_once('.') {
+            Some((prefix, _)) => crate::Curve::from_name(prefix).unwrap_or_default(),
+            None => crate::Curve::Bls12_381,
+        }
+    }
+
+    /// The curves this backend serves at least one op of, in
+    /// [`Curve::ALL`](crate::Curve::ALL)'s order.
+    pub fn curves(&self) -> Vec<crate::Curve> {
+        crate::Curve::ALL
+            .into_iter()
+            .filter(|c| self.ops.iter().any(|o| Self::curve_of(&o.op) == *c))
+            .collect()
+    }
+
+    /// The ops this backend serves on `curve`, by their bare names.
+    pub fn ops_on(&self, curve: crate::Curve) -> Vec<&str> {
+        self.ops
+            .iter()
+            .filter(|o| Self::curve_of(&o.op) == curve)
+            .map(|o| o.op.rsplit('.').next().unwrap_or(&o.op))
+            .collect()
+    }
+
     /// Whether `op` is supported.
     pub fn supports(&self, op: &str) -> bool {
         self.ops.iter().any(|o| o.op.as_str() == op)

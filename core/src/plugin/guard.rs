@@ -5,6 +5,7 @@ use abi_stable::std_types::{ROption, RResult, RSlice, RSliceMut, RVec};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::*;
+use crate::bn254;
 use crate::types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 /// Adapts an [`AcceleratorImpl`] to the seam: checks arguments, then runs
@@ -46,15 +47,29 @@ fn check_msm_lengths<T>(
 }
 
 fn check_ntt_length(len: usize) -> Result<(), AccelError> {
+    check_ntt_length_on(crate::Curve::Bls12_381, len)
+}
+
+fn check_ntt_length_on(curve: crate::Curve, len: usize) -> Result<(), AccelError> {
     if len == 0 || !len.is_power_of_two() {
         return Err(AccelError::invalid_input(format!(
             "ntt: length {len} is not a power of two"
         )));
     }
-    if len.trailing_zeros() > crate::types::FR_TWO_ADICITY {
+    let max = curve.two_adicity();
+    if len.trailing_zeros() > max {
         return Err(AccelError::invalid_input(format!(
-            "ntt: length 2^{} exceeds Fr's 2^32 roots of unity",
+            "ntt: length 2^{} exceeds {curve}'s Fr, whose roots of unity go up to 2^{max}",
             len.trailing_zeros()
+        )));
+    }
+    Ok(())
+}
+
+fn check_bn254_msm_lengths(op: &str, bases: usize, scalars: usize) -> Result<(), AccelError> {
+    if bases != scalars {
+        return Err(AccelError::invalid_input(format!(
+            "{op}: {bases} bases but {scalars} scalars (lengths must be equal)"
         )));
     }
     Ok(())
@@ -217,6 +232,50 @@ impl<T: AcceleratorImpl> Accelerator for Guarded<T> {
                     config,
                 )
                 .map(ROption::from)
+        })
+    }
+    fn bn254_msm_g1(
+        &self,
+        bases: RSlice<'_, bn254::G1Affine>,
+        scalars: RSlice<'_, bn254::Fr>,
+        config: &MsmConfig,
+    ) -> AccelResult<bn254::G1Projective> {
+        guard(ops::bn254::MSM_G1, || {
+            check_bn254_msm_lengths(ops::bn254::MSM_G1, bases.len(), scalars.len())?;
+            self.0
+                .bn254_msm_g1(bases.as_slice(), scalars.as_slice(), config)
+        })
+    }
+    fn bn254_msm_g2(
+        &self,
+        bases: RSlice<'_, bn254::G2Affine>,
+        scalars: RSlice<'_, bn254::Fr>,
+        config: &MsmConfig,
+    ) -> AccelResult<bn254::G2Projective> {
+        guard(ops::bn254::MSM_G2, || {
+            check_bn254_msm_lengths(ops::bn254::MSM_G2, bases.len(), scalars.len())?;
+            self.0
+                .bn254_msm_g2(bases.as_slice(), scalars.as_slice(), config)
+        })
+    }
+    fn bn254_ntt(
+        &self,
+        mut values: RSliceMut<'_, bn254::Fr>,
+        config: &NttConfigOf<bn254::Fr>,
+    ) -> AccelResult<()> {
+        guard(ops::bn254::NTT, || {
+            check_ntt_length_on(crate::Curve::Bn254, values.len())?;
+            if config
+                .coset
+                .as_ref()
+                .into_option()
+                .is_some_and(bn254::Fr::is_zero)
+            {
+                return Err(AccelError::invalid_input(
+                    "ntt: coset shift must be nonzero",
+                ));
+            }
+            self.0.bn254_ntt(values.as_mut_slice(), config)
         })
     }
 }

@@ -104,12 +104,12 @@ impl Radix2 {
     }
 }
 
-/// NTT settings. The domain is the 2^k-th roots of unity ω (k = log2 of the
-/// input length, which must be a power of two), optionally shifted to the
-/// coset g·⟨ω⟩.
+/// NTT settings over the scalar field `F` of a curve. The domain is the
+/// 2^k-th roots of unity ω (k = log2 of the input length, which must be a
+/// power of two), optionally shifted to the coset g·⟨ω⟩.
 #[repr(C)]
 #[derive(StableAbi, Clone, Debug, Default)]
-pub struct NttConfig {
+pub struct NttConfigOf<F> {
     /// Device index.
     pub device: u32,
     /// Forward or inverse.
@@ -117,10 +117,13 @@ pub struct NttConfig {
     /// Input/output orders.
     pub order: NttOrder,
     /// Coset shift g (bellperson uses 7, Fr's multiplicative generator); `None` for ⟨ω⟩.
-    pub coset: ROption<Fr>,
+    pub coset: ROption<F>,
     /// Backend-only settings.
     pub ext: RVec<KeyValue>,
 }
+
+/// NTT settings over BLS12-381's Fr.
+pub type NttConfig = NttConfigOf<Fr>;
 
 /// Settings of the fused quotient.
 #[repr(C)]

@@ -3,6 +3,7 @@
 use abi_stable::std_types::RSlice;
 
 use super::*;
+use crate::bn254;
 use crate::types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 /// What a backend implements, in plain Rust types. Every op has a default
@@ -161,5 +162,40 @@ pub trait AcceleratorImpl: Send + Sync + 'static {
         _config: &SpmvConfig,
     ) -> Result<Option<u64>, AccelError> {
         Err(AccelError::unsupported(ops::SPMV))
+    }
+    /// See [`Accelerator::bn254_msm_g1`].
+    ///
+    /// # Errors
+    /// Any [`AccelError`].
+    fn bn254_msm_g1(
+        &self,
+        _bases: &[bn254::G1Affine],
+        _scalars: &[bn254::Fr],
+        _config: &MsmConfig,
+    ) -> Result<bn254::G1Projective, AccelError> {
+        Err(AccelError::unsupported(ops::bn254::MSM_G1))
+    }
+    /// See [`Accelerator::bn254_msm_g2`].
+    ///
+    /// # Errors
+    /// Any [`AccelError`].
+    fn bn254_msm_g2(
+        &self,
+        _bases: &[bn254::G2Affine],
+        _scalars: &[bn254::Fr],
+        _config: &MsmConfig,
+    ) -> Result<bn254::G2Projective, AccelError> {
+        Err(AccelError::unsupported(ops::bn254::MSM_G2))
+    }
+    /// See [`Accelerator::bn254_ntt`].
+    ///
+    /// # Errors
+    /// Any [`AccelError`].
+    fn bn254_ntt(
+        &self,
+        _values: &mut [bn254::Fr],
+        _config: &NttConfigOf<bn254::Fr>,
+    ) -> Result<(), AccelError> {
+        Err(AccelError::unsupported(ops::bn254::NTT))
     }
 }

@@ -1,0 +1,381 @@
+//! BN254's trials: each backend's BN254 ops against arkworks' BN254 (an
+//! implementation independent of the halo2curves the CPU backend uses),
+//! with exact equality; a backend that lists no BN254 op must refuse each
+//! one as unsupported.
+
+use ark_ec::{AffineRepr, CurveGroup, VariableBaseMSM};
+use ark_ff::{FftField, Field, One, PrimeField, Zero};
+use libtest_mimic::{Failed, Trial};
+use zkpipe::bn254::{self, Fr, G1Affine, G2Affine, sample};
+use zkpipe::plugin::{ErrorCode, MsmConfig, NttConfigOf, NttDirection, NttOrder, ops};
+use zkpipe::{Backend, Curve, Error};
+
+use super::{Target, expect_code, fail_on, max_log, order_name};
+
+type ArkFr = ark_bn254::Fr;
+type ArkFq = ark_bn254::Fq;
+
+fn ark_fr(x: &Fr) -> ArkFr {
+    ArkFr::from_le_bytes_mod_order(&x.to_bytes_le())
+}
+
+fn ark_fq(x: &bn254::Fp) -> ArkFq {
+    ArkFq::from_le_bytes_mod_order(&x.to_bytes_le())
+}
+
+fn ark_fq2(x: &bn254::Fp2) -> ark_bn254::Fq2 {
+    ark_bn254::Fq2::new(ark_fq(&x.c[0]), ark_fq(&x.c[1]))
+}
+
+fn fq_bytes(x: &ArkFq) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    out.copy_from_slice(&x.into_bigint().0.map(u64::to_le_bytes).concat());
+    out
+}
+
+/// What the trials need of G1 and G2 alike.
+trait Group: 'static {
+    type Aff: Copy + PartialEq + std::fmt::Debug + Send + Sync + Default;
+    type Ark: CurveGroup + VariableBaseMSM<ScalarField = ArkFr>;
+    const OP: &'static str;
+    fn points(n: usize, seed: u64) -> Vec<Self::Aff>;
+    fn to_ark(p: &Self::Aff) -> <Self::Ark as CurveGroup>::Affine;
+    fn neg(p: &Self::Aff) -> Self::Aff;
+    /// The affine coordinates as canonical bytes (empty for the identity).
+    fn coords(p: &Self::Aff) -> Vec<[u8; 32]>;
+    fn ark_coords(p: &<Self::Ark as CurveGroup>::Affine) -> Vec<[u8; 32]>;
+    fn msm(be: &Backend, b: &[Self::Aff], s: &[Fr]) -> Result<Self::Aff, Error>;
+}
+
+struct G1;
+struct G2;
+
+impl Group for G1 {
+    type Aff = G1Affine;
+    type Ark = ark_bn254::G1Projective;
+    const OP: &'static str = ops::bn254::MSM_G1;
+    fn points(n: usize, seed: u64) -> Vec<G1Affine> {
+        sample::g1_points(n, seed)
+    }
+    fn to_ark(p: &G1Affine) -> ark_bn254::G1Affine {
+        if p.is_identity() {
+            return ark_bn254::G1Affine::identity();
+        }
+        ark_bn254::G1Affine::new_unchecked(ark_fq(&p.x), ark_fq(&p.y))
+    }
+    fn neg(p: &G1Affine) -> G1Affine {
+        G1Affine::from_h2c(-p.h2c())
+    }
+    fn coords(p: &G1Affine) -> Vec<[u8; 32]> {
+        if p.is_identity() {
+            return vec![];
+        }
+        vec![p.x.to_bytes_le(), p.y.to_bytes_le()]
+    }
+    fn ark_coords(p: &ark_bn254::G1Affine) -> Vec<[u8; 32]> {
+        p.xy()
+            .map_or(vec![], |(x, y)| vec![fq_bytes(&x), fq_bytes(&y)])
+    }
+    fn msm(be: &Backend, b: &[G1Affine], s: &[Fr]) -> Result<G1Affine, Error> {
+        be.bn254_msm_g1(b, s, &MsmConfig::default())
+            .map(|p| p.to_affine())
+    }
+}
+
+impl Group for G2 {
+    type Aff = G2Affine;
+    type Ark = ark_bn254::G2Projective;
+    const OP: &'static str = ops::bn254::MSM_G2;
+    fn points(n: usize, seed: u64) -> Vec<G2Affine> {
+        sample::g2_points(n, seed)
+    }
+    fn to_ark(p: &G2Affine) -> ark_bn254::G2Affine {
+        if p.is_identity() {
+            return ark_bn254::G2Affine::identity();
+        }
+        ark_bn254::G2Affine::new_unchecked(ark_fq2(&p.x), ark_fq2(&p.y))
+    }
+    fn neg(p: &G2Affine) -> G2Affine {
+        G2Affine::from_h2c(-p.h2c())
+    }
+    fn coords(p: &G2Affine) -> Vec<[u8; 32]> {
+        if p.is_identity() {
+            return vec![];
+        }
+        [p.x.c, p.y.c]
+            .concat()
+            .iter()
+            .map(|c| c.to_bytes_le())
+            .collect()
+    }
+    fn ark_coords(p: &ark_bn254::G2Affine) -> Vec<[u8; 32]> {
+        p.xy().map_or(vec![], |(x, y)| {
+            [x.c0, x.c1, y.c0, y.c1].iter().map(fq_bytes).collect()
+        })
+    }
+    fn msm(be: &Backend, b: &[G2Affine], s: &[Fr]) -> Result<G2Affine, Error> {
+        be.bn254_msm_g2(b, s, &MsmConfig::default())
+            .map(|p| p.to_affine())
+    }
+}
+
+fn check_msm<G: Group>(be: &Backend, bases: &[G::Aff], scalars: &[Fr]) -> Result<(), Failed> {
+    let got = fail_on(G::msm(be, bases, scalars))?;
+    let ark_bases: Vec<_> = bases.iter().map(G::to_ark).collect();
+    let ark_scalars: Vec<_> = scalars.iter().map(ark_fr).collect();
+    let want = G::Ark::msm(&ark_bases, &ark_scalars)
+        .map_err(|n| format!("arkworks refused the lengths ({n})"))?
+        .into_affine();
+    if G::coords(&got) != G::ark_coords(&want) {
+        return Err(format!(
+            "{} of {} points differs from arkworks': got {got:?}",
+            G::OP,
+            bases.len()
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// Sizes 0, 1, 2, 3, 5, then 2^k ± 1 up to `max`.
+fn sizes(max: u32) -> Vec<usize> {
+    let mut v = vec![0, 1, 2, 3, 5];
+    for k in 3..=max {
+        v.extend([(1usize << k) - 1, (1 << k) + 1]);
+    }
+    v
+}
+
+fn msm_trials<G: Group>(t: &Target, max: u32, out: &mut Vec<Trial>) {
+    for n in sizes(max) {
+        out.push(t.trial(format!("{}/random/{n}", G::OP), move |be| {
+            check_msm::<G>(be, &G::points(n, 70 + n as u64), &sample::scalars(n, 71))
+        }));
+    }
+    out.push(t.trial(format!("{}/edges", G::OP), |be| {
+        // Zero, one, r − 1 and random scalars over the identity, repeated
+        // points and points beside their negations.
+        let n = 64;
+        let mut bases = G::points(n, 80);
+        let mut scalars = sample::scalars(n, 81);
+        for i in 0..n {
+            match i % 8 {
+                0 => scalars[i] = Fr::ZERO,
+                1 => scalars[i] = Fr::one(),
+                2 => scalars[i] = Fr::one().neg(),
+                3 => bases[i] = G::Aff::default(),
+                4 => bases[i] = bases[i - 1],
+                5 => bases[i] = G::neg(&bases[i - 1]),
+                _ => {}
+            }
+        }
+        check_msm::<G>(be, &bases, &scalars)?;
+        // P·s + (−P)·s: the identity.
+        let p = bases[7];
+        let s = scalars[7];
+        check_msm::<G>(be, &[p, G::neg(&p)], &[s, s])?;
+        check_msm::<G>(be, &[G::Aff::default(); 3], &sample::scalars(3, 82))
+    }));
+    out.push(t.trial(format!("{}/unequal lengths", G::OP), |be| {
+        expect_code(
+            G::msm(be, &G::points(3, 83), &sample::scalars(2, 84)),
+            ErrorCode::INVALID_INPUT,
+        )
+    }));
+}
+
+fn bit_reversed(v: &[ArkFr]) -> Vec<ArkFr> {
+    let n = v.len();
+    let bits = n.trailing_zeros();
+    (0..n)
+        .map(|i| {
+            v[if bits == 0 {
+                0
+            } else {
+                i.reverse_bits() >> (usize::BITS - bits)
+            }]
+        })
+        .collect()
+}
+
+/// The transform by definition, in arkworks' arithmetic with arkworks' own
+/// 2^28-th root: `out_k = Σ_j a_j·(g·ω^k)^j`, or its inverse.
+fn naive_ntt(input: &[ArkFr], inverse: bool, coset: Option<ArkFr>) -> Vec<ArkFr> {
+    let n = input.len();
+    let mut omega = ArkFr::TWO_ADIC_ROOT_OF_UNITY;
+    for _ in n.trailing_zeros()..ArkFr::TWO_ADICITY {
+        omega.square_in_place();
+    }
+    let g = coset.unwrap_or(ArkFr::one());
+    if !inverse {
+        return (0..n)
+            .map(|k| {
+                let x = g * omega.pow([k as u64]);
+                input.iter().rev().fold(ArkFr::zero(), |acc, a| acc * x + a)
+            })
+            .collect();
+    }
+    // a_j = g^−j / n · Σ_k v_k·ω^−jk
+    let (omega_inv, g_inv) = (omega.inverse().unwrap(), g.inverse().unwrap());
+    let n_inv = ArkFr::from(n as u64).inverse().unwrap();
+    (0..n)
+        .map(|j| {
+            let x = omega_inv.pow([j as u64]);
+            let sum = input.iter().rev().fold(ArkFr::zero(), |acc, v| acc * x + v);
+            sum * n_inv * g_inv.pow([j as u64])
+        })
+        .collect()
+}
+
+fn ntt_trials(t: &Target, out: &mut Vec<Trial>) {
+    for log_n in [0u32, 1, 2, 3, 6, 10] {
+        for order in NttOrder::ALL {
+            for inverse in [false, true] {
+                for coset in [None, Some(5u64)] {
+                    let case = format!(
+                        "{}/{}/{}{}/2^{log_n}",
+                        ops::bn254::NTT,
+                        if inverse { "inverse" } else { "forward" },
+                        order_name(order),
+                        if coset.is_some() { "/coset" } else { "" },
+                    );
+                    out.push(t.trial(case, move |be| {
+                        let n = 1usize << log_n;
+                        let natural = sample::scalars(n, 90 + log_n as u64);
+                        let ark: Vec<ArkFr> = natural.iter().map(ark_fr).collect();
+                        let mut want = naive_ntt(&ark, inverse, coset.map(ArkFr::from));
+                        if order.output_reversed() {
+                            want = bit_reversed(&want);
+                        }
+                        let mut got: Vec<Fr> = if order.input_reversed() {
+                            bit_reversed(&ark)
+                                .iter()
+                                .map(|x| Fr::from_bytes_le(&fr_bytes(x)).unwrap())
+                                .collect()
+                        } else {
+                            natural
+                        };
+                        let config = NttConfigOf {
+                            direction: if inverse {
+                                NttDirection::Inverse
+                            } else {
+                                NttDirection::Forward
+                            },
+                            order,
+                            coset: coset.map(Fr::from_u64).into(),
+                            ..Default::default()
+                        };
+                        fail_on(be.bn254_ntt(&mut got, &config))?;
+                        match got.iter().zip(&want).position(|(g, w)| ark_fr(g) != *w) {
+                            None => Ok(()),
+                            Some(i) => Err(format!("first mismatch at index {i} of {n}").into()),
+                        }
+                    }));
+                }
+            }
+        }
+    }
+    let big = max_log().max(16);
+    out.push(t.trial(
+        format!("{}/round trip/2^{big}", ops::bn254::NTT),
+        move |be| {
+            let input = sample::scalars(1 << big, 95);
+            let mut v = input.clone();
+            let coset = NttConfigOf {
+                coset: Some(Fr::from_u64(5)).into(),
+                ..Default::default()
+            };
+            fail_on(be.bn254_ntt(&mut v, &coset))?;
+            if v == input {
+                return Err("the forward transform changed nothing".into());
+            }
+            let inverse = NttConfigOf {
+                direction: NttDirection::Inverse,
+                ..coset
+            };
+            fail_on(be.bn254_ntt(&mut v, &inverse))?;
+            if v != input {
+                return Err("inverse(forward(x)) != x".into());
+            }
+            Ok(())
+        },
+    ));
+    out.push(
+        t.trial(format!("{}/bad input refused", ops::bn254::NTT), |be| {
+            let plain = NttConfigOf::default();
+            expect_code(
+                be.bn254_ntt(&mut [Fr::ZERO; 3], &plain),
+                ErrorCode::INVALID_INPUT,
+            )?;
+            expect_code(be.bn254_ntt(&mut [], &plain), ErrorCode::INVALID_INPUT)?;
+            let zero_coset = NttConfigOf {
+                coset: Some(Fr::ZERO).into(),
+                ..Default::default()
+            };
+            expect_code(
+                be.bn254_ntt(&mut [Fr::one(); 4], &zero_coset),
+                ErrorCode::INVALID_INPUT,
+            )
+        }),
+    );
+}
+
+fn fr_bytes(x: &ArkFr) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    out.copy_from_slice(&x.into_bigint().0.map(u64::to_le_bytes).concat());
+    out
+}
+
+/// BN254's trials for one backend: conformance for what it lists, a
+/// clean refusal of the rest.
+pub fn trials(t: &Target, out: &mut Vec<Trial>) {
+    let max = max_log().min(12);
+    if t.caps.supports(ops::bn254::MSM_G1) {
+        msm_trials::<G1>(t, max, out);
+    }
+    if t.caps.supports(ops::bn254::MSM_G2) {
+        msm_trials::<G2>(t, max.min(10), out);
+    }
+    if t.caps.supports(ops::bn254::NTT) {
+        ntt_trials(t, out);
+    }
+    let unlisted: Vec<&'static str> = ops::bn254::ALL
+        .iter()
+        .copied()
+        .filter(|op| !t.caps.supports(op))
+        .collect();
+    if unlisted.is_empty() {
+        return;
+    }
+    let serves_bn254 = t.caps.curves().contains(&Curve::Bn254);
+    out.push(t.trial(
+        format!("bn254/unlisted ops refused ({})", unlisted.join(", ")),
+        move |be| {
+            let p = G1Affine::generator();
+            let q = G2Affine::generator();
+            for op in &unlisted {
+                let r = match *op {
+                    ops::bn254::MSM_G1 => be
+                        .bn254_msm_g1(&[p], &[Fr::one()], &MsmConfig::default())
+                        .map(drop),
+                    ops::bn254::MSM_G2 => be
+                        .bn254_msm_g2(&[q], &[Fr::one()], &MsmConfig::default())
+                        .map(drop),
+                    _ => be.bn254_ntt(&mut [Fr::one(); 2], &NttConfigOf::default()),
+                };
+                expect_code(r, ErrorCode::UNSUPPORTED)?;
+            }
+            if !serves_bn254 {
+                let e = be
+                    .expect_curve(Curve::Bn254)
+                    .map_err(|e| e.to_string())
+                    .err()
+                    .ok_or("expect_curve(BN254) passed on a backend listing no BN254 op")?;
+                if !e.contains("does not serve BN254") {
+                    return Err(format!("unclear refusal: {e}").into());
+                }
+            }
+            Ok(())
+        },
+    ));
+}
