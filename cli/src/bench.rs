@@ -5,8 +5,8 @@ use clap::{Subcommand, ValueEnum};
 use std::io::Write;
 use std::ops::RangeInclusive;
 use std::sync::Arc;
-use zkpipe_core::Error;
 use zkpipe_core::plugin::NttOrder;
+use zkpipe_core::{Curve, Error};
 use zkpipe_harness::{MsmRequest, NttRequest, ProveBench, Report, Row, Sink, Sizes};
 
 use crate::plugin_args::PluginArgs;
@@ -122,6 +122,9 @@ pub struct Common {
     /// Seed for the random inputs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Curve: bls12-381 or bn254 (also spelled bn128).
+    #[arg(long, default_value = "bls12-381")]
+    curve: zkpipe_core::Curve,
     /// Machine-readable output.
     #[arg(long)]
     json: bool,
@@ -141,8 +144,10 @@ pub enum Scalars {
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
 pub enum Baseline {
-    /// blst's `MultiPoint::mult` on its own thread pool.
+    /// blst's `MultiPoint::mult` on its own thread pool (BLS12-381).
     Blst,
+    /// halo2curves' `msm_best` on the same pool (BN254).
+    Halo2curves,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -190,6 +195,7 @@ impl Common {
             runs: self.runs,
             device: self.device,
             seed: self.seed,
+            curve: self.curve,
         }
     }
 }
@@ -259,7 +265,16 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
                 },
                 resident: *resident,
                 split_devices: split_devices.clone(),
-                blst_baseline: baseline.is_some(),
+                baseline: match (baseline, common.curve) {
+                    (None, _) => false,
+                    (Some(Baseline::Blst), Curve::Bls12_381)
+                    | (Some(Baseline::Halo2curves), Curve::Bn254) => true,
+                    (Some(b), c) => {
+                        let b = format!("{b:?}").to_lowercase();
+                        let why = format!("--baseline {b} is not a {c} library");
+                        return Err(Error::InvalidInput(why));
+                    }
+                },
                 bit_scalars: *scalars == Scalars::Bits,
             };
             let be = args.backend(&common.backend)?;

@@ -320,7 +320,11 @@ fn bad_snarkjs_json_exits_2_naming_the_file() {
     let mut p: serde_json::Value = serde_json::from_str(&proof_text).unwrap();
     p["curve"] = serde_json::json!("bn128");
     let bn = d.file("bn.json", p.to_string().as_bytes());
-    fails(&verify(&vk, &bn, &public), 2, "BN254 is not supported yet");
+    fails(
+        &verify(&vk, &bn, &public),
+        2,
+        "bn.json is for BN254, not BLS12-381",
+    );
 }
 
 /// A WebAssembly module whose `getFieldNumLen32` loops forever.

@@ -97,7 +97,7 @@ fn fixtures() -> Option<&'static Fixtures> {
     static F: OnceLock<Option<Fixtures>> = OnceLock::new();
     F.get_or_init(|| {
         let (circom, snarkjs) = tools()?;
-        let mut key = fnv(format!("v3 {PTAU_POWER}").as_bytes(), 0xcbf29ce484222325);
+        let mut key = fnv(format!("v4 {PTAU_POWER}").as_bytes(), 0xcbf29ce484222325);
         for c in CIRCUITS {
             for ext in ["circom", "input.json"] {
                 key = fnv(
@@ -116,46 +116,52 @@ fn fixtures() -> Option<&'static Fixtures> {
     .as_ref()
 }
 
+/// A small powers of tau for `curve` (`bls12381`, `bn128`), made once.
+fn powers_of_tau(root: &Path, snarkjs: &Path, curve: &str) -> PathBuf {
+    let ptau = root.join(format!("pot{PTAU_POWER}_{curve}.ptau"));
+    if ptau.exists() {
+        return ptau;
+    }
+    let p = |s: &str| root.join(s).to_str().unwrap().to_string();
+    let power = PTAU_POWER.to_string();
+    tool(
+        snarkjs,
+        &["powersoftau", "new", curve, &power, &p("pot_0.ptau")],
+        root,
+    );
+    tool(
+        snarkjs,
+        &[
+            "powersoftau",
+            "contribute",
+            &p("pot_0.ptau"),
+            &p("pot_1.ptau"),
+            "--name=zkpipe test",
+            "-e=zkpipe test entropy",
+        ],
+        root,
+    );
+    tool(
+        snarkjs,
+        &[
+            "powersoftau",
+            "prepare",
+            "phase2",
+            &p("pot_1.ptau"),
+            &p("pot.tmp"),
+        ],
+        root,
+    );
+    std::fs::rename(root.join("pot.tmp"), &ptau).unwrap();
+    ptau
+}
+
 fn build(root: &Path, dir: &Path, circom: &Path, snarkjs: &Path) {
     std::fs::create_dir_all(dir).unwrap();
-    let ptau = root.join(format!("pot{PTAU_POWER}.ptau"));
-    if !ptau.exists() {
-        let p = |s: &str| root.join(s).to_str().unwrap().to_string();
-        let power = PTAU_POWER.to_string();
-        tool(
-            snarkjs,
-            &["powersoftau", "new", "bls12381", &power, &p("pot_0.ptau")],
-            root,
-        );
-        tool(
-            snarkjs,
-            &[
-                "powersoftau",
-                "contribute",
-                &p("pot_0.ptau"),
-                &p("pot_1.ptau"),
-                "--name=zkpipe test",
-                "-e=zkpipe test entropy",
-            ],
-            root,
-        );
-        tool(
-            snarkjs,
-            &[
-                "powersoftau",
-                "prepare",
-                "phase2",
-                &p("pot_1.ptau"),
-                &p("pot.tmp"),
-            ],
-            root,
-        );
-        std::fs::rename(root.join("pot.tmp"), &ptau).unwrap();
-    }
+    let ptau = powers_of_tau(root, snarkjs, "bls12381");
     let ptau = ptau.to_str().unwrap();
     for c in CIRCUITS {
         let src = sources().join(format!("{c}.circom"));
-        let input = sources().join(format!("{c}.input.json"));
         tool(
             circom,
             &[
@@ -169,67 +175,10 @@ fn build(root: &Path, dir: &Path, circom: &Path, snarkjs: &Path) {
             ],
             dir,
         );
-        let wasm = format!("{c}_js/{c}.wasm");
-        tool(
-            snarkjs,
-            &[
-                "groth16",
-                "setup",
-                &format!("{c}.r1cs"),
-                ptau,
-                &format!("{c}_0.zkey"),
-            ],
-            dir,
-        );
-        // One phase-2 contribution, so that δ is not the generator.
-        tool(
-            snarkjs,
-            &[
-                "zkey",
-                "contribute",
-                &format!("{c}_0.zkey"),
-                &format!("{c}.zkey"),
-                "--name=zkpipe test",
-                "-e=zkpipe phase 2",
-            ],
-            dir,
-        );
-        tool(
-            snarkjs,
-            &[
-                "wtns",
-                "calculate",
-                &wasm,
-                input.to_str().unwrap(),
-                &format!("{c}.wtns"),
-            ],
-            dir,
-        );
-        tool(
-            snarkjs,
-            &[
-                "zkey",
-                "export",
-                "verificationkey",
-                &format!("{c}.zkey"),
-                &format!("{c}.vk.json"),
-            ],
-            dir,
-        );
-        tool(
-            snarkjs,
-            &[
-                "groth16",
-                "prove",
-                &format!("{c}.zkey"),
-                &format!("{c}.wtns"),
-                &format!("{c}.sj.proof.json"),
-                &format!("{c}.sj.public.json"),
-            ],
-            dir,
-        );
+        keys_witness_and_proof(snarkjs, dir, c, ptau);
     }
-    // The same chain for BN254 (circom's default prime), to be refused.
+    // The same chain over BN254 (circom's default prime): keys, witness and
+    // a proof from snarkjs.
     let bn = dir.join("bn254");
     std::fs::create_dir_all(&bn).unwrap();
     let src = sources().join("hash_chain.circom");
@@ -238,7 +187,74 @@ fn build(root: &Path, dir: &Path, circom: &Path, snarkjs: &Path) {
         &[src.to_str().unwrap(), "--r1cs", "--wasm", "-o", "."],
         &bn,
     );
+    let bn_ptau = powers_of_tau(root, snarkjs, "bn128");
+    keys_witness_and_proof(snarkjs, &bn, "hash_chain", bn_ptau.to_str().unwrap());
     std::fs::write(dir.join("done"), b"").unwrap();
+}
+
+/// snarkjs's keys (one phase-2 contribution), witness, verification key
+/// and proof for the compiled circuit `c` in `dir`.
+fn keys_witness_and_proof(snarkjs: &Path, dir: &Path, c: &str, ptau: &str) {
+    let input = sources().join(format!("{c}.input.json"));
+    let wasm = format!("{c}_js/{c}.wasm");
+    tool(
+        snarkjs,
+        &[
+            "groth16",
+            "setup",
+            &format!("{c}.r1cs"),
+            ptau,
+            &format!("{c}_0.zkey"),
+        ],
+        dir,
+    );
+    // One phase-2 contribution, so that δ is not the generator.
+    tool(
+        snarkjs,
+        &[
+            "zkey",
+            "contribute",
+            &format!("{c}_0.zkey"),
+            &format!("{c}.zkey"),
+            "--name=zkpipe test",
+            "-e=zkpipe phase 2",
+        ],
+        dir,
+    );
+    tool(
+        snarkjs,
+        &[
+            "wtns",
+            "calculate",
+            &wasm,
+            input.to_str().unwrap(),
+            &format!("{c}.wtns"),
+        ],
+        dir,
+    );
+    tool(
+        snarkjs,
+        &[
+            "zkey",
+            "export",
+            "verificationkey",
+            &format!("{c}.zkey"),
+            &format!("{c}.vk.json"),
+        ],
+        dir,
+    );
+    tool(
+        snarkjs,
+        &[
+            "groth16",
+            "prove",
+            &format!("{c}.zkey"),
+            &format!("{c}.wtns"),
+            &format!("{c}.sj.proof.json"),
+            &format!("{c}.sj.public.json"),
+        ],
+        dir,
+    );
 }
 
 fn zkpipe(dir: &Path, args: &[&str]) -> Output {
@@ -784,4 +800,69 @@ fn a_zkey_alone_refuses_a_witness_that_does_not_fit() {
         assert!(text(&out).contains(needle), "{needle}: {}", text(&out));
         assert!(!t.join("p.json").exists() && !t.join("s.json").exists());
     }
+}
+
+/// snarkjs's BN254 proof (circom's default prime) verifies with zkpipe;
+/// a changed signal or proof does not; a key and a proof of different
+/// curves are refused naming both.
+#[test]
+fn snarkjs_bn254_proofs_verify_with_zkpipe_and_changes_do_not() {
+    let Some(f) = fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let bn = |e: &str| f.dir.join(format!("bn254/hash_chain.{e}"));
+    let (vk, proof, public) = (bn("vk.json"), bn("sj.proof.json"), bn("sj.public.json"));
+    let arg = |p: &Path| p.to_str().unwrap().to_string();
+    let verify = |vk: &Path, public: &Path, proof: &Path| {
+        zkpipe(
+            t,
+            &["groth16", "verify", &arg(vk), &arg(public), &arg(proof)],
+        )
+    };
+    let said = |o: &Output| String::from_utf8_lossy(&o.stdout).trim().to_string();
+    assert_eq!(json(&vk)["curve"], "bn128");
+    let out = verify(&vk, &public, &proof);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(said(&out), "valid");
+
+    let write = |name: &str, v: &serde_json::Value| {
+        let p = t.join(name);
+        std::fs::write(&p, v.to_string()).unwrap();
+        p
+    };
+    let mut signals = json(&public);
+    signals[0] = serde_json::json!("4242");
+    let out = verify(&vk, &write("other.json", &signals), &proof);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(said(&out), "invalid");
+    // A and C swapped: both valid points, not a proof.
+    let mut p = json(&proof);
+    let a = p["pi_a"].clone();
+    p["pi_a"] = p["pi_c"].clone();
+    p["pi_c"] = a;
+    let out = verify(&vk, &public, &write("swapped.json", &p));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let mut p = json(&proof);
+    p["pi_a"][1] = serde_json::json!("5");
+    let out = verify(&vk, &public, &write("off.json", &p));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("not on the curve"), "{}", text(&out));
+
+    // Across curves, either way round.
+    let bls_proof = f.dir.join("hash_chain.sj.proof.json");
+    let out = verify(&vk, &public, &bls_proof);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("hash_chain.sj.proof.json is for BLS12-381, not BN254"),
+        "{}",
+        text(&out)
+    );
+    let bls_vk = f.dir.join("hash_chain.vk.json");
+    let out = verify(&bls_vk, &f.dir.join("hash_chain.sj.public.json"), &proof);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("is for BN254, not BLS12-381"),
+        "{}",
+        text(&out)
+    );
 }

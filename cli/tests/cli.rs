@@ -121,6 +121,78 @@ fn backends_lists_cpu_and_reports_a_bogus_library() {
 }
 
 #[test]
+fn bench_times_bn254_ops_and_refuses_what_bn254_lacks() {
+    let bench = |args: &[&str]| {
+        let mut all = vec!["bench"];
+        all.extend(args);
+        zkpipe(&all, &[])
+    };
+    let o = bench(&[
+        "msm",
+        "--curve",
+        "bn254",
+        "--log-size",
+        "3..4",
+        "--runs",
+        "1",
+        "--baseline",
+        "halo2curves",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["op"], "bn254 msm_g1");
+    assert_eq!(v["rows"].as_array().unwrap().len(), 2);
+    assert!(v["rows"][0]["baseline_median_ms"].as_f64().is_some());
+    let o = bench(&[
+        "ntt",
+        "--curve",
+        "bn128",
+        "--log-size",
+        "4",
+        "--runs",
+        "1",
+        "--coset",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("bn254 ntt forward coset"),
+        "{}",
+        stdout(&o)
+    );
+    for (args, why) in [
+        (
+            &[
+                "msm",
+                "--curve",
+                "bn254",
+                "--log-size",
+                "3",
+                "--baseline",
+                "blst",
+            ][..],
+            "--baseline blst is not a BN254 library",
+        ),
+        (
+            &["msm", "--curve", "bn254", "--log-size", "3", "--resident"][..],
+            "--resident is BLS12-381 only",
+        ),
+        (
+            &["quotient", "--curve", "bn254", "--log-size", "3"][..],
+            "BLS12-381 only for now, not BN254",
+        ),
+        (
+            &["ntt", "--curve", "secp256k1", "--log-size", "3"][..],
+            "unknown curve `secp256k1`",
+        ),
+    ] {
+        let o = bench(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(why), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
 fn bench_msm_prints_a_row_per_size_with_the_blst_baseline() {
     let o = zkpipe(
         &[

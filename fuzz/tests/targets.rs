@@ -61,6 +61,10 @@ fn snarkjs_json() {
             let _ = proof_from_json(&v, "fuzz");
             let _ = vk_from_json(&v, "fuzz");
             let _ = public_from_json(&v, "fuzz");
+            let _ = zkpipe_circom::json::curve_of(&v, "fuzz");
+            let _ = zkpipe_circom::json_bn254::proof_from_json(&v, "fuzz");
+            let _ = zkpipe_circom::json_bn254::vk_from_json(&v, "fuzz");
+            let _ = zkpipe_circom::json_bn254::public_from_json(&v, "fuzz");
         }
     });
 }

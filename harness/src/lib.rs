@@ -7,6 +7,7 @@
 //! the output format.
 
 mod batch;
+mod bn254;
 mod in_shape;
 mod machine;
 mod msm;

@@ -3,7 +3,7 @@
 use zkpipe_core::backend::group::{G1, G2, Group};
 use zkpipe_core::backend::msm_split::{self, SplitBases, SplitSource};
 use zkpipe_core::plugin::MsmConfig;
-use zkpipe_core::{Backend, Error, Fr, G1Affine, G2Affine, util::sample};
+use zkpipe_core::{Backend, Curve, Error, Fr, G1Affine, G2Affine, util::sample};
 
 use crate::ops::Sizes;
 use crate::report::{Report, Sink, measure, row};
@@ -25,9 +25,10 @@ pub struct MsmRequest {
     /// per device, the sums added on the host. Empty: the one device of
     /// [`Sizes`].
     pub split_devices: Vec<u32>,
-    /// Also time blst's own multi-threaded Pippenger (no plugin in
-    /// between) and report the plugin's overhead.
-    pub blst_baseline: bool,
+    /// Also time the curve's library called directly (blst's Pippenger
+    /// for BLS12-381, halo2curves' for BN254: no plugin in between) and
+    /// report the plugin's overhead.
+    pub baseline: bool,
     /// Scalars 0 or 1 (a SHA-256 or PoRep witness's shape) instead of
     /// uniformly random.
     pub bit_scalars: bool,
@@ -43,6 +44,9 @@ pub fn msm(
     req: &MsmRequest,
     sink: &mut dyn Sink,
 ) -> Result<Report, Error> {
+    if sizes.curve == Curve::Bn254 {
+        return crate::bn254::msm(be, sizes, req, sink);
+    }
     // Bases (and a resident copy), scalars, Pippenger's buckets.
     let g1 = req.group == MsmGroup::G1;
     let per_point = if g1 { 3 * 96 + 32 } else { 3 * 192 + 32 };
@@ -67,7 +71,7 @@ pub fn msm(
         }
     );
     let baseline = req
-        .blst_baseline
+        .baseline
         .then_some("blst MultiPoint::mult, scalars converted from Fr in parallel");
     let mut report = Report::new(be, sizes.device, name, baseline)?;
     sink.header(&report);
@@ -121,12 +125,8 @@ fn timed<G: BlstBaseline>(
     report: &mut Report,
     sink: &mut dyn Sink,
 ) -> Result<(), Error> {
-    let (c, resident, split, baseline) = (
-        sizes,
-        req.resident,
-        &req.split_devices[..],
-        req.blst_baseline,
-    );
+    let (c, resident, split, baseline) =
+        (sizes, req.resident, &req.split_devices[..], req.baseline);
     let max = sizes.max();
     let bits = req.bit_scalars;
     eprintln!(

@@ -4,7 +4,7 @@ use std::ops::RangeInclusive;
 use std::sync::Arc;
 use zkpipe_core::backend::lent_buffers::BufferPool;
 use zkpipe_core::plugin::{NttConfig, NttDirection, NttOrder, QuotientConfig, ops};
-use zkpipe_core::{Backend, Error, Fr, util::sample};
+use zkpipe_core::{Backend, Curve, Error, Fr, util::sample};
 
 use crate::report::{Report, Sink, measure, row};
 
@@ -20,6 +20,8 @@ pub struct Sizes {
     pub device: u32,
     /// Seed of the random inputs.
     pub seed: u64,
+    /// The curve whose ops are timed.
+    pub curve: Curve,
 }
 
 impl Sizes {
@@ -66,6 +68,9 @@ pub fn ntt(
     req: NttRequest,
     sink: &mut dyn Sink,
 ) -> Result<Report, Error> {
+    if sizes.curve == Curve::Bn254 {
+        return crate::bn254::ntt(be, sizes, req, sink);
+    }
     // Input, the working copy, twiddles.
     sizes.check_fits("ntt", 3 * 32)?;
     let pool = buffer_pool(be, req.lent)?;
@@ -115,6 +120,12 @@ pub fn quotient(
     lent: bool,
     sink: &mut dyn Sink,
 ) -> Result<Report, Error> {
+    if sizes.curve != Curve::Bls12_381 {
+        return Err(Error::InvalidInput(format!(
+            "bench quotient is BLS12-381 only for now, not {}",
+            sizes.curve
+        )));
+    }
     // a, b, c and their copies.
     sizes.check_fits("quotient", 6 * 32)?;
     let fused = be.capabilities().supports(ops::QUOTIENT);

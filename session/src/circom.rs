@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use zkpipe_circom::{CircomR1cs, json};
+use zkpipe_circom::{CircomR1cs, json, json_bn254};
 use zkpipe_core::groth16::{
     self, HQuery, Parameters, PreparedVerifyingKey, Proof, StageTimes, VerifyingKey,
 };
@@ -15,7 +15,7 @@ use zkpipe_core::util::fsutil::{
     check_input, check_outputs, check_writable, check_writable_dir, read_capped, write_atomically,
 };
 use zkpipe_core::util::progress::Progress;
-use zkpipe_core::{Error, Fr};
+use zkpipe_core::{Curve, Error, Fr};
 
 use crate::prove::self_check;
 use crate::{Blinding, ProverOptions, Session};
@@ -353,19 +353,37 @@ fn read_json(path: &Path) -> Result<serde_json::Value, Error> {
 /// Malformed or mismatched files ([`Error::InvalidEncoding`],
 /// [`Error::InvalidInput`]: exit 2); an invalid proof is `Ok(false)`.
 pub fn verify_json(vk: &Path, proof: &Path, public: &Path) -> Result<bool, Error> {
-    let key = json::vk_from_json(&read_json(vk)?, &name(vk))?;
-    let p = json::proof_from_json(&read_json(proof)?, &name(proof))?;
-    let signals = json::public_from_json(&read_json(public)?, &name(public))?;
-    if signals.len() + 1 != key.ic.len() {
-        return Err(Error::InvalidInput(format!(
-            "{} takes {} public signals, {} has {}",
+    let (vk_json, proof_json) = (read_json(vk)?, read_json(proof)?);
+    let curve = json::curve_of(&vk_json, &name(vk))?;
+    curve.expect(json::curve_of(&proof_json, &name(proof))?, &name(proof))?;
+    let public_json = read_json(public)?;
+    let count = |ic: usize, signals: usize| {
+        if signals + 1 == ic {
+            return Ok(());
+        }
+        Err(Error::InvalidInput(format!(
+            "{} takes {} public signals, {} has {signals}",
             name(vk),
-            key.ic.len().saturating_sub(1),
+            ic.saturating_sub(1),
             name(public),
-            signals.len()
-        )));
+        )))
+    };
+    match curve {
+        Curve::Bls12_381 => {
+            let key = json::vk_from_json(&vk_json, &name(vk))?;
+            let p = json::proof_from_json(&proof_json, &name(proof))?;
+            let signals = json::public_from_json(&public_json, &name(public))?;
+            count(key.ic.len(), signals.len())?;
+            groth16::verify(&key.prepare(), &p, &signals)
+        }
+        Curve::Bn254 => {
+            let key = json_bn254::vk_from_json(&vk_json, &name(vk))?;
+            let p = json_bn254::proof_from_json(&proof_json, &name(proof))?;
+            let signals = json_bn254::public_from_json(&public_json, &name(public))?;
+            count(key.ic.len(), signals.len())?;
+            zkpipe_core::bn254::groth16::verify(&key, &p, &signals)
+        }
     }
-    groth16::verify(&key.prepare(), &p, &signals)
 }
 
 /// A verifying key from zkpipe's vk.bin or from a snarkjs zkey.

@@ -15,7 +15,7 @@ use crate::field::{fp_from_decimal, fp_to_decimal};
 use zkpipe_core::groth16::{PreparedVerifyingKey, Proof, VerifyingKey};
 use zkpipe_core::types::{Fp, Fp2};
 use zkpipe_core::util::decimal::{fr_from_decimal, fr_to_decimal};
-use zkpipe_core::{Error, Fr, G1Affine, G2Affine};
+use zkpipe_core::{Curve, Error, Fr, G1Affine, G2Affine};
 
 /// snarkjs's name of BLS12-381.
 pub const CURVE: &str = "bls12381";
@@ -86,23 +86,23 @@ pub fn vk_to_json(vk: &VerifyingKey) -> Value {
     })
 }
 
-fn bad(what: &str, msg: impl std::fmt::Display) -> Error {
+pub(crate) fn bad(what: &str, msg: impl std::fmt::Display) -> Error {
     Error::InvalidEncoding(format!("{what}: {msg}"))
 }
 
-fn field<'a>(v: &'a Value, key: &str, what: &str) -> Result<&'a Value, Error> {
+pub(crate) fn field<'a>(v: &'a Value, key: &str, what: &str) -> Result<&'a Value, Error> {
     v.get(key)
         .ok_or_else(|| bad(what, format_args!("no `{key}`")))
 }
 
-fn strings<'a>(v: &'a Value, n: usize, what: &str) -> Result<Vec<&'a Value>, Error> {
+pub(crate) fn strings<'a>(v: &'a Value, n: usize, what: &str) -> Result<Vec<&'a Value>, Error> {
     match v.as_array() {
         Some(a) if a.len() == n => Ok(a.iter().collect()),
         _ => Err(bad(what, format_args!("expected an array of {n}"))),
     }
 }
 
-fn decimal<'a>(v: &'a Value, what: &str) -> Result<&'a str, Error> {
+pub(crate) fn decimal<'a>(v: &'a Value, what: &str) -> Result<&'a str, Error> {
     v.as_str()
         .ok_or_else(|| bad(what, "expected a decimal string"))
 }
@@ -119,7 +119,7 @@ fn fp2_of(v: &Value, what: &str) -> Result<Fp2, Error> {
 }
 
 /// `true` for z = 1, `false` for z = 0 (the identity); an error otherwise.
-fn affine_z(z: [&str; 2], what: &str) -> Result<bool, Error> {
+pub(crate) fn affine_z(z: [&str; 2], what: &str) -> Result<bool, Error> {
     match z {
         ["1", "0"] => Ok(true),
         ["0", "0"] => Ok(false),
@@ -188,8 +188,13 @@ pub fn g2_from_json(v: &Value, what: &str) -> Result<G2Affine, Error> {
     )
 }
 
-/// Refuses another protocol or curve where the JSON names one.
-fn check_names(v: &Value, what: &str) -> Result<(), Error> {
+/// The curve a proof or key says it is for (`"curve"`; BLS12-381 where
+/// it says none, as zkpipe's files before a second curve), refusing
+/// another protocol than Groth16.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for another protocol or an unknown curve.
+pub fn curve_of(v: &Value, what: &str) -> Result<Curve, Error> {
     if let Some(p) = v.get("protocol").and_then(Value::as_str)
         && p != "groth16"
     {
@@ -197,15 +202,45 @@ fn check_names(v: &Value, what: &str) -> Result<(), Error> {
             "{what}: protocol `{p}`; zkpipe proves and verifies Groth16"
         )));
     }
-    match v.get("curve").and_then(Value::as_str) {
-        None | Some(CURVE) => Ok(()),
-        Some(c @ ("bn128" | "bn254")) => Err(Error::InvalidInput(format!(
-            "{what}: curve `{c}`: BN254 is not supported yet; zkpipe verifies BLS12-381 (`{CURVE}`)"
-        ))),
-        Some(c) => Err(Error::InvalidInput(format!(
-            "{what}: curve `{c}`; zkpipe verifies BLS12-381 (`{CURVE}`)"
-        ))),
+    match v.get("curve") {
+        None => Ok(Curve::Bls12_381),
+        Some(c) => c.as_str().and_then(Curve::from_name).ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "{what}: curve {c}; zkpipe knows `bls12381` and `bn128`"
+            ))
+        }),
     }
+}
+
+/// Refuses another protocol, or a curve other than BLS12-381.
+fn check_names(v: &Value, what: &str) -> Result<(), Error> {
+    Curve::Bls12_381.expect(curve_of(v, what)?, what)
+}
+
+/// A verification key's `IC` array: one point or more, as many as
+/// `nPublic` + 1 where it says.
+///
+/// # Errors
+/// [`Error::InvalidEncoding`] naming what is wrong.
+pub(crate) fn ic_points<'a>(v: &'a Value, what: &str) -> Result<&'a [Value], Error> {
+    let ic = field(v, "IC", what)?
+        .as_array()
+        .ok_or_else(|| bad(what, "`IC` is not an array"))?;
+    if ic.is_empty() {
+        return Err(bad(
+            what,
+            "`IC` is empty: a verification key has a point for the constant one and one per public signal",
+        ));
+    }
+    if let Some(n) = v.get("nPublic")
+        && n.as_u64() != Some(ic.len() as u64 - 1)
+    {
+        return Err(bad(
+            what,
+            format_args!("nPublic is {n}, but there are {} IC points", ic.len()),
+        ));
+    }
+    Ok(ic)
 }
 
 /// A proof from snarkjs's `proof.json`; `what` names it in messages.
@@ -276,27 +311,11 @@ impl SnarkjsVk {
 pub fn vk_from_json(v: &Value, what: &str) -> Result<SnarkjsVk, Error> {
     check_names(v, what)?;
     let at = |k: &str| format!("{what}: {k}");
-    let ic = field(v, "IC", what)?
-        .as_array()
-        .ok_or_else(|| bad(what, "`IC` is not an array"))?
+    let ic = ic_points(v, what)?
         .iter()
         .enumerate()
         .map(|(i, p)| g1_from_json(p, &at(&format!("IC[{i}]"))))
         .collect::<Result<Vec<_>, _>>()?;
-    if ic.is_empty() {
-        return Err(bad(
-            what,
-            "`IC` is empty: a verification key has a point for the constant one and one per public signal",
-        ));
-    }
-    if let Some(n) = v.get("nPublic")
-        && n.as_u64() != Some(ic.len().saturating_sub(1) as u64)
-    {
-        return Err(bad(
-            what,
-            format_args!("nPublic is {n}, but there are {} IC points", ic.len()),
-        ));
-    }
     Ok(SnarkjsVk {
         alpha_g1: g1_from_json(field(v, "vk_alpha_1", what)?, &at("vk_alpha_1"))?,
         beta_g2: g2_from_json(field(v, "vk_beta_2", what)?, &at("vk_beta_2"))?,
@@ -329,7 +348,14 @@ mod tests {
         let mut bad = j.clone();
         bad["curve"] = json!("bn128");
         let e = proof_from_json(&bad, "p").unwrap_err();
-        assert!(e.to_string().contains("BN254 is not supported yet"), "{e}");
+        assert_eq!(e.to_string(), "p is for BN254, not BLS12-381");
+        let mut bad = j.clone();
+        bad["curve"] = json!("secp256k1");
+        let e = proof_from_json(&bad, "p").unwrap_err();
+        assert!(
+            e.to_string().contains("curve \"secp256k1\"; zkpipe knows"),
+            "{e}"
+        );
         let mut bad = j;
         bad["pi_b"][2] = json!(["2", "0"]);
         assert!(proof_from_json(&bad, "p").is_err());

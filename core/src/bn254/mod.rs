@@ -14,12 +14,12 @@ use abi_stable::StableAbi;
 use halo2curves::CurveAffine as _;
 use halo2curves::bn256;
 use halo2curves::ff::{Field, PrimeField};
-use halo2curves::group::{
-    Curve as _, Group as _, cofactor::CofactorGroup as _, prime::PrimeCurveAffine as _,
-};
+use halo2curves::group::{Curve as _, Group as _, prime::PrimeCurveAffine as _};
 use rand_core::RngCore;
 
 use crate::Error;
+
+pub mod groth16;
 
 /// Two-adicity of r − 1: BN254's Fr has roots of unity of order up to 2^28.
 pub const FR_TWO_ADICITY: u32 = 28;
@@ -128,6 +128,15 @@ impl Fr {
 }
 
 impl Fp {
+    /// The element with canonical little-endian bytes `bytes`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidEncoding`] for a value ≥ q.
+    pub fn from_bytes_le(bytes: &[u8; 32]) -> Result<Fp, Error> {
+        Option::from(bn256::Fq::from_repr((*bytes).into()))
+            .map(Fp::from_h2c)
+            .ok_or_else(|| Error::InvalidEncoding("a BN254 coordinate is not below q".into()))
+    }
     /// The halo2curves value these limbs are.
     #[inline]
     pub fn h2c(&self) -> bn256::Fq {
@@ -157,6 +166,23 @@ impl Fp2 {
             c: [Fp::from_h2c(*v.c0()), Fp::from_h2c(*v.c1())],
         }
     }
+}
+
+/// Whether r·p is the identity, by double-and-add over r's bits: the
+/// subgroup check. (halo2curves' `is_torsion_free` for G2 prints to stdout
+/// with its `std` feature, which would corrupt a command's output.)
+fn times_r_is_identity<G: halo2curves::group::Group>(p: G) -> bool {
+    let r = crate::Curve::Bn254.scalar_modulus_le();
+    let mut acc = G::identity();
+    for byte in r.iter().rev() {
+        for bit in (0..8).rev() {
+            acc = acc.double();
+            if (byte >> bit) & 1 == 1 {
+                acc += p;
+            }
+        }
+    }
+    bool::from(acc.is_identity())
 }
 
 /// G1 and G2 alike: the seam's affine and projective types and their
@@ -211,11 +237,17 @@ macro_rules! group_types {
             pub fn is_identity(&self) -> bool {
                 *self == Self::default()
             }
+            /// Whether the point is on the curve (the identity is).
+            pub fn is_on_curve(&self) -> bool {
+                self.is_identity() || bool::from(self.h2c().is_on_curve())
+            }
+            /// Whether a point on the curve is in the prime-order subgroup.
+            pub fn is_in_subgroup(&self) -> bool {
+                self.is_identity() || times_r_is_identity(self.h2c().to_curve())
+            }
             /// Whether the point is on the curve and in the prime-order subgroup.
             pub fn is_valid(&self) -> bool {
-                let p = self.h2c();
-                self.is_identity()
-                    || bool::from(p.is_on_curve() & p.to_curve().is_torsion_free())
+                self.is_on_curve() && self.is_in_subgroup()
             }
             /// The same point, projective.
             pub fn to_projective(&self) -> $proj {
@@ -380,6 +412,25 @@ mod tests {
         bad.y.limbs[0] ^= 1;
         assert!(!bad.is_valid());
         assert_ne!(sample::scalars(4, 1), sample::scalars(4, 2));
+    }
+
+    #[test]
+    fn a_g2_point_off_the_subgroup_is_caught() {
+        use halo2curves::CurveAffine;
+        // The twist has a huge cofactor: a point from a random x is on the
+        // curve and almost surely outside the subgroup.
+        let b = bn256::G2Affine::b();
+        let p = (1u64..)
+            .find_map(|i| {
+                let x = bn256::Fq2::new(bn256::Fq::from(i), bn256::Fq::ONE);
+                Option::from((x.square() * x + b).sqrt()).map(|y| G2Affine {
+                    x: Fp2::from_h2c(x),
+                    y: Fp2::from_h2c(y),
+                })
+            })
+            .unwrap();
+        assert!(p.is_on_curve() && !p.is_in_subgroup() && !p.is_valid());
+        assert!(G2Affine::generator().is_in_subgroup());
     }
 
     #[test]
