@@ -5,8 +5,8 @@ use clap::{Subcommand, ValueEnum};
 use std::io::Write;
 use std::ops::RangeInclusive;
 use std::sync::Arc;
+use zkpipe_core::Error;
 use zkpipe_core::plugin::NttOrder;
-use zkpipe_core::{Curve, Error};
 use zkpipe_harness::{MsmRequest, NttRequest, ProveBench, Report, Row, Sink, Sizes};
 
 use crate::plugin_args::PluginArgs;
@@ -265,16 +265,7 @@ pub fn run(args: &PluginArgs, op: &BenchOp) -> Result<(), Error> {
                 },
                 resident: *resident,
                 split_devices: split_devices.clone(),
-                baseline: match (baseline, common.curve) {
-                    (None, _) => false,
-                    (Some(Baseline::Blst), Curve::Bls12_381)
-                    | (Some(Baseline::Halo2curves), Curve::Bn254) => true,
-                    (Some(b), c) => {
-                        let b = format!("{b:?}").to_lowercase();
-                        let why = format!("--baseline {b} is not a {c} library");
-                        return Err(Error::InvalidInput(why));
-                    }
-                },
+                baseline: baseline.map(|b| format!("{b:?}").to_lowercase()),
                 bit_scalars: *scalars == Scalars::Bits,
             };
             let be = args.backend(&common.backend)?;

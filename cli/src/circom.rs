@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use zkpipe_circom::json;
 use zkpipe_core::Error;
-use zkpipe_core::util::fsutil::check_outputs;
+use zkpipe_core::util::fsutil::{check_outputs, given};
 use zkpipe_session::circom::{CircomKeys, CircomProveRequest, SetupOutput, WitnessSource};
 use zkpipe_session::output::{Output, proof_outputs};
 
@@ -132,6 +132,56 @@ pub struct ExportVkArgs {
     pub out: PathBuf,
 }
 
+/// `zkpipe export-verifier`.
+#[derive(clap::Args, Debug)]
+pub struct ExportVerifierArgs {
+    /// Write a Solidity contract (the one format so far).
+    #[arg(long, required = true)]
+    pub solidity: bool,
+    /// snarkjs's verification_key.json for a BN254 circuit.
+    #[arg(long, value_name = "FILE")]
+    pub vk: PathBuf,
+    /// The contract (`-`: stdout).
+    #[arg(long, value_name = "FILE", default_value = "-")]
+    pub out: PathBuf,
+    /// A proof to write calldata for (with --public).
+    #[arg(long, value_name = "FILE", requires = "public")]
+    pub proof: Option<PathBuf>,
+    /// Its public signals.
+    #[arg(long, value_name = "FILE", requires = "proof")]
+    pub public: Option<PathBuf>,
+    /// Where the calldata goes (`-`: stdout).
+    #[arg(long, value_name = "FILE", default_value = "-", requires = "proof")]
+    pub calldata: PathBuf,
+}
+
+/// `zkpipe export-verifier --solidity`: see
+/// [`zkpipe_session::circom::solidity_verifier`].
+///
+/// # Errors
+/// As that function; both outputs on stdout (exit 2).
+pub fn export_verifier(a: &ExportVerifierArgs) -> Result<(), Error> {
+    let proof = a.proof.as_deref().zip(a.public.as_deref());
+    if proof.is_some() && a.out.as_os_str() == "-" && a.calldata.as_os_str() == "-" {
+        return Err(Error::InvalidInput(
+            "--out and --calldata both go to stdout: give one of them a file".into(),
+        ));
+    }
+    let (vk, proof_in, public) = (
+        Some(a.vk.as_path()),
+        a.proof.as_deref(),
+        a.public.as_deref(),
+    );
+    let inputs = given(&[("--vk", vk), ("--proof", proof_in), ("--public", public)]);
+    check_outputs(&inputs, &[("--out", &a.out), ("--calldata", &a.calldata)])?;
+    let (contract, calldata) = zkpipe_session::circom::solidity_verifier(&a.vk, proof)?;
+    Output::resolve(Some(&a.out), String::new())?.write(contract.as_bytes())?;
+    match calldata {
+        Some(c) => Output::resolve(Some(&a.calldata), String::new())?.write((c + "\n").as_bytes()),
+        None => Ok(()),
+    }
+}
+
 fn name(p: &Path) -> String {
     p.display().to_string()
 }
@@ -143,33 +193,11 @@ fn name(p: &Path) -> String {
 /// As [`prove_to`]; [`Error::InvalidInput`] (exit 2) without a witness or keys.
 pub fn prove(args: &PluginArgs, p: &ProveArgs) -> Result<(), Error> {
     let c = &p.circom;
-    let witness = match (&c.wtns, &c.wasm, &c.input) {
-        (Some(w), _, _) => WitnessSource::Wtns(w.clone()),
-        (None, Some(wasm), Some(input)) => WitnessSource::Generator {
-            wasm: wasm.clone(),
-            input: input.clone(),
-            fuel: c.wasm_fuel,
-        },
-        _ => {
-            return Err(Error::InvalidInput(
-                "a circom proof needs a witness: --wtns FILE, or --wasm FILE --input FILE".into(),
-            ));
-        }
-    };
-    let keys = match (&c.zkey, &p.params) {
-        (Some(zkey), _) => CircomKeys::Zkey(zkey.clone()),
-        (None, Some(dir)) => CircomKeys::Folder(dir.clone()),
-        (None, None) => {
-            return Err(Error::InvalidInput(
-                "--r1cs needs keys: --zkey FILE (snarkjs) or --params DIR (`zkpipe setup --r1cs`)"
-                    .into(),
-            ));
-        }
-    };
+    let (wtns, wasm, input) = (c.wtns.as_deref(), c.wasm.as_deref(), c.input.as_deref());
     let req = CircomProveRequest {
         r1cs: c.r1cs.clone(),
-        witness,
-        keys,
+        witness: WitnessSource::from_flags(wtns, wasm, input, c.wasm_fuel)?,
+        keys: CircomKeys::from_flags(c.zkey.as_deref(), p.params.as_deref())?,
         seed: p.on.seed,
         label: String::new(),
     };
@@ -251,10 +279,7 @@ pub fn setup(
 /// # Errors
 /// As [`zkpipe_session::circom::verifying_key`].
 pub fn export_vk(a: &ExportVkArgs) -> Result<(), Error> {
-    let inputs: Vec<(&str, &Path)> = [("--vk", a.vk.as_deref()), ("--zkey", a.zkey.as_deref())]
-        .into_iter()
-        .filter_map(|(flag, path)| Some((flag, path?)))
-        .collect();
+    let inputs = given(&[("--vk", a.vk.as_deref()), ("--zkey", a.zkey.as_deref())]);
     check_outputs(&inputs, &[("--out", &a.out)])?;
     let vk = zkpipe_session::circom::verifying_key(a.vk.as_deref(), a.zkey.as_deref())?;
     let text = serde_json::to_string_pretty(&json::vk_to_json(&vk)).expect("json") + "\n";

@@ -93,6 +93,9 @@ enum Command {
     /// Write a verifying key (zkpipe's vk.bin, or a snarkjs zkey's) as
     /// snarkjs's verification_key.json.
     ExportVk(circom::ExportVkArgs),
+    /// Write an Ethereum verifier contract for a BN254 verification key
+    /// (`--solidity`), and a proof's calldata for it.
+    ExportVerifier(circom::ExportVerifierArgs),
     /// Compute a circom circuit's witness from its WebAssembly generator and
     /// input.json, as snarkjs's .wtns (`snarkjs wtns calculate`).
     Witness(circom::WitnessArgs),
@@ -201,6 +204,7 @@ fn main() -> ExitCode {
         }
         Command::Prove(p) => prove::prove(&cli.plugins.with(&p.on.plugins), p),
         Command::ExportVk(a) => circom::export_vk(a),
+        Command::ExportVerifier(a) => circom::export_verifier(a),
         Command::Witness(a) => circom::witness(a),
         Command::Groth16(snarkjs::Groth16::Prove(p)) => snarkjs::prove(&cli.plugins, p),
         // 0 valid, 1 invalid, 2 bad input (from `exit_code` below).

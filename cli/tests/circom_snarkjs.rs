@@ -1,4 +1,5 @@
-//! zkpipe against the real circom and snarkjs (npm `circom2`, `snarkjs`):
+//! zkpipe against the real circom, snarkjs and solc (npm `circom2`,
+//! `snarkjs`, `solc`; the verifier contract runs in revm):
 //! circuits in cli/tests/circom/ compiled with `--prime bls12381`, keys
 //! from a small powers of tau and `snarkjs groth16 setup`, witnesses from
 //! `snarkjs wtns calculate`; then proofs checked both ways and bad files
@@ -38,12 +39,12 @@ fn tools() -> Option<(PathBuf, PathBuf)> {
     let bin = dir.join("node_modules/.bin");
     let (circom, snarkjs) = (bin.join("circom2"), bin.join("snarkjs"));
     let node = Command::new("node").arg("--version").output().is_ok();
-    if node && circom.exists() && snarkjs.exists() {
+    if node && circom.exists() && snarkjs.exists() && bin.join("solcjs").exists() {
         return Some((circom, snarkjs));
     }
     let why = format!(
         "circom2/snarkjs not found in {} (node on PATH: {node}); install with \
-         `npm install --prefix {} circom2@0.2.23 snarkjs@0.7.6` or run .ci/run",
+         `npm install --prefix {} circom2@0.2.23 snarkjs@0.7.6 solc@0.8.28` or run .ci/run",
         bin.display(),
         dir.display()
     );
@@ -865,4 +866,188 @@ fn snarkjs_bn254_proofs_verify_with_zkpipe_and_changes_do_not() {
         "{}",
         text(&out)
     );
+}
+
+/// Runs `calls` against the contract `creation` deploys, in revm: for each,
+/// whether it returned true, and the transaction's gas.
+fn in_evm(creation: Vec<u8>, calls: &[Vec<u8>]) -> Vec<(bool, u64)> {
+    use revm::context::TxEnv;
+    use revm::context_interface::result::{ExecutionResult, Output};
+    use revm::database::{CacheDB, EmptyDB};
+    use revm::primitives::{Address, TxKind};
+    use revm::{Context, ExecuteCommitEvm, MainBuilder, MainContext};
+    let mut evm = Context::mainnet()
+        .with_db(CacheDB::<EmptyDB>::default())
+        .build_mainnet();
+    let caller = Address::repeat_byte(0x11);
+    let tx = |nonce: u64, kind: TxKind, data: Vec<u8>| {
+        let b = TxEnv::builder().caller(caller).kind(kind).data(data.into());
+        b.gas_limit(10_000_000).nonce(nonce).build().unwrap()
+    };
+    let deployed = evm
+        .transact_commit(tx(0, TxKind::Create, creation))
+        .unwrap();
+    let at = deployed.created_address().expect("the contract deploys");
+    calls
+        .iter()
+        .enumerate()
+        .map(|(i, data)| {
+            match evm
+                .transact_commit(tx(1 + i as u64, TxKind::Call(at), data.clone()))
+                .unwrap()
+            {
+                ExecutionResult::Success {
+                    output: Output::Call(out),
+                    gas,
+                    ..
+                } => (out.len() == 32 && out[31] == 1, gas.tx_gas_used()),
+                other => panic!("call {i} did not return: {other:?}"),
+            }
+        })
+        .collect()
+}
+
+fn unhex(s: &str) -> Vec<u8> {
+    let s = s.trim().trim_start_matches("0x");
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+/// `export-verifier --solidity`: solc compiles the contract, it accepts
+/// snarkjs's proof in revm and rejects changed ones (false, not a revert);
+/// the calldata equals snarkjs's; a BLS12-381 key or an invalid proof is
+/// refused with exit 2 and nothing written.
+#[test]
+fn the_solidity_verifier_accepts_real_proofs_and_rejects_changed_ones_in_an_evm() {
+    let Some(f) = fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let bn = |e: &str| f.file(&format!("bn254/hash_chain.{e}"));
+    let (sol, calldata) = (t.join("Verifier.sol"), t.join("calldata.txt"));
+    let out = zkpipe(
+        t,
+        &[
+            "export-verifier",
+            "--solidity",
+            "--vk",
+            &bn("vk.json"),
+            "--out",
+            sol.to_str().unwrap(),
+            "--proof",
+            &bn("sj.proof.json"),
+            "--public",
+            &bn("sj.public.json"),
+            "--calldata",
+            calldata.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let sj = tool(
+        &f.snarkjs,
+        &[
+            "zkey",
+            "export",
+            "soliditycalldata",
+            &bn("sj.public.json"),
+            &bn("sj.proof.json"),
+        ],
+        t,
+    );
+    let words = |s: &str| -> Vec<Vec<u8>> {
+        s.split('"')
+            .filter(|w| w.starts_with("0x"))
+            .map(unhex)
+            .collect()
+    };
+    let ours = words(&std::fs::read_to_string(&calldata).unwrap());
+    let theirs: Vec<Vec<u8>> = words(&String::from_utf8_lossy(&sj.stdout))
+        .into_iter()
+        .map(|w| [vec![0; 32 - w.len()], w].concat())
+        .collect();
+    assert_eq!(ours, theirs, "calldata differs from snarkjs's");
+
+    let solc = f.snarkjs.with_file_name("solcjs");
+    tool(
+        &solc,
+        &["--bin", "--optimize", "-o", "out", "Verifier.sol"],
+        t,
+    );
+    let creation =
+        unhex(&std::fs::read_to_string(t.join("out/Verifier_sol_Groth16Verifier.bin")).unwrap());
+    let n = ours.len() - 8;
+    let selector = {
+        use revm::primitives::keccak256;
+        let sig = format!("verifyProof(uint256[2],uint256[2][2],uint256[2],uint256[{n}])");
+        keccak256(sig.as_bytes())[..4].to_vec()
+    };
+    let call = |w: &[Vec<u8>]| [selector.clone(), w.concat()].concat();
+    let mut changed_input = ours.clone();
+    changed_input[8][31] ^= 1;
+    let mut swapped = ours.clone();
+    swapped.swap(0, 6);
+    swapped.swap(1, 7);
+    let mut off_curve = ours.clone();
+    off_curve[1] = [vec![0; 31], vec![5]].concat();
+    let mut above_r = ours.clone();
+    above_r[8] = vec![0xff; 32];
+    let results = in_evm(
+        creation,
+        &[
+            call(&ours),
+            call(&changed_input),
+            call(&swapped),
+            call(&off_curve),
+            call(&above_r),
+        ],
+    );
+    let accepted: Vec<bool> = results.iter().map(|r| r.0).collect();
+    assert_eq!(accepted, [true, false, false, false, false]);
+    let gas = results[0].1;
+    eprintln!("verifyProof with {n} public inputs: {gas} gas (the whole transaction)");
+    assert!((150_000..400_000).contains(&gas), "{gas} gas");
+
+    // A BLS12-381 key, and an invalid proof: exit 2, nothing written.
+    let (sol2, call2) = (t.join("no.sol"), t.join("no.txt"));
+    let (s2, c2) = (sol2.to_str().unwrap(), call2.to_str().unwrap());
+    let out = zkpipe(
+        t,
+        &[
+            "export-verifier",
+            "--solidity",
+            "--vk",
+            &f.file("hash_chain.vk.json"),
+            "--out",
+            s2,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("is for BLS12-381, not BN254"),
+        "{}",
+        text(&out)
+    );
+    let mut signals = json(Path::new(&bn("sj.public.json")));
+    signals[0] = serde_json::json!("4242");
+    let other = t.join("other.json");
+    std::fs::write(&other, signals.to_string()).unwrap();
+    let args = [
+        "export-verifier",
+        "--solidity",
+        "--vk",
+        &bn("vk.json"),
+        "--out",
+        s2,
+        "--proof",
+        &bn("sj.proof.json"),
+        "--public",
+        other.to_str().unwrap(),
+        "--calldata",
+        c2,
+    ];
+    let out = zkpipe(t, &args);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("does not verify"), "{}", text(&out));
+    assert!(!sol2.exists() && !call2.exists(), "a refusal wrote a file");
 }

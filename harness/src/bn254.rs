@@ -49,6 +49,7 @@ pub fn msm(
     );
     let baseline = req
         .baseline
+        .is_some()
         .then_some("halo2curves msm_best, bases and scalars copied from the seam's types");
     let mut report = Report::new(be, sizes.device, name, baseline)?;
     sink.header(&report);
@@ -99,7 +100,7 @@ pub fn msm(
             }
             Ok(())
         };
-        let mut times = if req.baseline {
+        let mut times = if req.baseline.is_some() {
             measure(sizes.runs, &mut [&mut run_backend, &mut run_direct])?
         } else {
             measure(sizes.runs, &mut [&mut run_backend])?

@@ -25,10 +25,10 @@ pub struct MsmRequest {
     /// per device, the sums added on the host. Empty: the one device of
     /// [`Sizes`].
     pub split_devices: Vec<u32>,
-    /// Also time the curve's library called directly (blst's Pippenger
-    /// for BLS12-381, halo2curves' for BN254: no plugin in between) and
+    /// Also time the curve's library called directly (`blst`'s Pippenger
+    /// for BLS12-381, `halo2curves`' for BN254: no plugin in between) and
     /// report the plugin's overhead.
-    pub baseline: bool,
+    pub baseline: Option<String>,
     /// Scalars 0 or 1 (a SHA-256 or PoRep witness's shape) instead of
     /// uniformly random.
     pub bit_scalars: bool,
@@ -44,6 +44,16 @@ pub fn msm(
     req: &MsmRequest,
     sink: &mut dyn Sink,
 ) -> Result<Report, Error> {
+    let library = match sizes.curve {
+        Curve::Bls12_381 => "blst",
+        Curve::Bn254 => "halo2curves",
+    };
+    if let Some(b) = req.baseline.as_deref().filter(|b| *b != library) {
+        return Err(Error::InvalidInput(format!(
+            "--baseline {b} is not a {} library",
+            sizes.curve
+        )));
+    }
     if sizes.curve == Curve::Bn254 {
         return crate::bn254::msm(be, sizes, req, sink);
     }
@@ -72,6 +82,7 @@ pub fn msm(
     );
     let baseline = req
         .baseline
+        .is_some()
         .then_some("blst MultiPoint::mult, scalars converted from Fr in parallel");
     let mut report = Report::new(be, sizes.device, name, baseline)?;
     sink.header(&report);
@@ -125,8 +136,12 @@ fn timed<G: BlstBaseline>(
     report: &mut Report,
     sink: &mut dyn Sink,
 ) -> Result<(), Error> {
-    let (c, resident, split, baseline) =
-        (sizes, req.resident, &req.split_devices[..], req.baseline);
+    let (c, resident, split, baseline) = (
+        sizes,
+        req.resident,
+        &req.split_devices[..],
+        req.baseline.is_some(),
+    );
     let max = sizes.max();
     let bits = req.bit_scalars;
     eprintln!(

@@ -39,6 +39,32 @@ pub enum WitnessSource {
     },
 }
 
+impl WitnessSource {
+    /// The source the command-line flags name: `--wtns`, else `--wasm`
+    /// with `--input`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when they name none.
+    pub fn from_flags(
+        wtns: Option<&Path>,
+        wasm: Option<&Path>,
+        input: Option<&Path>,
+        fuel: Option<u64>,
+    ) -> Result<Self, Error> {
+        match (wtns, wasm, input) {
+            (Some(w), _, _) => Ok(WitnessSource::Wtns(w.to_path_buf())),
+            (None, Some(wasm), Some(input)) => Ok(WitnessSource::Generator {
+                wasm: wasm.to_path_buf(),
+                input: input.to_path_buf(),
+                fuel,
+            }),
+            _ => Err(Error::InvalidInput(
+                "a circom proof needs a witness: --wtns FILE, or --wasm FILE --input FILE".into(),
+            )),
+        }
+    }
+}
+
 /// Where a circom proof's keys come from.
 #[derive(Debug, Clone)]
 pub enum CircomKeys {
@@ -46,6 +72,23 @@ pub enum CircomKeys {
     Zkey(PathBuf),
     /// A folder with zkpipe's `params.bin` (`zkpipe setup --r1cs`).
     Folder(PathBuf),
+}
+
+impl CircomKeys {
+    /// The keys the command-line flags name: `--zkey`, else `--params`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when they name none.
+    pub fn from_flags(zkey: Option<&Path>, params: Option<&Path>) -> Result<Self, Error> {
+        match (zkey, params) {
+            (Some(z), _) => Ok(CircomKeys::Zkey(z.to_path_buf())),
+            (None, Some(dir)) => Ok(CircomKeys::Folder(dir.to_path_buf())),
+            (None, None) => Err(Error::InvalidInput(
+                "--r1cs needs keys: --zkey FILE (snarkjs) or --params DIR (`zkpipe setup --r1cs`)"
+                    .into(),
+            )),
+        }
+    }
 }
 
 /// A proof of a circom circuit.
@@ -384,6 +427,40 @@ pub fn verify_json(vk: &Path, proof: &Path, public: &Path) -> Result<bool, Error
             zkpipe_core::bn254::groth16::verify(&key, &p, &signals)
         }
     }
+}
+
+/// A Solidity verifier for a BN254 snarkjs verification key and, given a
+/// proof and its public signals, their calldata for it (`verifyProof`'s
+/// arguments); the proof is verified first, so no calldata is written for
+/// a proof that would fail on chain.
+///
+/// # Errors
+/// [`Error::WrongCurve`] for a key or proof that is not BN254 (Ethereum's
+/// precompiles are BN254's); as [`verify_json`] for malformed files; an
+/// [`Error::InvalidInput`] for a proof that does not verify (all exit 2).
+pub fn solidity_verifier(
+    vk: &Path,
+    proof: Option<(&Path, &Path)>,
+) -> Result<(String, Option<String>), Error> {
+    let vk_json = read_json(vk)?;
+    Curve::Bn254.expect(json::curve_of(&vk_json, &name(vk))?, &name(vk))?;
+    let key = json_bn254::vk_from_json(&vk_json, &name(vk))?;
+    let contract = zkpipe_circom::solidity::verifier_contract(&key);
+    let Some((proof, public)) = proof else {
+        return Ok((contract, None));
+    };
+    if !verify_json(vk, proof, public)? {
+        return Err(Error::InvalidInput(format!(
+            "{} does not verify under {} with {}: no calldata written",
+            name(proof),
+            name(vk),
+            name(public)
+        )));
+    }
+    let p = json_bn254::proof_from_json(&read_json(proof)?, &name(proof))?;
+    let signals = json_bn254::public_from_json(&read_json(public)?, &name(public))?;
+    let calldata = zkpipe_circom::solidity::calldata_text(&p, &signals);
+    Ok((contract, Some(calldata)))
 }
 
 /// A verifying key from zkpipe's vk.bin or from a snarkjs zkey.

@@ -113,6 +113,15 @@ fn same_file(_: &Path, _: &Path) -> bool {
     false
 }
 
+/// The flags among `flags` that name a file: `(flag, path)` for each
+/// `Some`, for [`check_outputs`]'s inputs.
+pub fn given<'a>(flags: &[(&'a str, Option<&'a Path>)]) -> Vec<(&'a str, &'a Path)> {
+    flags
+        .iter()
+        .filter_map(|&(flag, path)| Some((flag, path?)))
+        .collect()
+}
+
 /// Refuses, before any work, outputs that would destroy an input or each
 /// other: an output that is an input's file (by name, through links, or a
 /// hard link to it), one inside an input folder (keys named as inputs are

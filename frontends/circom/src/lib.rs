@@ -7,7 +7,8 @@
 //! proves them on any backend; [`WitnessGenerator`] runs circom's
 //! WebAssembly witness generator on an `input.json` (as `snarkjs wtns
 //! calculate` does); [`json`] reads and writes snarkjs's proof,
-//! public-signal and verification-key JSON ([`json_bn254`] reads BN254's); [`write_zkey`] writes zkpipe's
+//! public-signal and verification-key JSON ([`json_bn254`] reads BN254's);
+//! [`solidity`] writes an Ethereum verifier for a BN254 key; [`write_zkey`] writes zkpipe's
 //! test keys as a zkey that snarkjs proves with. Readers never panic on bad
 //! bytes and allocate no more than the file holds.
 
@@ -16,6 +17,7 @@ pub mod field;
 pub mod json;
 pub mod json_bn254;
 pub mod r1cs;
+pub mod solidity;
 pub mod witness_wasm;
 pub mod wtns;
 pub mod zkey;
