@@ -176,12 +176,7 @@ pub fn generate_witness(
         fuel,
         wires,
     )
-    .map_err(|e| match e {
-        Error::InvalidInput(m) | Error::InvalidEncoding(m) => {
-            Error::InvalidInput(format!("{}: {m}", name(input)))
-        }
-        other => other,
-    })?;
+    .map_err(|e| blame_input(e, input))?;
     progress.note(&format!(
         "witness: {} values in {:.2?} ({used} instructions)",
         w.len(),
@@ -207,8 +202,27 @@ pub fn write_witness(
     check_input(wasm)?;
     check_input(input)?;
     check_writable(out)?;
-    let w = generate_witness(wasm, input, fuel, None, progress)?;
-    write_atomically(out, &zkpipe_circom::wtns_to_bytes(&w))
+    let code = read_capped(wasm, MAX_WASM_BYTES)?;
+    let input_json = read_json(input)?;
+    let t = Instant::now();
+    let (bytes, used, n, curve) =
+        zkpipe_circom::witness_wasm::calculate_wtns(&name(wasm), &code, &input_json, fuel)
+            .map_err(|e| blame_input(e, input))?;
+    progress.note(&format!(
+        "witness: {n} values over {curve}'s r in {:.2?} ({used} instructions)",
+        t.elapsed()
+    ));
+    write_atomically(out, &bytes)
+}
+
+/// Names the input file in a generator's refusal (its signals are at fault).
+fn blame_input(e: Error, input: &Path) -> Error {
+    match e {
+        Error::InvalidInput(m) | Error::InvalidEncoding(m) => {
+            Error::InvalidInput(format!("{}: {m}", name(input)))
+        }
+        other => other,
+    }
 }
 
 impl Session {

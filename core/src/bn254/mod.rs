@@ -90,6 +90,10 @@ impl Fr {
     pub fn neg(&self) -> Fr {
         Fr::from_h2c(-self.h2c())
     }
+    /// `self + rhs`.
+    pub fn add(&self, rhs: &Fr) -> Fr {
+        Fr::from_h2c(self.h2c() + rhs.h2c())
+    }
     /// `self · rhs`.
     pub fn mul(&self, rhs: &Fr) -> Fr {
         Fr::from_h2c(self.h2c() * rhs.h2c())

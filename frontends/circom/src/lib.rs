@@ -18,6 +18,7 @@ pub mod json;
 pub mod json_bn254;
 pub mod r1cs;
 pub mod solidity;
+pub mod witness_field;
 pub mod witness_wasm;
 pub mod wtns;
 pub mod zkey;

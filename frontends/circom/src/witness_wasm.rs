@@ -20,8 +20,8 @@ use wasmi::{
     StoreLimitsBuilder, TrapCode,
 };
 
-use crate::field::BLS12_381_R;
-use zkpipe_core::{Error, Fr};
+use crate::witness_field::WitnessField;
+use zkpipe_core::{Curve, Error, Fr};
 
 /// The most memory a witness generator may grow to: wasm32's whole space.
 const MAX_MEMORY_BYTES: usize = 4 << 30;
@@ -109,6 +109,8 @@ pub struct WitnessGenerator {
     budget: u64,
     /// The wire count the witness must have, when the caller knows it.
     expected_wires: Option<usize>,
+    /// The curve whose scalar field the generator computes in.
+    curve: Curve,
 }
 
 fn wasm_error(name: &str, what: &str, e: impl std::fmt::Display) -> Error {
@@ -129,7 +131,7 @@ impl WitnessGenerator {
     /// [`Error::InvalidEncoding`] for bytes that are not a WebAssembly
     /// module; [`Error::InvalidInput`] for a module that is not a circom 2
     /// witness generator (field elements of other than 1 to 16 words
-    /// included), or one for another prime than BLS12-381's r.
+    /// included), or one for another prime than BLS12-381's or BN254's r.
     pub fn new(name: &str, wasm: &[u8]) -> Result<WitnessGenerator, Error> {
         WitnessGenerator::with_fuel(name, wasm, None)
     }
@@ -209,6 +211,7 @@ impl WitnessGenerator {
             fuel,
             budget,
             expected_wires: None,
+            curve: Curve::Bls12_381,
         };
         // Checked before anything is read: the host sizes its reads by it.
         let n32 = g.call_i32("getFieldNumLen32", ())?;
@@ -221,24 +224,22 @@ impl WitnessGenerator {
         g.n32 = n32 as usize;
         g.call::<(), ()>("getRawPrime", ())?;
         let prime = g.read_shared()?;
-        if prime.len() != 32 || prime[..] != BLS12_381_R[..] {
-            // At most MAX_FIELD_WORDS words here; bounded again so that a
-            // message stays a line.
-            let hex: String = prime
-                .iter()
-                .rev()
-                .take(4 * MAX_FIELD_WORDS as usize)
-                .map(|b| format!("{b:02x}"))
-                .collect();
-            let bn = "30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001";
-            let why = if hex.trim_start_matches('0') == bn {
-                "BN254 is not supported yet".to_string()
-            } else {
-                format!("its prime is 0x{hex}, not BLS12-381's")
-            };
-            return Err(Error::InvalidInput(format!(
-                "{name}: a witness generator for another field: {why} (compile with `circom --prime bls12381`)"
-            )));
+        match Curve::from_scalar_modulus_le(&prime).filter(|_| prime.len() == 32) {
+            Some(curve) => g.curve = curve,
+            None => {
+                // At most MAX_FIELD_WORDS words here; bounded again so that
+                // a message stays a line.
+                let hex: String = prime
+                    .iter()
+                    .rev()
+                    .take(4 * MAX_FIELD_WORDS as usize)
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                return Err(Error::InvalidInput(format!(
+                    "{name}: a witness generator for another field: its prime is 0x{hex}, \
+                     neither BLS12-381's nor BN254's r"
+                )));
+            }
         }
         Ok(g)
     }
@@ -286,7 +287,12 @@ impl WitnessGenerator {
         Ok(out)
     }
 
-    fn write_shared(&mut self, x: &Fr) -> Result<(), Error> {
+    /// The curve whose scalar field the generator computes in (from its prime).
+    pub fn curve(&self) -> Curve {
+        self.curve
+    }
+
+    fn write_shared<F: WitnessField>(&mut self, x: &F) -> Result<(), Error> {
         let b = x.to_bytes_le();
         for i in 0..self.n32.min(8) {
             let w = u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap());
@@ -307,6 +313,24 @@ impl WitnessGenerator {
     /// or that runs out of fuel; [`Error::InvalidEncoding`] for a value
     /// that is not a number.
     pub fn calculate(&mut self, input: &Value) -> Result<Vec<Fr>, Error> {
+        if self.curve != Curve::Bls12_381 {
+            return Err(Error::InvalidInput(format!(
+                "{}: a witness generator for {}: proving on BN254 is not supported yet \
+                 (compile with `circom --prime bls12381`)",
+                self.name, self.curve
+            )));
+        }
+        self.calculate_as(input)
+    }
+
+    /// [`WitnessGenerator::calculate`] in the generator's own field `F`
+    /// ([`WitnessGenerator::curve`]'s).
+    ///
+    /// # Errors
+    /// As [`WitnessGenerator::calculate`]; [`Error::WrongCurve`] for `F` of
+    /// another curve.
+    pub fn calculate_as<F: WitnessField>(&mut self, input: &Value) -> Result<Vec<F>, Error> {
+        F::CURVE.expect(self.curve, &self.name)?;
         let obj = input.as_object().ok_or_else(|| {
             Error::InvalidEncoding("input: expected a JSON object of signal names".into())
         })?;
@@ -336,7 +360,7 @@ impl WitnessGenerator {
         self.call::<i32, ()>("init", 1)?;
         let mut set = 0i64;
         for (key, value) in obj {
-            let mut values = Vec::new();
+            let mut values: Vec<F> = Vec::new();
             flatten(value, key, &mut values)?;
             let h = fnv1a(key);
             let (hi, lo) = ((h >> 32) as u32 as i32, h as u32 as i32);
@@ -374,7 +398,7 @@ impl WitnessGenerator {
             let b: &[u8; 32] = b[..].try_into().map_err(|_| {
                 Error::InvalidInput(format!("{}: witness values are not 32 bytes", self.name))
             })?;
-            w.push(Fr::from_bytes_le(b).map_err(|_| {
+            w.push(F::from_bytes_le(b).map_err(|_| {
                 Error::InvalidInput(format!("{}: witness value {i} is not below r", self.name))
             })?);
         }
@@ -416,18 +440,55 @@ pub fn calculate_witness_expecting(
     fuel: Option<u64>,
     wires: Option<usize>,
 ) -> Result<(Vec<Fr>, u64), Error> {
+    on_a_large_stack(name, || {
+        let mut g = WitnessGenerator::with_fuel(name, wasm, fuel)?;
+        if let Some(n) = wires {
+            g.expect_wires(n);
+        }
+        let w = g.calculate(input)?;
+        Ok((w, g.fuel_used()))
+    })
+}
+
+/// `snarkjs wtns calculate`: the witness of `wasm` on `input` as `.wtns`
+/// bytes in the generator's own field (BLS12-381's or BN254's r), with the
+/// fuel used, the value count and the curve.
+///
+/// # Errors
+/// As [`calculate_witness`].
+pub fn calculate_wtns(
+    name: &str,
+    wasm: &[u8],
+    input: &Value,
+    fuel: Option<u64>,
+) -> Result<(Vec<u8>, u64, usize, Curve), Error> {
+    fn bytes<F: WitnessField>(
+        g: &mut WitnessGenerator,
+        input: &Value,
+    ) -> Result<(Vec<u8>, usize), Error> {
+        let w = g.calculate_as::<F>(input)?;
+        Ok((crate::wtns::wtns_to_bytes(&w), w.len()))
+    }
+    on_a_large_stack(name, || {
+        let mut g = WitnessGenerator::with_fuel(name, wasm, fuel)?;
+        let (b, n) = match g.curve() {
+            Curve::Bls12_381 => bytes::<Fr>(&mut g, input)?,
+            Curve::Bn254 => bytes::<zkpipe_core::bn254::Fr>(&mut g, input)?,
+        };
+        Ok((b, g.fuel_used(), n, g.curve()))
+    })
+}
+
+/// Runs `f` on a thread with [`GENERATOR_STACK_BYTES`] of stack.
+fn on_a_large_stack<T: Send>(
+    name: &str,
+    f: impl FnOnce() -> Result<T, Error> + Send,
+) -> Result<T, Error> {
     std::thread::scope(|s| {
         std::thread::Builder::new()
             .name("circom-witness".into())
             .stack_size(GENERATOR_STACK_BYTES)
-            .spawn_scoped(s, || {
-                let mut g = WitnessGenerator::with_fuel(name, wasm, fuel)?;
-                if let Some(n) = wires {
-                    g.expect_wires(n);
-                }
-                let w = g.calculate(input)?;
-                Ok((w, g.fuel_used()))
-            })
+            .spawn_scoped(s, f)
             .map_err(|e| {
                 Error::Failed(format!("{name}: cannot start the generator's thread: {e}"))
             })?
@@ -447,15 +508,15 @@ fn fnv1a(s: &str) -> u64 {
 }
 
 /// Appends `v`'s numbers to `out` (arrays flattened in order), reduced mod r.
-fn flatten(v: &Value, key: &str, out: &mut Vec<Fr>) -> Result<(), Error> {
+fn flatten<F: WitnessField>(v: &Value, key: &str, out: &mut Vec<F>) -> Result<(), Error> {
     let bad = || Error::InvalidEncoding(format!("input: `{key}`: `{v}` is not an integer"));
     match v {
         Value::Array(a) => a.iter().try_for_each(|x| flatten(x, key, out)),
         Value::Number(n) => {
             let x = if let Some(u) = n.as_u64() {
-                Fr::from_u64(u)
+                F::from_u64(u)
             } else if let Some(i) = n.as_i64() {
-                Fr::from_u64(i.unsigned_abs()).neg()
+                F::from_u64(i.unsigned_abs()).neg()
             } else {
                 return Err(bad());
             };
@@ -471,7 +532,7 @@ fn flatten(v: &Value, key: &str, out: &mut Vec<Fr>) -> Result<(), Error> {
 }
 
 /// A decimal or `0x` hex integer, maybe negative, reduced mod r.
-fn parse_integer(s: &str) -> Option<Fr> {
+fn parse_integer<F: WitnessField>(s: &str) -> Option<F> {
     let (neg, s) = match s.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, s),
@@ -483,12 +544,12 @@ fn parse_integer(s: &str) -> Option<Fr> {
     if digits.is_empty() || digits.len() > 4096 {
         return None;
     }
-    let base = Fr::from_u64(radix);
-    let mut acc = Fr::ZERO;
+    let base = F::from_u64(radix);
+    let mut acc = F::ZERO;
     for c in digits.chars() {
         acc = acc
             .mul(&base)
-            .add(&Fr::from_u64(u64::from(c.to_digit(radix as u32)?)));
+            .add(&F::from_u64(u64::from(c.to_digit(radix as u32)?)));
     }
     Some(if neg { acc.neg() } else { acc })
 }
@@ -496,6 +557,7 @@ fn parse_integer(s: &str) -> Option<Fr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::field::BLS12_381_R;
 
     #[test]
     fn fnv_matches_the_reference_values() {
@@ -510,9 +572,12 @@ mod tests {
         assert_eq!(parse_integer("12"), Some(Fr::from_u64(12)));
         assert_eq!(parse_integer("0x1f"), Some(Fr::from_u64(31)));
         assert_eq!(parse_integer("-1"), Some(Fr::one().neg()));
-        assert_eq!(parse_integer("1.5"), None);
-        assert_eq!(parse_integer(""), None);
-        let mut v = Vec::new();
+        assert_eq!(parse_integer::<Fr>("1.5"), None);
+        assert_eq!(parse_integer::<Fr>(""), None);
+        // −1 in BN254's field is its own r − 1.
+        let bn = parse_integer::<zkpipe_core::bn254::Fr>("-1").unwrap();
+        assert_eq!(bn, zkpipe_core::bn254::Fr::one().neg());
+        let mut v: Vec<Fr> = Vec::new();
         assert!(flatten(&serde_json::json!([[1, "2"], [-3]]), "k", &mut v).is_ok());
         assert_eq!(
             v,

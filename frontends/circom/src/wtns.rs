@@ -7,6 +7,7 @@ use std::path::Path;
 use crate::binfile::BinFile;
 use crate::field::{BLS12_381_R, check_prime, fr_canonical};
 use crate::r1cs::CircomR1cs;
+use crate::witness_field::WitnessField;
 use zkpipe_core::r1cs::Witness;
 use zkpipe_core::{Error, Fr};
 
@@ -45,15 +46,16 @@ fn read(f: &BinFile) -> Result<Vec<Fr>, Error> {
         .collect()
 }
 
-/// A `.wtns` file's bytes (version 2, BLS12-381's r), as snarkjs writes them.
-pub fn wtns_to_bytes(values: &[Fr]) -> Vec<u8> {
+/// A `.wtns` file's bytes (version 2, the prime of `F`'s curve), as
+/// snarkjs writes them.
+pub fn wtns_to_bytes<F: WitnessField>(values: &[F]) -> Vec<u8> {
     let mut out = b"wtns".to_vec();
     out.extend(2u32.to_le_bytes());
     out.extend(2u32.to_le_bytes());
     out.extend(1u32.to_le_bytes());
     out.extend(40u64.to_le_bytes());
     out.extend(32u32.to_le_bytes());
-    out.extend(BLS12_381_R);
+    out.extend(F::CURVE.scalar_modulus_le());
     out.extend((values.len() as u32).to_le_bytes());
     out.extend(2u32.to_le_bytes());
     out.extend((32 * values.len() as u64).to_le_bytes());
