@@ -1053,4 +1053,24 @@ fn the_solidity_verifier_accepts_real_proofs_and_rejects_changed_ones_in_an_evm(
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("does not verify"), "{}", text(&out));
     assert!(!sol2.exists() && !call2.exists(), "a refusal wrote a file");
+    // Both outputs on stdout, a missing key, calldata without a proof.
+    let (vk, p, s) = (bn("vk.json"), bn("sj.proof.json"), bn("sj.public.json"));
+    let refusals: [(&[&str], &str); 4] = [
+        (
+            &["--vk", &vk, "--proof", &p, "--public", &s],
+            "both go to stdout",
+        ),
+        (&["--vk", "nope.json", "--out", s2], "nope.json"),
+        (&["--vk", &vk, "--out", s2, "--calldata", c2], "--proof"),
+        (
+            &["--vk", &vk, "--out", &vk],
+            "refusing to overwrite an input",
+        ),
+    ];
+    for (args, why) in refusals {
+        let out = zkpipe(t, &[&["export-verifier", "--solidity"][..], args].concat());
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(text(&out).contains(why), "{args:?}: {}", text(&out));
+        assert!(!sol2.exists() && !call2.exists(), "a refusal wrote a file");
+    }
 }
