@@ -281,8 +281,8 @@ pub fn setup(
 pub fn export_vk(a: &ExportVkArgs) -> Result<(), Error> {
     let inputs = given(&[("--vk", a.vk.as_deref()), ("--zkey", a.zkey.as_deref())]);
     check_outputs(&inputs, &[("--out", &a.out)])?;
-    let vk = zkpipe_session::circom::verifying_key(a.vk.as_deref(), a.zkey.as_deref())?;
-    let text = serde_json::to_string_pretty(&json::vk_to_json(&vk)).expect("json") + "\n";
+    let vk = zkpipe_session::circom::verifying_key_json(a.vk.as_deref(), a.zkey.as_deref())?;
+    let text = serde_json::to_string_pretty(&vk).expect("json") + "\n";
     Output::resolve(Some(&a.out), String::new())?.write(text.as_bytes())
 }
 

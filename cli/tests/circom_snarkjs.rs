@@ -852,6 +852,32 @@ fn snarkjs_bn254_proofs_verify_with_zkpipe_and_changes_do_not() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("not on the curve"), "{}", text(&out));
 
+    // The key from the zkey equals snarkjs's (e(α, β) aside, which zkpipe
+    // does not write); a zkey cut short is refused.
+    let exported = t.join("vk.json");
+    let out = zkpipe(
+        t,
+        &[
+            "export-vk",
+            "--zkey",
+            &arg(&bn("zkey")),
+            "--out",
+            &arg(&exported),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let mut theirs = json(&vk);
+    theirs.as_object_mut().unwrap().remove("vk_alphabeta_12");
+    assert_eq!(json(&exported), theirs);
+    let bytes = std::fs::read(bn("zkey")).unwrap();
+    for cut in [20, 300, 700] {
+        let short = t.join("short.zkey");
+        std::fs::write(&short, &bytes[..cut]).unwrap();
+        let out = zkpipe(t, &["export-vk", "--zkey", &arg(&short)]);
+        assert_eq!(out.status.code(), Some(2), "cut at {cut}: {}", text(&out));
+        assert!(!text(&out).contains("panicked"), "{}", text(&out));
+    }
+
     // Across curves, either way round.
     let bls_proof = f.dir.join("hash_chain.sj.proof.json");
     let out = verify(&vk, &public, &bls_proof);

@@ -49,6 +49,12 @@ fn circom_zkey() {
     let circuit = square_circuit();
     fuzz("circom_zkey", |b| {
         let _ = zkpipe_circom::zkey_from_bytes("fuzz.zkey", b.to_vec(), circuit, "square.r1cs");
+        // The BN254 reader on the same bytes.
+        let parsed =
+            zkpipe_circom::binfile::BinFile::parse("fuzz.zkey".into(), b.to_vec(), b"zkey", &[1]);
+        if let Ok(f) = parsed {
+            let _ = zkpipe_circom::zkey_bn254::zkey_vk(&f);
+        }
     });
 }
 

@@ -477,6 +477,26 @@ pub fn solidity_verifier(
     Ok((contract, Some(calldata)))
 }
 
+/// A verifying key as snarkjs's `verification_key.json`: from zkpipe's
+/// vk.bin, or a snarkjs zkey on either curve.
+///
+/// # Errors
+/// As [`verifying_key`]; for a BN254 zkey, as
+/// [`zkpipe_circom::zkey_bn254::zkey_vk`].
+pub fn verifying_key_json(
+    vk_bin: Option<&Path>,
+    zkey: Option<&Path>,
+) -> Result<serde_json::Value, Error> {
+    if let (None, Some(path)) = (vk_bin, zkey) {
+        let f = zkpipe_circom::binfile::BinFile::load(path, b"zkey", &[1])?;
+        if zkpipe_circom::zkey_bn254::zkey_curve(&f)? == Curve::Bn254 {
+            let (header, vk) = zkpipe_circom::zkey_bn254::zkey_vk(&f)?;
+            return Ok(json_bn254::vk_to_json(&vk, header.num_public));
+        }
+    }
+    Ok(json::vk_to_json(&verifying_key(vk_bin, zkey)?))
+}
+
 /// A verifying key from zkpipe's vk.bin or from a snarkjs zkey.
 ///
 /// # Errors

@@ -4,12 +4,53 @@
 //! subgroup.
 
 use serde_json::Value;
-use zkpipe_core::Error;
 use zkpipe_core::bn254::groth16::{Proof, VerifyingKey};
 use zkpipe_core::bn254::{Fp, Fp2, Fr, G1Affine, G2Affine};
 use zkpipe_core::util::decimal::decimal_to_limbs;
+use zkpipe_core::{Curve, Error};
 
 use crate::json::{affine_z, bad, decimal, field, strings};
+use serde_json::json;
+
+fn dec(x: &Fp) -> String {
+    let limbs: Vec<u64> = x
+        .to_bytes_le()
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect();
+    zkpipe_core::util::decimal::limbs_to_decimal(&limbs)
+}
+
+fn g1_json(p: &G1Affine) -> Value {
+    if p.is_identity() {
+        return json!(["0", "1", "0"]);
+    }
+    json!([dec(&p.x), dec(&p.y), "1"])
+}
+
+fn g2_json(p: &G2Affine) -> Value {
+    if p.is_identity() {
+        return json!([["0", "0"], ["1", "0"], ["0", "0"]]);
+    }
+    let pair = |c: &Fp2| json!([dec(&c.c[0]), dec(&c.c[1])]);
+    json!([pair(&p.x), pair(&p.y), ["1", "0"]])
+}
+
+/// A BN254 verifying key as snarkjs's `verification_key.json`, without
+/// `vk_alphabeta_12` (e(α, β), which verifiers, snarkjs's included,
+/// recompute from α and β).
+pub fn vk_to_json(vk: &VerifyingKey, num_public: usize) -> Value {
+    json!({
+        "protocol": "groth16",
+        "curve": Curve::Bn254.snarkjs_name(),
+        "nPublic": num_public,
+        "vk_alpha_1": g1_json(&vk.alpha_g1),
+        "vk_beta_2": g2_json(&vk.beta_g2),
+        "vk_gamma_2": g2_json(&vk.gamma_g2),
+        "vk_delta_2": g2_json(&vk.delta_g2),
+        "IC": vk.ic.iter().map(g1_json).collect::<Vec<_>>(),
+    })
+}
 
 fn bytes_of(s: &str) -> Option<[u8; 32]> {
     let limbs = decimal_to_limbs::<4>(s)?;

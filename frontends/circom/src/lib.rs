@@ -22,6 +22,7 @@ pub mod witness_field;
 pub mod witness_wasm;
 pub mod wtns;
 pub mod zkey;
+pub mod zkey_bn254;
 pub mod zkey_circuit;
 pub mod zkey_write;
 

@@ -96,7 +96,8 @@ pub fn zkey_from_bytes(
     )
 }
 
-pub(crate) fn read_vk(f: &BinFile) -> Result<(ZkeyHeader, VerifyingKey), Error> {
+/// Refuses a zkey of another protocol than Groth16.
+pub(crate) fn check_protocol(f: &BinFile) -> Result<(), Error> {
     let mut s = f.section(1, "protocol")?;
     let protocol = s.u32("protocol")?;
     if protocol != 1 {
@@ -110,6 +111,11 @@ pub(crate) fn read_vk(f: &BinFile) -> Result<(ZkeyHeader, VerifyingKey), Error> 
             f.name
         )));
     }
+    Ok(())
+}
+
+pub(crate) fn read_vk(f: &BinFile) -> Result<(ZkeyHeader, VerifyingKey), Error> {
+    check_protocol(f)?;
     let mut h = f.section(2, "groth16 header")?;
     let n8q = h.u32("Fq size")? as usize;
     let q = h.take(n8q, "Fq prime")?;

@@ -1,0 +1,139 @@
+//! The verifying key of a snarkjs Groth16 zkey on BN254 (circom's default
+//! prime): sections 1 (protocol), 2 (header) and 3 (IC), laid out as
+//! [`crate::zkey`] reads them for BLS12-381, with 32-byte coordinates in
+//! Montgomery form (R = 2^256: the limbs of zkpipe's BN254 types).
+
+use zkpipe_core::bn254::groth16::VerifyingKey;
+use zkpipe_core::bn254::{Fp, Fp2, G1Affine, G2Affine};
+use zkpipe_core::{Curve, Error};
+
+use crate::binfile::{BinFile, Reader};
+use crate::zkey::ZkeyHeader;
+
+/// BN254's base field modulus q, little-endian limbs.
+const Q: [u64; 4] = [
+    0x3c20_8c16_d87c_fd47,
+    0x9781_6a91_6871_ca8d,
+    0xb850_45b6_8181_585d,
+    0x3064_4e72_e131_a029,
+];
+
+/// The curve of a zkey, from its header's scalar field prime.
+///
+/// # Errors
+/// As [`BinFile::section`]; [`Error::InvalidInput`] for a prime of
+/// neither curve.
+pub fn zkey_curve(f: &BinFile) -> Result<Curve, Error> {
+    let mut h = f.section(2, "groth16 header")?;
+    let n8q = h.u32("Fq size")? as usize;
+    h.take(n8q, "Fq prime")?;
+    let n8r = h.u32("Fr size")? as usize;
+    let r = h.take(n8r, "Fr prime")?;
+    Curve::from_scalar_modulus_le(r).ok_or_else(|| {
+        h.error("its scalar field is neither BLS12-381's nor BN254's (a zkey for another curve)")
+    })
+}
+
+fn fp(bytes: &[u8]) -> Option<Fp> {
+    let limbs: [u64; 4] =
+        std::array::from_fn(|i| u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap()));
+    // Below q, compared from the top limb down.
+    let below = limbs.iter().rev().cmp(Q.iter().rev()) == std::cmp::Ordering::Less;
+    below.then_some(Fp { limbs })
+}
+
+fn checked<P>(p: Option<P>, valid: impl Fn(&P) -> (bool, bool), what: &str) -> Result<P, Error> {
+    let p =
+        p.ok_or_else(|| Error::InvalidEncoding(format!("{what}: a coordinate is not below q")))?;
+    match valid(&p) {
+        (false, _) => Err(Error::NotOnCurve(what.into())),
+        (true, false) => Err(Error::NotInSubgroup(what.into())),
+        _ => Ok(p),
+    }
+}
+
+fn g1_of(b: &[u8], what: &str) -> Result<G1Affine, Error> {
+    let p = fp(&b[..32])
+        .zip(fp(&b[32..]))
+        .map(|(x, y)| G1Affine { x, y });
+    checked(p, |p| (p.is_on_curve(), p.is_in_subgroup()), what)
+}
+
+fn g1(r: &mut Reader<'_>, what: &str) -> Result<G1Affine, Error> {
+    let b = r.take(64, what)?;
+    g1_of(b, &format!("{}: {what}", r.name()))
+}
+
+fn g2(r: &mut Reader<'_>, what: &str) -> Result<G2Affine, Error> {
+    let b = r.take(128, what)?;
+    let c: Vec<Option<Fp>> = b.chunks(32).map(fp).collect();
+    let p = match c[..] {
+        [Some(x0), Some(x1), Some(y0), Some(y1)] => Some(G2Affine {
+            x: Fp2 { c: [x0, x1] },
+            y: Fp2 { c: [y0, y1] },
+        }),
+        _ => None,
+    };
+    let what = format!("{}: {what}", r.name());
+    checked(p, |p| (p.is_on_curve(), p.is_in_subgroup()), &what)
+}
+
+/// The counts and verifying key of a BN254 zkey, every point checked on
+/// the curve and in the subgroup.
+///
+/// # Errors
+/// [`Error::InvalidEncoding`], [`Error::NotOnCurve`],
+/// [`Error::NotInSubgroup`]; [`Error::InvalidInput`] for another protocol;
+/// [`Error::WrongCurve`] for a BLS12-381 zkey.
+pub fn zkey_vk(f: &BinFile) -> Result<(ZkeyHeader, VerifyingKey), Error> {
+    crate::zkey::check_protocol(f)?;
+    Curve::Bn254.expect(zkey_curve(f)?, &f.name)?;
+    let mut h = f.section(2, "groth16 header")?;
+    for what in ["Fq", "Fr"] {
+        let n8 = h.u32(what)? as usize;
+        if n8 != 32 {
+            return Err(h.error(format_args!(
+                "{what} elements of {n8} bytes, not BN254's 32"
+            )));
+        }
+        h.take(32, what)?;
+    }
+    let header = ZkeyHeader {
+        num_vars: h.u32("variable count")? as usize,
+        num_public: h.u32("public signal count")? as usize,
+        domain_size: h.u32("domain size")? as usize,
+    };
+    let alpha_g1 = g1(&mut h, "alpha_1")?;
+    g1(&mut h, "beta_1")?;
+    let beta_g2 = g2(&mut h, "beta_2")?;
+    let gamma_g2 = g2(&mut h, "gamma_2")?;
+    g1(&mut h, "delta_1")?;
+    let delta_g2 = g2(&mut h, "delta_2")?;
+    h.finish()?;
+    if header.num_vars <= header.num_public {
+        return Err(h.error(format_args!(
+            "{} variables cannot hold the one and {} public signals",
+            header.num_vars, header.num_public
+        )));
+    }
+    let mut s = f.section(3, "IC")?;
+    // Sized against the section before anything is allocated.
+    let bytes = s.items(header.num_public as u64 + 1, 64, "IC")?;
+    s.finish()?;
+    let ic = bytes
+        .chunks_exact(64)
+        .enumerate()
+        .map(|(i, b)| g1_of(b, &format!("{}: IC point {i}", s.name())))
+        .collect::<Result<Vec<_>, _>>()?;
+    let vk = VerifyingKey {
+        alpha_g1,
+        beta_g2,
+        gamma_g2,
+        delta_g2,
+        ic,
+    };
+    if let Some(defect) = vk.defect() {
+        return Err(Error::InvalidEncoding(format!("{}: {defect}", f.name)));
+    }
+    Ok((header, vk))
+}
