@@ -4,7 +4,6 @@
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use zkpipe_circom::json;
 use zkpipe_core::Error;
 use zkpipe_core::util::fsutil::{check_outputs, given};
 use zkpipe_session::circom::{CircomKeys, CircomProveRequest, SetupOutput, WitnessSource};
@@ -222,15 +221,15 @@ pub fn prove_to(
     let defaults = ("proof.json".into(), "public.json".into());
     let (proof_out, public_out) = proof_outputs(&req.inputs(), proof, public, defaults)?;
     req.label = proof_out.describe();
-    let proved = args.session(backend, device)?.prove_circom(&req)?;
+    let proved = args.session(backend, device)?.prove_circom_json(&req)?;
     eprintln!(
         "proved in {:.1} ms ({})",
-        proved.times.total().as_secs_f64() * 1e3,
-        proved.times.summary()
+        proved.seconds * 1e3,
+        proved.summary
     );
-    let pretty = |v: serde_json::Value| serde_json::to_string_pretty(&v).expect("json") + "\n";
-    proof_out.write(pretty(json::proof_to_json(&proved.proof)).as_bytes())?;
-    public_out.write(pretty(json::public_to_json(&proved.public)).as_bytes())?;
+    let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).expect("json") + "\n";
+    proof_out.write(pretty(&proved.proof).as_bytes())?;
+    public_out.write(pretty(&proved.public).as_bytes())?;
     eprintln!(
         "proof (valid) → {}, public signals → {}",
         proof_out.describe(),

@@ -714,14 +714,26 @@ fn bad_inputs_to_the_wasm_generator_exit_2_with_the_reason() {
     let mut not_a_number = good.clone();
     not_a_number["leaf"] = serde_json::json!("12x");
     fails(run(&wasm, not_a_number), "not an integer");
-    // A BN254 generator makes a witness, but not a proof (yet).
-    let bn = f.file("bn254/hash_chain_js/hash_chain.wasm");
+    // A BN254 generator with a BLS12-381 key, and the other way round.
     let chain_input = sources().join("hash_chain.input.json");
-    let flags = ["--wasm", &bn, "--input", chain_input.to_str().unwrap()];
-    let zkey = f.file("hash_chain.zkey");
-    let o = zkpipe(t, &[&["prove", "--zkey", &zkey][..], &flags].concat());
-    fails(o, "proving on BN254 is not supported yet");
-    assert!(!t.join("proof.json").exists());
+    let input = chain_input.to_str().unwrap();
+    for (wasm, zkey, why) in [
+        (
+            "bn254/hash_chain_js/hash_chain.wasm",
+            "hash_chain.zkey",
+            "is for BN254, not BLS12-381",
+        ),
+        (
+            "hash_chain_js/hash_chain.wasm",
+            "bn254/hash_chain.zkey",
+            "is for BLS12-381, not BN254",
+        ),
+    ] {
+        let (wasm, zkey) = (f.file(wasm), f.file(zkey));
+        let flags = ["prove", "--zkey", &zkey, "--wasm", &wasm, "--input", input];
+        fails(zkpipe(t, &flags), why);
+        assert!(!t.join("proof.json").exists());
+    }
     let garbage = t.join("g.wasm");
     std::fs::write(&garbage, b"not wasm").unwrap();
     fails(
@@ -1099,4 +1111,177 @@ fn the_solidity_verifier_accepts_real_proofs_and_rejects_changed_ones_in_an_evm(
         assert!(text(&out).contains(why), "{args:?}: {}", text(&out));
         assert!(!sol2.exists() && !call2.exists(), "a refusal wrote a file");
     }
+}
+
+/// zkpipe proves BN254 from snarkjs's zkey and a witness (a .wtns, or the
+/// generator and input.json): snarkjs, zkpipe and the Solidity verifier in
+/// revm accept the proof; a seed reproduces it; a witness that does not
+/// satisfy the circuit, or an r1cs (not read on BN254), exits 2 with
+/// nothing written.
+#[test]
+fn zkpipe_proves_bn254_and_snarkjs_and_the_evm_accept_it() {
+    let Some(f) = fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let bn = |e: &str| f.file(&format!("bn254/hash_chain.{e}"));
+    let (zkey, wtns, vk) = (bn("zkey"), bn("wtns"), bn("vk.json"));
+    let path = |n: &str| t.join(n).to_str().unwrap().to_string();
+    let prove = |extra: &[&str], p: &str, s: &str| {
+        let args = [&["groth16", "prove", &zkey, &wtns, p, s][..], extra].concat();
+        zkpipe(t, &args)
+    };
+    let (p, s) = (path("p.json"), path("s.json"));
+    let out = prove(&[], &p, &s);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(json(Path::new(&s)), json(Path::new(&bn("sj.public.json"))));
+    assert_eq!(json(Path::new(&p))["curve"], "bn128");
+    assert!(snarkjs_accepts(f, &vk, Path::new(&s), Path::new(&p)));
+    let out = zkpipe(t, &["groth16", "verify", &vk, &s, &p]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+
+    // From the generator and the inputs, one command.
+    let (wasm, input) = (
+        f.file("bn254/hash_chain_js/hash_chain.wasm"),
+        sources().join("hash_chain.input.json"),
+    );
+    let (p2, s2) = (path("p2.json"), path("s2.json"));
+    let flags = [
+        "prove",
+        "--zkey",
+        &zkey,
+        "--wasm",
+        &wasm,
+        "--input",
+        input.to_str().unwrap(),
+    ];
+    let out = zkpipe(
+        t,
+        &[&flags[..], &["--proof", &p2, "--public", &s2]].concat(),
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(snarkjs_accepts(f, &vk, Path::new(&s2), Path::new(&p2)));
+
+    // A seed reproduces a proof; another seed does not.
+    let seeded = |seed: &str, name: &str| {
+        let (p, s) = (
+            path(&format!("{name}.p.json")),
+            path(&format!("{name}.s.json")),
+        );
+        let out = prove(&["--seed", seed], &p, &s);
+        assert!(out.status.success(), "{}", text(&out));
+        std::fs::read(p).unwrap()
+    };
+    assert_eq!(seeded("5", "a"), seeded("5", "b"));
+    assert_ne!(seeded("5", "c"), seeded("6", "d"));
+
+    // The Solidity verifier takes zkpipe's proof.
+    let (sol, calldata) = (path("V.sol"), path("calldata.txt"));
+    let args = [
+        "export-verifier",
+        "--solidity",
+        "--vk",
+        &vk,
+        "--out",
+        &sol,
+        "--proof",
+        &p,
+        "--public",
+        &s,
+        "--calldata",
+        &calldata,
+    ];
+    let out = zkpipe(t, &args);
+    assert!(out.status.success(), "{}", text(&out));
+    tool(
+        &f.snarkjs.with_file_name("solcjs"),
+        &["--bin", "--optimize", "-o", "out", "V.sol"],
+        t,
+    );
+    let creation =
+        unhex(&std::fs::read_to_string(t.join("out/V_sol_Groth16Verifier.bin")).unwrap());
+    let words: Vec<Vec<u8>> = std::fs::read_to_string(&calldata)
+        .unwrap()
+        .split('"')
+        .filter(|w| w.starts_with("0x"))
+        .map(unhex)
+        .collect();
+    let sig = format!(
+        "verifyProof(uint256[2],uint256[2][2],uint256[2],uint256[{}])",
+        words.len() - 8
+    );
+    let selector = revm::primitives::keccak256(sig.as_bytes())[..4].to_vec();
+    let results = in_evm(creation, &[[selector, words.concat()].concat()]);
+    assert!(results[0].0, "the contract refused zkpipe's proof");
+
+    // Refusals.
+    let mut bytes = std::fs::read(&wtns).unwrap();
+    bytes[76 + 32 * 2] ^= 1; // the third value's low byte
+    let bad = path("bad.wtns");
+    std::fs::write(&bad, &bytes).unwrap();
+    let (p3, s3) = (path("p3.json"), path("s3.json"));
+    let out = zkpipe(t, &["groth16", "prove", &zkey, &bad, &p3, &s3]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("does not verify"), "{}", text(&out));
+    let out = zkpipe(
+        t,
+        &[
+            "groth16",
+            "prove",
+            &zkey,
+            &wtns,
+            &p3,
+            &s3,
+            "--r1cs",
+            &f.file("bn254/hash_chain.r1cs"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("not read on BN254 yet"),
+        "{}",
+        text(&out)
+    );
+    let out = zkpipe(
+        t,
+        &[
+            "groth16",
+            "prove",
+            &zkey,
+            &f.file("hash_chain.wtns"),
+            &p3,
+            &s3,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("is for BLS12-381, not BN254"),
+        "{}",
+        text(&out)
+    );
+    // A backend without BN254's ops (wgpu, where an adapter is) says so.
+    let out = zkpipe(
+        t,
+        &[
+            "groth16",
+            "prove",
+            &zkey,
+            &wtns,
+            &p3,
+            &s3,
+            "--backend",
+            "wgpu",
+        ],
+    );
+    if !text(&out).contains("cannot run on device") {
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(
+            text(&out).contains("does not serve BN254"),
+            "{}",
+            text(&out)
+        );
+    }
+    assert!(
+        !Path::new(&p3).exists() && !Path::new(&s3).exists(),
+        "a refusal wrote a file"
+    );
 }

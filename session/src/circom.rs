@@ -115,6 +115,18 @@ pub struct CircomProof {
     pub times: StageTimes,
 }
 
+/// A circom proof on either curve, as snarkjs JSON.
+#[derive(Debug)]
+pub struct CircomJsonProof {
+    /// snarkjs's proof.json.
+    pub proof: serde_json::Value,
+    /// snarkjs's public.json.
+    pub public: serde_json::Value,
+    /// Seconds the proof took, and what they went to.
+    pub seconds: f64,
+    pub summary: String,
+}
+
 impl CircomProveRequest {
     /// The files and folders it reads, each with the flag that names it.
     pub fn inputs(&self) -> Vec<(&'static str, &Path)> {
@@ -226,6 +238,87 @@ fn blame_input(e: Error, input: &Path) -> Error {
 }
 
 impl Session {
+    /// [`Session::prove_circom`] on the zkey's curve (BLS12-381's pipeline,
+    /// or BN254's prover for a BN254 zkey), as snarkjs JSON.
+    ///
+    /// # Errors
+    /// As [`Session::prove_circom`]; for BN254, `--r1cs` or keys from
+    /// `--params` (exit 2: BN254 proves from the zkey and witness alone).
+    pub fn prove_circom_json(&self, req: &CircomProveRequest) -> Result<CircomJsonProof, Error> {
+        if let CircomKeys::Zkey(zkey) = &req.keys {
+            check_input(zkey)?;
+            let f = zkpipe_circom::binfile::BinFile::load(zkey, b"zkey", &[1])?;
+            if zkpipe_circom::zkey_bn254::zkey_curve(&f)? == Curve::Bn254 {
+                return self.prove_circom_bn254(req, zkey);
+            }
+        }
+        let p = self.prove_circom(req)?;
+        Ok(CircomJsonProof {
+            proof: json::proof_to_json(&p.proof),
+            public: json::public_to_json(&p.public),
+            seconds: p.times.total().as_secs_f64(),
+            summary: p.times.summary(),
+        })
+    }
+
+    fn prove_circom_bn254(
+        &self,
+        req: &CircomProveRequest,
+        zkey: &Path,
+    ) -> Result<CircomJsonProof, Error> {
+        use zkpipe_circom::prove_bn254;
+        if let Some(r1cs) = &req.r1cs {
+            return Err(Error::InvalidInput(format!(
+                "{}: a BN254 zkey proves from the zkey and witness alone; --r1cs {} is not read on BN254 yet",
+                name(zkey),
+                name(r1cs)
+            )));
+        }
+        // A backend without BN254's ops is the request's fault: exit 2.
+        self.backend()
+            .expect_curve(Curve::Bn254)
+            .map_err(|e| Error::InvalidInput(format!("{}: {e}", name(zkey))))?;
+        let t = Instant::now();
+        let key = prove_bn254::load_zkey(zkey)?;
+        let loaded = t.elapsed();
+        let witness = match &req.witness {
+            WitnessSource::Wtns(w) => {
+                check_input(w)?;
+                prove_bn254::load_wtns(w)?
+            }
+            WitnessSource::Generator { wasm, input, fuel } => {
+                let code = read_capped(wasm, MAX_WASM_BYTES)?;
+                let input_json = read_json(input)?;
+                let name = name(wasm);
+                zkpipe_circom::witness_wasm::calculate_witness_bn254(
+                    &name,
+                    &code,
+                    &input_json,
+                    *fuel,
+                )
+                .map_err(|e| blame_input(e, input))?
+                .0
+            }
+        };
+        let mut rng = match req.seed {
+            Some(s) => zkpipe_core::util::sample::rng(s),
+            None => zkpipe_core::util::random::os_rng()?,
+        };
+        let started = Instant::now();
+        let (proof, public) = prove_bn254::prove(self.backend(), &key, &witness, &mut rng)?;
+        let proved = started.elapsed();
+        Ok(CircomJsonProof {
+            proof: json_bn254::proof_to_json(&proof),
+            public: json_bn254::public_to_json(&public),
+            seconds: t.elapsed().as_secs_f64(),
+            summary: format!(
+                "BN254: zkey read {:.1} ms, witness to verified proof {:.1} ms",
+                loaded.as_secs_f64() * 1e3,
+                proved.as_secs_f64() * 1e3
+            ),
+        })
+    }
+
     /// Proves `req` on this session's backend and checks the proof against
     /// the key's verifying key before returning it.
     ///

@@ -94,6 +94,14 @@ impl Fr {
     pub fn add(&self, rhs: &Fr) -> Fr {
         Fr::from_h2c(self.h2c() + rhs.h2c())
     }
+    /// `1/self`, or `None` for zero.
+    pub fn inverse(&self) -> Option<Fr> {
+        Option::from(self.h2c().invert()).map(Fr::from_h2c)
+    }
+    /// `self − rhs`.
+    pub fn sub(&self, rhs: &Fr) -> Fr {
+        Fr::from_h2c(self.h2c() - rhs.h2c())
+    }
     /// `self · rhs`.
     pub fn mul(&self, rhs: &Fr) -> Fr {
         Fr::from_h2c(self.h2c() * rhs.h2c())
@@ -192,7 +200,7 @@ fn times_r_is_identity<G: halo2curves::group::Group>(p: G) -> bool {
 /// G1 and G2 alike: the seam's affine and projective types and their
 /// halo2curves twins.
 macro_rules! group_types {
-    ($g:literal, $base:ty, $aff:ident, $proj:ident, $h2c_aff:ident, $h2c_proj:ident) => {
+    ($g:literal, $base:ty, $aff:ident, $proj:ident, $h2c_aff:ident, $h2c_proj:ident, $cofactor_one:expr) => {
         #[doc = concat!("A ", $g, " point in affine coordinates; the identity is all zeros.")]
         #[repr(C)]
         #[derive(StableAbi, Clone, Copy, Default, PartialEq, Eq, Hash, Debug)]
@@ -245,9 +253,18 @@ macro_rules! group_types {
             pub fn is_on_curve(&self) -> bool {
                 self.is_identity() || bool::from(self.h2c().is_on_curve())
             }
-            /// Whether a point on the curve is in the prime-order subgroup.
+            /// Whether a point on the curve is in the prime-order subgroup
+            /// (every one is in G1, whose cofactor is 1).
             pub fn is_in_subgroup(&self) -> bool {
-                self.is_identity() || times_r_is_identity(self.h2c().to_curve())
+                $cofactor_one || self.is_identity() || times_r_is_identity(self.h2c().to_curve())
+            }
+            /// `s·self`.
+            pub fn mul(&self, s: &Fr) -> $proj {
+                $proj::from_h2c(self.h2c() * s.h2c())
+            }
+            /// `−self`.
+            pub fn neg(&self) -> Self {
+                Self::from_h2c(-self.h2c())
             }
             /// Whether the point is on the curve and in the prime-order subgroup.
             pub fn is_valid(&self) -> bool {
@@ -298,8 +315,8 @@ macro_rules! group_types {
     };
 }
 
-group_types!("BN254 G1", Fp, G1Affine, G1Projective, G1Affine, G1);
-group_types!("BN254 G2", Fp2, G2Affine, G2Projective, G2Affine, G2);
+group_types!("BN254 G1", Fp, G1Affine, G1Projective, G1Affine, G1, true);
+group_types!("BN254 G2", Fp2, G2Affine, G2Projective, G2Affine, G2, false);
 
 /// Seeded random inputs for tests and benchmarks: `n` scalars, or `n`
 /// subgroup points by a random walk from `seed` (one addition a point).

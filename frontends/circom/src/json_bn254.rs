@@ -36,6 +36,34 @@ fn g2_json(p: &G2Affine) -> Value {
     json!([pair(&p.x), pair(&p.y), ["1", "0"]])
 }
 
+/// A BN254 proof as snarkjs's `proof.json`.
+pub fn proof_to_json(p: &Proof) -> Value {
+    json!({
+        "pi_a": g1_json(&p.a),
+        "pi_b": g2_json(&p.b),
+        "pi_c": g1_json(&p.c),
+        "protocol": "groth16",
+        "curve": Curve::Bn254.snarkjs_name(),
+    })
+}
+
+/// BN254 public signals as snarkjs's `public.json`.
+pub fn public_to_json(public: &[Fr]) -> Value {
+    Value::Array(
+        public
+            .iter()
+            .map(|x| {
+                let limbs: Vec<u64> = x
+                    .to_bytes_le()
+                    .chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                    .collect();
+                Value::String(zkpipe_core::util::decimal::limbs_to_decimal(&limbs))
+            })
+            .collect(),
+    )
+}
+
 /// A BN254 verifying key as snarkjs's `verification_key.json`, without
 /// `vk_alphabeta_12` (e(α, β), which verifiers, snarkjs's included,
 /// recompute from α and β).

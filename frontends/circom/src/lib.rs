@@ -16,6 +16,7 @@ pub mod binfile;
 pub mod field;
 pub mod json;
 pub mod json_bn254;
+pub mod prove_bn254;
 pub mod r1cs;
 pub mod solidity;
 pub mod witness_field;

@@ -313,13 +313,6 @@ impl WitnessGenerator {
     /// or that runs out of fuel; [`Error::InvalidEncoding`] for a value
     /// that is not a number.
     pub fn calculate(&mut self, input: &Value) -> Result<Vec<Fr>, Error> {
-        if self.curve != Curve::Bls12_381 {
-            return Err(Error::InvalidInput(format!(
-                "{}: a witness generator for {}: proving on BN254 is not supported yet \
-                 (compile with `circom --prime bls12381`)",
-                self.name, self.curve
-            )));
-        }
         self.calculate_as(input)
     }
 
@@ -446,6 +439,25 @@ pub fn calculate_witness_expecting(
             g.expect_wires(n);
         }
         let w = g.calculate(input)?;
+        Ok((w, g.fuel_used()))
+    })
+}
+
+/// [`calculate_witness`] for a BN254 generator: the witness in BN254's Fr
+/// and the fuel used.
+///
+/// # Errors
+/// As [`calculate_witness`]; [`Error::WrongCurve`] for a generator of
+/// another prime.
+pub fn calculate_witness_bn254(
+    name: &str,
+    wasm: &[u8],
+    input: &Value,
+    fuel: Option<u64>,
+) -> Result<(Vec<zkpipe_core::bn254::Fr>, u64), Error> {
+    on_a_large_stack(name, || {
+        let mut g = WitnessGenerator::with_fuel(name, wasm, fuel)?;
+        let w = g.calculate_as(input)?;
         Ok((w, g.fuel_used()))
     })
 }

@@ -52,7 +52,8 @@ fn checked<P>(p: Option<P>, valid: impl Fn(&P) -> (bool, bool), what: &str) -> R
     }
 }
 
-fn g1_of(b: &[u8], what: &str) -> Result<G1Affine, Error> {
+/// A G1 point from 64 zkey bytes (x, y in Montgomery form).
+pub(crate) fn g1_of(b: &[u8], what: &str) -> Result<G1Affine, Error> {
     let p = fp(&b[..32])
         .zip(fp(&b[32..]))
         .map(|(x, y)| G1Affine { x, y });
@@ -66,6 +67,12 @@ fn g1(r: &mut Reader<'_>, what: &str) -> Result<G1Affine, Error> {
 
 fn g2(r: &mut Reader<'_>, what: &str) -> Result<G2Affine, Error> {
     let b = r.take(128, what)?;
+    g2_of(b, true, &format!("{}: {what}", r.name()))
+}
+
+/// A G2 point from 128 zkey bytes (x.c0, x.c1, y.c0, y.c1), on the curve
+/// and, with `subgroup`, in the subgroup (254 doublings: kept for keys).
+pub(crate) fn g2_of(b: &[u8], subgroup: bool, what: &str) -> Result<G2Affine, Error> {
     let c: Vec<Option<Fp>> = b.chunks(32).map(fp).collect();
     let p = match c[..] {
         [Some(x0), Some(x1), Some(y0), Some(y1)] => Some(G2Affine {
@@ -74,8 +81,11 @@ fn g2(r: &mut Reader<'_>, what: &str) -> Result<G2Affine, Error> {
         }),
         _ => None,
     };
-    let what = format!("{}: {what}", r.name());
-    checked(p, |p| (p.is_on_curve(), p.is_in_subgroup()), &what)
+    checked(
+        p,
+        |p| (p.is_on_curve(), !subgroup || p.is_in_subgroup()),
+        what,
+    )
 }
 
 /// The counts and verifying key of a BN254 zkey, every point checked on
@@ -86,6 +96,13 @@ fn g2(r: &mut Reader<'_>, what: &str) -> Result<G2Affine, Error> {
 /// [`Error::NotInSubgroup`]; [`Error::InvalidInput`] for another protocol;
 /// [`Error::WrongCurve`] for a BLS12-381 zkey.
 pub fn zkey_vk(f: &BinFile) -> Result<(ZkeyHeader, VerifyingKey), Error> {
+    zkey_parts(f).map(|(header, vk, ..)| (header, vk))
+}
+
+/// [`zkey_vk`] with β and δ in G1, which a prover needs too.
+pub(crate) fn zkey_parts(
+    f: &BinFile,
+) -> Result<(ZkeyHeader, VerifyingKey, G1Affine, G1Affine), Error> {
     crate::zkey::check_protocol(f)?;
     Curve::Bn254.expect(zkey_curve(f)?, &f.name)?;
     let mut h = f.section(2, "groth16 header")?;
@@ -104,10 +121,10 @@ pub fn zkey_vk(f: &BinFile) -> Result<(ZkeyHeader, VerifyingKey), Error> {
         domain_size: h.u32("domain size")? as usize,
     };
     let alpha_g1 = g1(&mut h, "alpha_1")?;
-    g1(&mut h, "beta_1")?;
+    let beta_g1 = g1(&mut h, "beta_1")?;
     let beta_g2 = g2(&mut h, "beta_2")?;
     let gamma_g2 = g2(&mut h, "gamma_2")?;
-    g1(&mut h, "delta_1")?;
+    let delta_g1 = g1(&mut h, "delta_1")?;
     let delta_g2 = g2(&mut h, "delta_2")?;
     h.finish()?;
     if header.num_vars <= header.num_public {
@@ -135,5 +152,5 @@ pub fn zkey_vk(f: &BinFile) -> Result<(ZkeyHeader, VerifyingKey), Error> {
     if let Some(defect) = vk.defect() {
         return Err(Error::InvalidEncoding(format!("{}: {defect}", f.name)));
     }
-    Ok((header, vk))
+    Ok((header, vk, beta_g1, delta_g1))
 }
