@@ -92,8 +92,9 @@ pub fn check_prime(r: &Reader<'_>, found: &[u8], want: &[u8], what: &str) -> Res
         .map(|(n, _)| *n);
     let base = match name {
         Some(n) if n.starts_with("BN254") => format!(
-            "its {what} is {n}: BN254 is not supported yet; zkpipe proves over BLS12-381 \
-             (compile with `circom --prime bls12381` and set up with `snarkjs powersoftau new bls12381`)"
+            "its {what} is {n}: BN254 is not supported yet on this path; BN254 proves from \
+             snarkjs's zkey and the witness alone (`zkpipe groth16 prove circuit.zkey witness.wtns`), \
+             or compile with `circom --prime bls12381` for BLS12-381"
         ),
         Some(n) => format!(
             "its {what} is {n}: not supported; zkpipe proves over BLS12-381 (`circom --prime bls12381`)"
