@@ -18,8 +18,13 @@ use std::sync::OnceLock;
 mod support;
 
 const CIRCUITS: [&str; 3] = ["hash_chain", "merkle", "many_public"];
+/// BN254's circuits (circom's default prime): the chain again, and a
+/// Merkle inclusion proof built from circomlib's Poseidon (npm `circomlib`).
+const BN254_CIRCUITS: [&str; 2] = ["hash_chain", "poseidon_merkle"];
 /// Powers of tau: 2^10 covers domains up to 2^9 (the H query reads 2n points).
 const PTAU_POWER: u32 = 10;
+/// BN254's: the Poseidon tree's 726 constraints need a domain of 2^10.
+const BN254_PTAU_POWER: u32 = 11;
 
 fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
@@ -39,12 +44,18 @@ fn tools() -> Option<(PathBuf, PathBuf)> {
     let bin = dir.join("node_modules/.bin");
     let (circom, snarkjs) = (bin.join("circom2"), bin.join("snarkjs"));
     let node = Command::new("node").arg("--version").output().is_ok();
-    if node && circom.exists() && snarkjs.exists() && bin.join("solcjs").exists() {
+    let circomlib = dir.join("node_modules/circomlib/circuits");
+    if node
+        && circom.exists()
+        && snarkjs.exists()
+        && bin.join("solcjs").exists()
+        && circomlib.is_dir()
+    {
         return Some((circom, snarkjs));
     }
     let why = format!(
         "circom2/snarkjs not found in {} (node on PATH: {node}); install with \
-         `npm install --prefix {} circom2@0.2.23 snarkjs@0.7.6 solc@0.8.28` or run .ci/run",
+         `npm install --prefix {} circom2@0.2.23 snarkjs@0.7.6 solc@0.8.28 circomlib@2.0.5` or run .ci/run",
         bin.display(),
         dir.display()
     );
@@ -98,8 +109,8 @@ fn fixtures() -> Option<&'static Fixtures> {
     static F: OnceLock<Option<Fixtures>> = OnceLock::new();
     F.get_or_init(|| {
         let (circom, snarkjs) = tools()?;
-        let mut key = fnv(format!("v4 {PTAU_POWER}").as_bytes(), 0xcbf29ce484222325);
-        for c in CIRCUITS {
+        let mut key = fnv(format!("v5 {PTAU_POWER}").as_bytes(), 0xcbf29ce484222325);
+        for c in CIRCUITS.iter().chain(&BN254_CIRCUITS[1..]) {
             for ext in ["circom", "input.json"] {
                 key = fnv(
                     &std::fs::read(sources().join(format!("{c}.{ext}"))).unwrap(),
@@ -111,20 +122,23 @@ fn fixtures() -> Option<&'static Fixtures> {
         let dir = root.join(format!("{key:016x}"));
         if !dir.join("done").exists() {
             build(&root, &dir, &circom, &snarkjs);
+            build_bn254(&root, &dir, &circom, &snarkjs);
+            std::fs::write(dir.join("done"), b"").unwrap();
         }
         Some(Fixtures { dir, snarkjs })
     })
     .as_ref()
 }
 
-/// A small powers of tau for `curve` (`bls12381`, `bn128`), made once.
-fn powers_of_tau(root: &Path, snarkjs: &Path, curve: &str) -> PathBuf {
-    let ptau = root.join(format!("pot{PTAU_POWER}_{curve}.ptau"));
+/// A small powers of tau of 2^`power` for `curve` (`bls12381`, `bn128`),
+/// made once.
+fn powers_of_tau(root: &Path, snarkjs: &Path, curve: &str, power: u32) -> PathBuf {
+    let ptau = root.join(format!("pot{power}_{curve}.ptau"));
     if ptau.exists() {
         return ptau;
     }
     let p = |s: &str| root.join(s).to_str().unwrap().to_string();
-    let power = PTAU_POWER.to_string();
+    let power = power.to_string();
     tool(
         snarkjs,
         &["powersoftau", "new", curve, &power, &p("pot_0.ptau")],
@@ -159,7 +173,7 @@ fn powers_of_tau(root: &Path, snarkjs: &Path, curve: &str) -> PathBuf {
 
 fn build(root: &Path, dir: &Path, circom: &Path, snarkjs: &Path) {
     std::fs::create_dir_all(dir).unwrap();
-    let ptau = powers_of_tau(root, snarkjs, "bls12381");
+    let ptau = powers_of_tau(root, snarkjs, "bls12381", PTAU_POWER);
     let ptau = ptau.to_str().unwrap();
     for c in CIRCUITS {
         let src = sources().join(format!("{c}.circom"));
@@ -178,19 +192,34 @@ fn build(root: &Path, dir: &Path, circom: &Path, snarkjs: &Path) {
         );
         keys_witness_and_proof(snarkjs, dir, c, ptau);
     }
-    // The same chain over BN254 (circom's default prime): keys, witness and
-    // a proof from snarkjs.
+}
+
+/// BN254's circuits under `dir/bn254`: compiled with circom's default
+/// prime (circomlib's templates copied beside them: circom2 runs in a
+/// WebAssembly sandbox that sees only its working folder), then keys,
+/// witness and a proof from snarkjs.
+fn build_bn254(root: &Path, dir: &Path, circom: &Path, snarkjs: &Path) {
     let bn = dir.join("bn254");
-    std::fs::create_dir_all(&bn).unwrap();
-    let src = sources().join("hash_chain.circom");
-    tool(
-        circom,
-        &[src.to_str().unwrap(), "--r1cs", "--wasm", "-o", "."],
-        &bn,
-    );
-    let bn_ptau = powers_of_tau(root, snarkjs, "bn128");
-    keys_witness_and_proof(snarkjs, &bn, "hash_chain", bn_ptau.to_str().unwrap());
-    std::fs::write(dir.join("done"), b"").unwrap();
+    let lib = bn.join("lib/circomlib/circuits");
+    std::fs::create_dir_all(&lib).unwrap();
+    let circomlib = circom.parent().unwrap().join("../circomlib/circuits");
+    for entry in std::fs::read_dir(&circomlib).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            std::fs::copy(&path, lib.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let ptau = powers_of_tau(root, snarkjs, "bn128", BN254_PTAU_POWER);
+    for c in BN254_CIRCUITS {
+        let src = sources().join(format!("{c}.circom"));
+        let flags = ["--r1cs", "--wasm", "--O2", "-l", "lib", "-o", "."];
+        tool(
+            circom,
+            &[&[src.to_str().unwrap()][..], &flags].concat(),
+            &bn,
+        );
+        keys_witness_and_proof(snarkjs, &bn, c, ptau.to_str().unwrap());
+    }
 }
 
 /// snarkjs's keys (one phase-2 contribution), witness, verification key
@@ -1284,4 +1313,38 @@ fn zkpipe_proves_bn254_and_snarkjs_and_the_evm_accept_it() {
         !Path::new(&p3).exists() && !Path::new(&s3).exists(),
         "a refusal wrote a file"
     );
+}
+
+/// Every BN254 circuit, circomlib's Poseidon tree among them, both ways:
+/// zkpipe's witness is snarkjs's, zkpipe's proof passes snarkjs's verifier
+/// and snarkjs's proof passes zkpipe's.
+#[test]
+fn bn254_circuits_from_circomlib_prove_and_verify_both_ways() {
+    let Some(f) = fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    for c in BN254_CIRCUITS {
+        let bn = |e: &str| f.file(&format!("bn254/{c}.{e}"));
+        let (w, p, s) = (t.join("w.wtns"), t.join("p.json"), t.join("s.json"));
+        let input = sources().join(format!("{c}.input.json"));
+        let wasm = f.file(&format!("bn254/{c}_js/{c}.wasm"));
+        let flags = ["--wasm", &wasm, "--input", input.to_str().unwrap(), "--out"];
+        let out = zkpipe(
+            t,
+            &[&["witness"][..], &flags, &[w.to_str().unwrap()]].concat(),
+        );
+        assert!(out.status.success(), "{c}: {}", text(&out));
+        assert!(
+            std::fs::read(&w).unwrap() == std::fs::read(bn("wtns")).unwrap(),
+            "{c}: witness"
+        );
+        let (ps, ss) = (p.to_str().unwrap(), s.to_str().unwrap());
+        let out = zkpipe(t, &["groth16", "prove", &bn("zkey"), &bn("wtns"), ps, ss]);
+        assert!(out.status.success(), "{c}: {}", text(&out));
+        assert_eq!(json(&s), json(Path::new(&bn("sj.public.json"))), "{c}");
+        assert!(snarkjs_accepts(f, &bn("vk.json"), &s, &p), "{c}");
+        let sj = [bn("sj.public.json"), bn("sj.proof.json")];
+        let out = zkpipe(t, &["groth16", "verify", &bn("vk.json"), &sj[0], &sj[1]]);
+        assert_eq!(out.status.code(), Some(0), "{c}: {}", text(&out));
+    }
 }
