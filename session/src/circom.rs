@@ -245,8 +245,14 @@ impl Session {
     /// As [`Session::prove_circom`]; for BN254, `--r1cs` or keys from
     /// `--params` (exit 2: BN254 proves from the zkey and witness alone).
     pub fn prove_circom_json(&self, req: &CircomProveRequest) -> Result<CircomJsonProof, Error> {
+        // Every input is checked before any is read (a device or a fifo
+        // among them is refused at once, whichever it is).
+        for (flag, path) in req.inputs() {
+            if flag != "--params" {
+                check_input(path)?;
+            }
+        }
         if let CircomKeys::Zkey(zkey) = &req.keys {
-            check_input(zkey)?;
             let f = zkpipe_circom::binfile::BinFile::load(zkey, b"zkey", &[1])?;
             if zkpipe_circom::zkey_bn254::zkey_curve(&f)? == Curve::Bn254 {
                 return self.prove_circom_bn254(req, zkey);
