@@ -145,7 +145,7 @@ fn bad_circom_inputs_exit_2_with_the_reason() {
     fails(
         &zkpipe(&d, &["setup", "--r1cs", &bn, "--out", &d.path("k2")]),
         2,
-        "BN254 is not supported yet",
+        "is a BN254 circuit: its test keys are written as a snarkjs zkey",
     );
     // A truncated constraint system.
     let full = square_r1cs(BLS_R, 5);

@@ -1348,3 +1348,83 @@ fn bn254_circuits_from_circomlib_prove_and_verify_both_ways() {
         assert_eq!(out.status.code(), Some(0), "{c}: {}", text(&out));
     }
 }
+
+/// `zkpipe setup --r1cs --zkey` on BN254 circuits: snarkjs reads the
+/// zkey's verifying key as zkpipe does, proves with it, and both provers'
+/// proofs verify under it with snarkjs and zkpipe. `--out` (zkpipe's
+/// BLS12-381 key folder) is refused for a BN254 circuit.
+#[test]
+fn bn254_keys_from_zkpipe_setup_prove_with_snarkjs_and_zkpipe() {
+    let Some(f) = fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let path = |n: &str| t.join(n).to_str().unwrap().to_string();
+    for c in BN254_CIRCUITS {
+        let bn = |e: &str| f.file(&format!("bn254/{c}.{e}"));
+        let (zkey, vk) = (path(&format!("{c}.zkey")), path(&format!("{c}.vk.json")));
+        let out = zkpipe(
+            t,
+            &[
+                "setup",
+                "--r1cs",
+                &bn("r1cs"),
+                "--zkey",
+                &zkey,
+                "--seed",
+                "5",
+            ],
+        );
+        assert!(out.status.success(), "{c}: {}", text(&out));
+        tool(
+            &f.snarkjs,
+            &["zkey", "export", "verificationkey", &zkey, &vk],
+            t,
+        );
+        let out = zkpipe(t, &["export-vk", "--zkey", &zkey]);
+        assert!(out.status.success(), "{c}: {}", text(&out));
+        let ours: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut theirs = json(Path::new(&vk));
+        theirs.as_object_mut().unwrap().remove("vk_alphabeta_12");
+        assert_eq!(ours, theirs, "{c}");
+
+        let (sp, ss) = (path("sj.proof.json"), path("sj.public.json"));
+        tool(
+            &f.snarkjs,
+            &["groth16", "prove", &zkey, &bn("wtns"), &sp, &ss],
+            t,
+        );
+        assert!(
+            snarkjs_accepts(f, &vk, Path::new(&ss), Path::new(&sp)),
+            "{c}"
+        );
+        let out = zkpipe(t, &["groth16", "verify", &vk, &ss, &sp]);
+        assert_eq!(out.status.code(), Some(0), "{c}: {}", text(&out));
+
+        let (zp, zs) = (path("zk.proof.json"), path("zk.public.json"));
+        let out = zkpipe(t, &["groth16", "prove", &zkey, &bn("wtns"), &zp, &zs]);
+        assert!(out.status.success(), "{c}: {}", text(&out));
+        assert!(
+            snarkjs_accepts(f, &vk, Path::new(&zs), Path::new(&zp)),
+            "{c}"
+        );
+        // snarkjs's key for the circuit (other toxic waste) does not.
+        assert!(
+            !snarkjs_accepts(f, &bn("vk.json"), Path::new(&zs), Path::new(&zp)),
+            "{c}"
+        );
+    }
+    let dir = path("keys");
+    let out = zkpipe(
+        t,
+        &[
+            "setup",
+            "--r1cs",
+            &f.file("bn254/hash_chain.r1cs"),
+            "--out",
+            &dir,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("BN254 circuit"), "{}", text(&out));
+    assert!(!Path::new(&dir).exists());
+}

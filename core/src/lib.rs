@@ -43,6 +43,7 @@ pub mod plugin;
 pub mod crosscheck;
 pub mod groth16;
 pub mod r1cs;
+pub mod scalar;
 pub mod sched;
 
 // Helpers.
@@ -51,6 +52,7 @@ pub mod util;
 pub use backend::Backend;
 pub use curve::Curve;
 pub use error::Error;
+pub use scalar::ScalarField;
 pub use stage::Stage;
 pub use types::{Fp, Fp2, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 

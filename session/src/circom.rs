@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use zkpipe_circom::binfile::BinFile;
+use zkpipe_circom::r1cs::r1cs_curve;
 use zkpipe_circom::{CircomR1cs, json, json_bn254};
 use zkpipe_core::groth16::{
     self, HQuery, Parameters, PreparedVerifyingKey, Proof, StageTimes, VerifyingKey,
@@ -15,7 +17,7 @@ use zkpipe_core::util::fsutil::{
     check_input, check_outputs, check_writable, check_writable_dir, read_capped, write_atomically,
 };
 use zkpipe_core::util::progress::Progress;
-use zkpipe_core::{Curve, Error, Fr};
+use zkpipe_core::{Curve, Error, Fr, bn254};
 
 use crate::prove::self_check;
 use crate::{Blinding, ProverOptions, Session};
@@ -156,13 +158,19 @@ fn name(p: &Path) -> String {
 /// As [`CircomR1cs::load_checked`]; [`Error::InvalidInput`] for a circuit
 /// too big for this machine.
 pub fn load_circuit(path: &Path) -> Result<CircomR1cs, Error> {
-    CircomR1cs::load_checked(path, |constraints, wires| {
+    CircomR1cs::load_checked(path, admit_circuit(path))
+}
+
+/// Refuses, before its constraints are read, a circuit this machine's
+/// memory cannot prove.
+fn admit_circuit(path: &Path) -> impl FnOnce(u64, u64) -> Result<(), Error> + '_ {
+    move |constraints, wires| {
         let size = constraints.max(wires);
         zkpipe_core::util::machine::check_memory(
             &format!("{} ({size} constraints or wires)", name(path)),
             size.saturating_mul(zkpipe_core::util::machine::PROVE_BYTES_PER_CONSTRAINT),
         )
-    })
+    }
 }
 
 /// Runs the generator `wasm` on `input`: the full witness. `wires`: the
@@ -454,11 +462,27 @@ pub fn setup(
     };
     let files: Vec<(&str, &Path)> = files.iter().map(|(f, p)| (*f, p.as_path())).collect();
     check_outputs(&[("--r1cs", r1cs)], &files)?;
+    let file = BinFile::load(r1cs, b"r1cs", &[1])?;
+    let curve = r1cs_curve(&file)?;
     match out {
         SetupOutput::Zkey(z) => check_writable(z)?,
+        SetupOutput::Folder(_) if curve == Curve::Bn254 => {
+            return Err(Error::InvalidInput(format!(
+                "{} is a BN254 circuit: its test keys are written as a snarkjs zkey (--zkey FILE); \
+                 --out writes zkpipe's BLS12-381 keys",
+                name(r1cs)
+            )));
+        }
         SetupOutput::Folder(d) => check_writable_dir(d)?,
     }
-    let circuit = load_circuit(r1cs)?;
+    if let (Curve::Bn254, SetupOutput::Zkey(z)) = (curve, out) {
+        let circuit = CircomR1cs::<bn254::Fr>::read(&file, admit_circuit(r1cs))?;
+        drop(file);
+        let key = bn254::setup::setup(&circuit.r1cs, seed, progress);
+        return zkpipe_circom::write_zkey_bn254(z, &key, &circuit);
+    }
+    let circuit = CircomR1cs::read(&file, admit_circuit(r1cs))?;
+    drop(file);
     let h_query = match out {
         SetupOutput::Zkey(_) => HQuery::OddCoset,
         SetupOutput::Folder(_) => HQuery::TauPowers,

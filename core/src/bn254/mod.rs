@@ -20,6 +20,7 @@ use rand_core::RngCore;
 use crate::Error;
 
 pub mod groth16;
+pub mod setup;
 
 /// Two-adicity of r − 1: BN254's Fr has roots of unity of order up to 2^28.
 pub const FR_TWO_ADICITY: u32 = 28;
@@ -140,6 +141,14 @@ impl Fr {
 }
 
 impl Fp {
+    /// q, little-endian limbs.
+    pub const MODULUS: [u64; 4] = [
+        0x3c20_8c16_d87c_fd47,
+        0x9781_6a91_6871_ca8d,
+        0xb850_45b6_8181_585d,
+        0x3064_4e72_e131_a029,
+    ];
+
     /// The element with canonical little-endian bytes `bytes`.
     ///
     /// # Errors

@@ -11,7 +11,7 @@ mod odd_coset;
 mod proof;
 mod prover;
 mod quotient;
-mod setup;
+pub(crate) mod setup;
 mod verifier;
 
 pub use crate::stage::Stage;

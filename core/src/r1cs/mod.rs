@@ -34,19 +34,27 @@ pub(crate) fn to_fr(v: Vec<Scalar>) -> Vec<Fr> {
     v.into_iter().map(fr).collect()
 }
 
-/// A sparse matrix in compressed sparse row form.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Csr {
+/// A sparse matrix in compressed sparse row form, over BLS12-381's scalar
+/// field unless `F` says otherwise.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Csr<F = Fr> {
     /// `row_ptr[r]..row_ptr[r + 1]` indexes row `r`'s entries.
     pub row_ptr: Vec<u64>,
     /// Column (variable) of each entry.
     pub cols: Vec<u32>,
     /// Coefficient of each entry.
-    pub vals: Vec<Fr>,
+    pub vals: Vec<F>,
 }
 
-impl Csr {
-    pub(super) fn new() -> Self {
+impl<F> Default for Csr<F> {
+    fn default() -> Self {
+        Csr::new()
+    }
+}
+
+impl<F> Csr<F> {
+    /// No rows.
+    pub fn new() -> Self {
         Csr {
             row_ptr: vec![0],
             cols: vec![],
@@ -63,7 +71,9 @@ impl Csr {
     pub fn nnz(&self) -> usize {
         self.cols.len()
     }
+}
 
+impl Csr {
     /// `self · w`, one value per row, on the current rayon pool.
     pub fn mul_vec(&self, w: &[Fr]) -> Vec<Fr> {
         self.mul_split(w, &[])
@@ -118,19 +128,20 @@ const ONE_MONT: Fr = Fr {
     ],
 };
 
-/// A circuit's constraint system, recorded.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct R1cs {
+/// A circuit's constraint system, recorded (over BLS12-381's scalar field
+/// unless `F` says otherwise).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct R1cs<F = Fr> {
     /// Number of public inputs, the constant one included.
     pub num_inputs: usize,
     /// Number of private variables.
     pub num_aux: usize,
     /// Left factors, one row per constraint.
-    pub a: Csr,
+    pub a: Csr<F>,
     /// Right factors.
-    pub b: Csr,
+    pub b: Csr<F>,
     /// Products.
-    pub c: Csr,
+    pub c: Csr<F>,
 }
 
 /// Which variables appear in A and B (bellperson's density bitmaps: its
@@ -145,12 +156,48 @@ pub struct Density {
     pub b_aux: Vec<bool>,
 }
 
-impl R1cs {
+impl<F> Default for R1cs<F> {
+    fn default() -> Self {
+        R1cs {
+            num_inputs: 0,
+            num_aux: 0,
+            a: Csr::new(),
+            b: Csr::new(),
+            c: Csr::new(),
+        }
+    }
+}
+
+impl<F> R1cs<F> {
     /// Number of constraints (rows).
     pub fn num_constraints(&self) -> usize {
         self.a.rows()
     }
 
+    /// Which variables appear in A and B.
+    pub fn density(&self) -> Density {
+        let n_in = self.num_inputs;
+        let mark = |m: &Csr<F>, inputs: bool| {
+            let mut d = vec![false; if inputs { n_in } else { self.num_aux }];
+            for &c in &m.cols {
+                let c = c as usize;
+                match (inputs, c < n_in) {
+                    (true, true) => d[c] = true,
+                    (false, false) => d[c - n_in] = true,
+                    _ => {}
+                }
+            }
+            d
+        };
+        Density {
+            a_aux: mark(&self.a, false),
+            b_input: mark(&self.b, true),
+            b_aux: mark(&self.b, false),
+        }
+    }
+}
+
+impl R1cs {
     /// The matrices as the plugin seam borrows them.
     pub fn as_seam(&self) -> crate::plugin::R1csRef<'_> {
         fn csr(m: &Csr) -> crate::plugin::CsrRef<'_> {
@@ -290,28 +337,6 @@ impl R1cs {
     pub fn first_unsatisfied(&self, w: &Witness) -> Result<Option<usize>, Error> {
         let [a, b, c] = self.spmv(w)?;
         Ok(first_unsatisfied_row([&a, &b, &c]))
-    }
-
-    /// Which variables appear in A and B.
-    pub fn density(&self) -> Density {
-        let n_in = self.num_inputs;
-        let mark = |m: &Csr, inputs: bool| {
-            let mut d = vec![false; if inputs { n_in } else { self.num_aux }];
-            for &c in &m.cols {
-                let c = c as usize;
-                match (inputs, c < n_in) {
-                    (true, true) => d[c] = true,
-                    (false, false) => d[c - n_in] = true,
-                    _ => {}
-                }
-            }
-            d
-        };
-        Density {
-            a_aux: mark(&self.a, false),
-            b_input: mark(&self.b, true),
-            b_aux: mark(&self.b, false),
-        }
     }
 }
 

@@ -14,7 +14,7 @@ use blst::*;
 use crate::binfile::Reader;
 use zkpipe_core::types::{Fp, Fp2};
 use zkpipe_core::util::decimal::{decimal_to_limbs, limbs_to_decimal};
-use zkpipe_core::{Error, Fr, G1Affine, G2Affine};
+use zkpipe_core::{Error, Fr, G1Affine, G2Affine, ScalarField};
 
 /// BLS12-381's scalar field r, little-endian bytes.
 pub const BLS12_381_R: [u8; 32] =
@@ -115,9 +115,10 @@ pub fn fr_canonical(bytes: &[u8], what: impl FnOnce() -> String) -> Result<Fr, E
     Fr::from_bytes_le(b).map_err(|_| Error::InvalidEncoding(format!("{}: not below r", what())))
 }
 
-/// `(R²)⁻¹` for R = 2^256 mod r: undoes a zkey coefficient's `v·R²`.
-pub fn zkey_coefficient_scale() -> Fr {
-    let r_mod = Fr::from_u64(2).pow(&[256]);
+/// `(R²)⁻¹` for R = 2^256 mod r (either curve's r): undoes a zkey
+/// coefficient's `v·R²`.
+pub fn zkey_coefficient_scale<F: ScalarField>() -> F {
+    let r_mod = F::from_u64(2).square_times(8);
     r_mod.mul(&r_mod).inverse().expect("R is invertible mod r")
 }
 
@@ -283,7 +284,12 @@ mod tests {
     fn coefficient_scale_undoes_r_squared() {
         let v = Fr::from_u64(12345);
         let r_mod = Fr::from_u64(2).pow(&[256]);
-        assert_eq!(v.mul(&r_mod).mul(&r_mod).mul(&zkey_coefficient_scale()), v);
+        assert_eq!(
+            v.mul(&r_mod)
+                .mul(&r_mod)
+                .mul(&zkey_coefficient_scale::<Fr>()),
+            v
+        );
     }
 }
 

@@ -18,6 +18,7 @@ use zkpipe_core::plugin::{MsmConfig, NttConfigOf, NttDirection};
 use zkpipe_core::{Backend, Curve, Error};
 
 use crate::binfile::{BinFile, Reader};
+use crate::field::zkey_coefficient_scale;
 use crate::zkey::ZkeyHeader;
 use crate::zkey_bn254::{g1_of, g2_of, zkey_parts};
 
@@ -49,21 +50,12 @@ fn g1s(f: &BinFile, section: u32, what: &str, count: usize) -> Result<Vec<G1Affi
         .collect()
 }
 
-/// R⁻² mod r for R = 2^256: undoes a zkey coefficient's `v·R²`.
-fn coefficient_scale() -> Fr {
-    let two_256 = (0..256).fold(Fr::one(), |x, _| x.add(&x));
-    two_256
-        .mul(&two_256)
-        .inverse()
-        .expect("R is invertible mod r")
-}
-
 fn coefficients(f: &BinFile, header: ZkeyHeader) -> Result<Vec<(u32, u32, u32, Fr)>, Error> {
     let mut s: Reader<'_> = f.section(4, "coefficients")?;
     let count = s.u32("coefficient count")? as u64;
     let bytes = s.items(count, 44, "coefficients")?;
     s.finish()?;
-    let scale = coefficient_scale();
+    let scale: Fr = zkey_coefficient_scale();
     bytes
         .chunks_exact(44)
         .enumerate()

@@ -11,15 +11,16 @@
 use std::path::Path;
 
 use crate::binfile::{BinFile, Reader};
-use crate::field::{BLS12_381_R, check_prime, fr_canonical};
-use zkpipe_core::Error;
+use crate::field::{BLS12_381_R, check_prime};
 use zkpipe_core::r1cs::{Csr, R1cs};
+use zkpipe_core::{Curve, Error, Fr, ScalarField};
 
-/// A circom circuit's constraint system and its header.
+/// A circom circuit's constraint system and its header, over BLS12-381's
+/// scalar field unless `F` says otherwise.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CircomR1cs {
+pub struct CircomR1cs<F = Fr> {
     /// The constraints, as zkpipe proves them.
-    pub r1cs: R1cs,
+    pub r1cs: R1cs<F>,
     /// Wires, the constant one included (`r1cs.num_inputs + r1cs.num_aux`).
     pub num_wires: usize,
     /// Public outputs (the first public signals).
@@ -32,12 +33,29 @@ pub struct CircomR1cs {
     pub num_labels: u64,
 }
 
-impl CircomR1cs {
+/// The curve of an `.r1cs` file, from its header's prime.
+///
+/// # Errors
+/// As [`BinFile::section`]; [`Error::InvalidInput`] for a prime of
+/// neither curve.
+pub fn r1cs_curve(f: &BinFile) -> Result<Curve, Error> {
+    let mut h = f.section(1, "header")?;
+    let n8 = h.u32("field size")? as usize;
+    let prime = h.take(n8, "prime")?;
+    Curve::from_scalar_modulus_le(prime).map_or_else(
+        || check_prime(&h, prime, &BLS12_381_R, "prime").map(|()| Curve::Bls12_381),
+        Ok,
+    )
+}
+
+impl<F> CircomR1cs<F> {
     /// Public signals: outputs then inputs (snarkjs's `nPublic`).
     pub fn num_public(&self) -> usize {
         self.num_pub_out + self.num_pub_in
     }
+}
 
+impl CircomR1cs {
     /// Reads an `.r1cs` file.
     ///
     /// # Errors
@@ -58,7 +76,7 @@ impl CircomR1cs {
         path: &Path,
         admit: impl FnOnce(u64, u64) -> Result<(), Error>,
     ) -> Result<CircomR1cs, Error> {
-        CircomR1cs::from_file(&BinFile::load(path, b"r1cs", &[1])?, admit)
+        CircomR1cs::read(&BinFile::load(path, b"r1cs", &[1])?, admit)
     }
 
     /// Parses `.r1cs` bytes; `name` is used in messages.
@@ -66,20 +84,33 @@ impl CircomR1cs {
     /// # Errors
     /// As [`CircomR1cs::load`].
     pub fn from_bytes(name: &str, bytes: Vec<u8>) -> Result<CircomR1cs, Error> {
-        CircomR1cs::from_file(
+        CircomR1cs::read(
             &BinFile::parse(name.into(), bytes, b"r1cs", &[1])?,
             |_, _| Ok(()),
         )
     }
+}
 
-    fn from_file(
+impl<F: ScalarField> CircomR1cs<F> {
+    /// Parses a loaded `.r1cs` over `F`'s prime; `admit` is asked about
+    /// the constraint and wire counts before the constraints are read.
+    ///
+    /// # Errors
+    /// As [`CircomR1cs::load`]; for BN254, [`Error::WrongCurve`] naming
+    /// both curves when the file is over BLS12-381's prime.
+    pub fn read(
         f: &BinFile,
         admit: impl FnOnce(u64, u64) -> Result<(), Error>,
-    ) -> Result<CircomR1cs, Error> {
+    ) -> Result<CircomR1cs<F>, Error> {
         let mut h = f.section(1, "header")?;
         let n8 = h.u32("field size")? as usize;
         let prime = h.take(n8, "prime")?;
-        check_prime(&h, prime, &BLS12_381_R, "prime")?;
+        match Curve::from_scalar_modulus_le(prime) {
+            // BLS12-381's own message names BN254's other ways in.
+            _ if F::CURVE == Curve::Bls12_381 => check_prime(&h, prime, &BLS12_381_R, "prime")?,
+            Some(found) => F::CURVE.expect(found, &f.name)?,
+            None => return Err(h.error("its prime is neither BLS12-381's r nor BN254's r")),
+        }
         let num_wires = h.u32("wire count")? as usize;
         let num_pub_out = h.u32("public output count")? as usize;
         let num_pub_in = h.u32("public input count")? as usize;
@@ -110,11 +141,7 @@ impl CircomR1cs {
         }
 
         let mut c = f.section(2, "constraints")?;
-        let [mut a, mut b, mut cc] = [(); 3].map(|()| Csr {
-            row_ptr: vec![0],
-            cols: vec![],
-            vals: vec![],
-        });
+        let [mut a, mut b, mut cc] = [(); 3].map(|()| Csr::new());
         for row in 0..num_constraints {
             for (m, which) in [(&mut a, "A"), (&mut b, "B"), (&mut cc, "C")] {
                 read_lc(&mut c, m, row, which, num_wires)?;
@@ -153,9 +180,9 @@ impl CircomR1cs {
 }
 
 /// One linear combination, appended to `m` as row `row`.
-fn read_lc(
+fn read_lc<F: ScalarField>(
     r: &mut Reader<'_>,
-    m: &mut Csr,
+    m: &mut Csr<F>,
     row: u64,
     which: &str,
     num_wires: usize,
@@ -172,8 +199,13 @@ fn read_lc(
             )));
         }
         m.cols.push(wire);
-        m.vals.push(fr_canonical(&t[4..], || {
-            format!("{} ({}): coefficient", r.name(), what())
+        let value = F::from_bytes_le(t[4..].try_into().expect("36-byte term"));
+        m.vals.push(value.map_err(|_| {
+            Error::InvalidEncoding(format!(
+                "{} ({}): coefficient: not below r",
+                r.name(),
+                what()
+            ))
         })?);
     }
     m.row_ptr.push(m.cols.len() as u64);
@@ -184,7 +216,7 @@ fn read_lc(
 pub(crate) mod tests {
     use super::*;
     use crate::binfile::tests::container;
-    use zkpipe_core::Fr;
+    use zkpipe_core::bn254;
 
     /// `.r1cs` bytes for `x·x = y` with y public (wires: one, y, x), over `prime`.
     pub fn square_r1cs(prime: &[u8; 32]) -> Vec<u8> {
@@ -229,6 +261,31 @@ pub(crate) mod tests {
         let bn = crate::field::tests_support::bn254_r();
         let e = CircomR1cs::from_bytes("t", square_r1cs(&bn)).unwrap_err();
         assert!(e.to_string().contains("BN254 is not supported yet"), "{e}");
+    }
+
+    #[test]
+    fn bn254_reads_over_bn254_and_a_bls12_381_file_is_refused_naming_both() {
+        let parse = |prime| BinFile::parse("t".into(), square_r1cs(prime), b"r1cs", &[1]).unwrap();
+        let bn = crate::field::tests_support::bn254_r();
+        let f = parse(&bn);
+        assert_eq!(r1cs_curve(&f).unwrap(), Curve::Bn254);
+        let c = CircomR1cs::<bn254::Fr>::read(&f, |_, _| Ok(())).unwrap();
+        assert_eq!((c.r1cs.num_inputs, c.r1cs.num_aux), (2, 1));
+        assert_eq!(c.r1cs.c.vals, vec![bn254::Fr::one()]);
+        let f = parse(&BLS12_381_R);
+        assert_eq!(r1cs_curve(&f).unwrap(), Curve::Bls12_381);
+        let e = CircomR1cs::<bn254::Fr>::read(&f, |_, _| Ok(())).unwrap_err();
+        assert!(matches!(e, Error::WrongCurve { .. }), "{e}");
+        assert!(
+            e.to_string().contains("BLS12-381") && e.to_string().contains("BN254"),
+            "{e}"
+        );
+        let bytes = square_r1cs(&bn);
+        for cut in 0..bytes.len() {
+            let read = BinFile::parse("t".into(), bytes[..cut].to_vec(), b"r1cs", &[1])
+                .and_then(|f| CircomR1cs::<bn254::Fr>::read(&f, |_, _| Ok(())));
+            assert!(read.is_err(), "{cut}");
+        }
     }
 
     #[test]

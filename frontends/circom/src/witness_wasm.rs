@@ -20,7 +20,7 @@ use wasmi::{
     StoreLimitsBuilder, TrapCode,
 };
 
-use crate::witness_field::WitnessField;
+use zkpipe_core::ScalarField;
 use zkpipe_core::{Curve, Error, Fr};
 
 /// The most memory a witness generator may grow to: wasm32's whole space.
@@ -292,7 +292,7 @@ impl WitnessGenerator {
         self.curve
     }
 
-    fn write_shared<F: WitnessField>(&mut self, x: &F) -> Result<(), Error> {
+    fn write_shared<F: ScalarField>(&mut self, x: &F) -> Result<(), Error> {
         let b = x.to_bytes_le();
         for i in 0..self.n32.min(8) {
             let w = u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap());
@@ -322,7 +322,7 @@ impl WitnessGenerator {
     /// # Errors
     /// As [`WitnessGenerator::calculate`]; [`Error::WrongCurve`] for `F` of
     /// another curve.
-    pub fn calculate_as<F: WitnessField>(&mut self, input: &Value) -> Result<Vec<F>, Error> {
+    pub fn calculate_as<F: ScalarField>(&mut self, input: &Value) -> Result<Vec<F>, Error> {
         F::CURVE.expect(self.curve, &self.name)?;
         let obj = input.as_object().ok_or_else(|| {
             Error::InvalidEncoding("input: expected a JSON object of signal names".into())
@@ -474,7 +474,7 @@ pub fn calculate_wtns(
     input: &Value,
     fuel: Option<u64>,
 ) -> Result<(Vec<u8>, u64, usize, Curve), Error> {
-    fn bytes<F: WitnessField>(
+    fn bytes<F: ScalarField>(
         g: &mut WitnessGenerator,
         input: &Value,
     ) -> Result<(Vec<u8>, usize), Error> {
@@ -520,7 +520,7 @@ fn fnv1a(s: &str) -> u64 {
 }
 
 /// Appends `v`'s numbers to `out` (arrays flattened in order), reduced mod r.
-fn flatten<F: WitnessField>(v: &Value, key: &str, out: &mut Vec<F>) -> Result<(), Error> {
+fn flatten<F: ScalarField>(v: &Value, key: &str, out: &mut Vec<F>) -> Result<(), Error> {
     let bad = || Error::InvalidEncoding(format!("input: `{key}`: `{v}` is not an integer"));
     match v {
         Value::Array(a) => a.iter().try_for_each(|x| flatten(x, key, out)),
@@ -544,7 +544,7 @@ fn flatten<F: WitnessField>(v: &Value, key: &str, out: &mut Vec<F>) -> Result<()
 }
 
 /// A decimal or `0x` hex integer, maybe negative, reduced mod r.
-fn parse_integer<F: WitnessField>(s: &str) -> Option<F> {
+fn parse_integer<F: ScalarField>(s: &str) -> Option<F> {
     let (neg, s) = match s.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, s),

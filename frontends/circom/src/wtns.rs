@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::binfile::BinFile;
 use crate::field::{BLS12_381_R, check_prime, fr_canonical};
 use crate::r1cs::CircomR1cs;
-use crate::witness_field::WitnessField;
+use zkpipe_core::ScalarField;
 use zkpipe_core::r1cs::Witness;
 use zkpipe_core::{Error, Fr};
 
@@ -48,7 +48,7 @@ fn read(f: &BinFile) -> Result<Vec<Fr>, Error> {
 
 /// A `.wtns` file's bytes (version 2, the prime of `F`'s curve), as
 /// snarkjs writes them.
-pub fn wtns_to_bytes<F: WitnessField>(values: &[F]) -> Vec<u8> {
+pub fn wtns_to_bytes<F: ScalarField>(values: &[F]) -> Vec<u8> {
     let mut out = b"wtns".to_vec();
     out.extend(2u32.to_le_bytes());
     out.extend(2u32.to_le_bytes());

@@ -304,7 +304,7 @@ fn check_coefficients(f: &BinFile, circuit: &CircomR1cs, r1cs_name: &str) -> Res
             "the zkey has {count} QAP coefficients, the r1cs's A and B (with one per public input) make {want}"
         )));
     }
-    let scale = zkey_coefficient_scale();
+    let scale: Fr = zkey_coefficient_scale();
     let rows = r1cs.num_constraints();
     // Compared in snarkjs's order: per constraint its A terms, then its B terms.
     let mut i = 0usize;

@@ -10,14 +10,6 @@ use zkpipe_core::{Curve, Error};
 use crate::binfile::{BinFile, Reader};
 use crate::zkey::ZkeyHeader;
 
-/// BN254's base field modulus q, little-endian limbs.
-const Q: [u64; 4] = [
-    0x3c20_8c16_d87c_fd47,
-    0x9781_6a91_6871_ca8d,
-    0xb850_45b6_8181_585d,
-    0x3064_4e72_e131_a029,
-];
-
 /// The curve of a zkey, from its header's scalar field prime.
 ///
 /// # Errors
@@ -38,7 +30,7 @@ fn fp(bytes: &[u8]) -> Option<Fp> {
     let limbs: [u64; 4] =
         std::array::from_fn(|i| u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap()));
     // Below q, compared from the top limb down.
-    let below = limbs.iter().rev().cmp(Q.iter().rev()) == std::cmp::Ordering::Less;
+    let below = limbs.iter().rev().cmp(Fp::MODULUS.iter().rev()) == std::cmp::Ordering::Less;
     below.then_some(Fp { limbs })
 }
 

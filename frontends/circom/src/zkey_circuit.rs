@@ -27,7 +27,7 @@ pub(crate) fn circuit_of(f: &BinFile, header: ZkeyHeader) -> Result<CircomR1cs, 
     let count = s.u32("coefficient count")? as u64;
     let bytes = s.items(count, 44, "coefficients")?;
     s.finish()?;
-    let scale = zkey_coefficient_scale();
+    let scale: Fr = zkey_coefficient_scale();
     let mut terms = Vec::with_capacity(count as usize);
     for (i, t) in bytes.chunks_exact(44).enumerate() {
         let word = |k: usize| u32::from_le_bytes(t[4 * k..4 * k + 4].try_into().unwrap());

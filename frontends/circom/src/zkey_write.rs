@@ -11,11 +11,12 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::field::{BLS12_381_P, BLS12_381_R, zkey_coefficient_scale};
+use crate::field::{BLS12_381_P, zkey_coefficient_scale};
 use crate::r1cs::CircomR1cs;
+use zkpipe_core::bn254::setup::ProvingKey;
 use zkpipe_core::groth16::{HQuery, Parameters, domain_log_size};
 use zkpipe_core::util::fsutil::write_atomically_with;
-use zkpipe_core::{Error, Fp, G1Affine, G2Affine};
+use zkpipe_core::{Error, Fp, G1Affine, G2Affine, ScalarField, bn254};
 
 fn fp(out: &mut Vec<u8>, x: &Fp) {
     for l in x.limbs {
@@ -32,6 +33,31 @@ fn g2(out: &mut Vec<u8>, p: &G2Affine) {
     for c in [&p.x.c[0], &p.x.c[1], &p.y.c[0], &p.y.c[1]] {
         fp(out, c);
     }
+}
+
+/// Montgomery form, as for BLS12-381: the seam's limbs.
+fn bn_fp(out: &mut Vec<u8>, x: &bn254::Fp) {
+    for l in x.limbs {
+        out.extend(l.to_le_bytes());
+    }
+}
+
+fn bn_g1(out: &mut Vec<u8>, p: &bn254::G1Affine) {
+    bn_fp(out, &p.x);
+    bn_fp(out, &p.y);
+}
+
+fn bn_g2(out: &mut Vec<u8>, p: &bn254::G2Affine) {
+    for c in [&p.x.c[0], &p.x.c[1], &p.y.c[0], &p.y.c[1]] {
+        bn_fp(out, c);
+    }
+}
+
+/// `points`, each written by `put`, one after another.
+fn all<P>(points: &[P], put: fn(&mut Vec<u8>, &P)) -> Vec<u8> {
+    let mut out = Vec::new();
+    points.iter().for_each(|p| put(&mut out, p));
+    out
 }
 
 fn u32_of(n: usize, what: &str) -> Result<u32, Error> {
@@ -63,6 +89,81 @@ fn spread<P: Copy>(points: &[P], dense: &[bool], identity: P) -> Result<Vec<P>, 
     Ok(out)
 }
 
+/// A key's points as the zkey stores them, each section already encoded.
+struct Points {
+    /// The base field prime, little-endian (its length is the element size).
+    q: Vec<u8>,
+    /// α₁, β₁, β₂, γ₂, δ₁, δ₂.
+    vk: Vec<u8>,
+    ic: Vec<u8>,
+    a: Vec<u8>,
+    b_g1: Vec<u8>,
+    b_g2: Vec<u8>,
+    c: Vec<u8>,
+    h: Vec<u8>,
+}
+
+/// The sections of a zkey for `circuit` with `points`, in file order.
+fn sections<F: ScalarField>(
+    circuit: &CircomR1cs<F>,
+    points: Points,
+) -> Result<Vec<(u32, Vec<u8>)>, Error> {
+    let r1cs = &circuit.r1cs;
+    let n = 1usize << domain_log_size(r1cs.num_constraints(), r1cs.num_inputs);
+    let mut header = Vec::new();
+    header.extend(u32_of(points.q.len(), "Fq size")?.to_le_bytes());
+    header.extend(&points.q);
+    header.extend(32u32.to_le_bytes());
+    header.extend(F::CURVE.scalar_modulus_le());
+    header.extend(u32_of(circuit.num_wires, "variable count")?.to_le_bytes());
+    header.extend(u32_of(circuit.num_public(), "public signal count")?.to_le_bytes());
+    header.extend(u32_of(n, "domain size")?.to_le_bytes());
+    header.extend(&points.vk);
+
+    // Per constraint its A terms then its B terms, then `1·signalᵢ` in A
+    // at row constraints + i for the one and each public signal; values
+    // times R² (snarkjs keeps them in Montgomery form twice over).
+    let r2 = zkey_coefficient_scale::<F>()
+        .inverse()
+        .expect("R² is invertible mod r");
+    let rows = r1cs.num_constraints();
+    let count = r1cs.a.nnz() + r1cs.b.nnz() + r1cs.num_inputs;
+    let mut coefs = Vec::with_capacity(4 + 44 * count);
+    coefs.extend(u32_of(count, "coefficient count")?.to_le_bytes());
+    let mut term = |m: u32, row: usize, col: u32, v: &F| -> Result<(), Error> {
+        coefs.extend(m.to_le_bytes());
+        coefs.extend(u32_of(row, "constraint")?.to_le_bytes());
+        coefs.extend(col.to_le_bytes());
+        coefs.extend(v.mul(&r2).to_bytes_le());
+        Ok(())
+    };
+    for row in 0..rows {
+        for (tag, m) in [(0u32, &r1cs.a), (1u32, &r1cs.b)] {
+            for k in m.row_ptr[row] as usize..m.row_ptr[row + 1] as usize {
+                term(tag, row, m.cols[k], &m.vals[k])?;
+            }
+        }
+    }
+    for input in 0..r1cs.num_inputs {
+        term(0, rows + input, input as u32, &F::one())?;
+    }
+
+    let mut contributions = vec![0u8; 64];
+    contributions.extend(0u32.to_le_bytes());
+    Ok(vec![
+        (1, 1u32.to_le_bytes().to_vec()),
+        (2, header),
+        (3, points.ic),
+        (4, coefs),
+        (5, points.a),
+        (6, points.b_g1),
+        (7, points.b_g2),
+        (8, points.c),
+        (9, points.h),
+        (10, contributions),
+    ])
+}
+
 /// The sections of a zkey for `params` and `circuit`, in file order.
 ///
 /// # Errors
@@ -81,58 +182,14 @@ pub fn zkey_sections(
     params
         .check_shape(r1cs)
         .map_err(|e| Error::InvalidInput(format!("the key does not fit the circuit: {e}")))?;
-    let n = 1usize << domain_log_size(r1cs.num_constraints(), r1cs.num_inputs);
     let vk = &params.vk;
-
-    let mut header = Vec::new();
-    header.extend(48u32.to_le_bytes());
-    header.extend(BLS12_381_P);
-    header.extend(32u32.to_le_bytes());
-    header.extend(BLS12_381_R);
-    header.extend(u32_of(circuit.num_wires, "variable count")?.to_le_bytes());
-    header.extend(u32_of(circuit.num_public(), "public signal count")?.to_le_bytes());
-    header.extend(u32_of(n, "domain size")?.to_le_bytes());
-    g1(&mut header, &vk.alpha_g1);
-    g1(&mut header, &vk.beta_g1);
-    g2(&mut header, &vk.beta_g2);
-    g2(&mut header, &vk.gamma_g2);
-    g1(&mut header, &vk.delta_g1);
-    g2(&mut header, &vk.delta_g2);
-
-    let g1s = |points: &[G1Affine]| {
-        let mut out = Vec::with_capacity(96 * points.len());
-        points.iter().for_each(|p| g1(&mut out, p));
-        out
-    };
-
-    // Per constraint its A terms then its B terms, then `1·signalᵢ` in A
-    // at row constraints + i for the one and each public signal; values
-    // times R² (snarkjs keeps them in Montgomery form twice over).
-    let r2 = zkey_coefficient_scale()
-        .inverse()
-        .expect("R² is invertible mod r");
-    let rows = r1cs.num_constraints();
-    let count = r1cs.a.nnz() + r1cs.b.nnz() + r1cs.num_inputs;
-    let mut coefs = Vec::with_capacity(4 + 44 * count);
-    coefs.extend(u32_of(count, "coefficient count")?.to_le_bytes());
-    let mut term = |m: u32, row: usize, col: u32, v: &zkpipe_core::Fr| -> Result<(), Error> {
-        coefs.extend(m.to_le_bytes());
-        coefs.extend(u32_of(row, "constraint")?.to_le_bytes());
-        coefs.extend(col.to_le_bytes());
-        coefs.extend(v.mul(&r2).to_bytes_le());
-        Ok(())
-    };
-    for row in 0..rows {
-        for (tag, m) in [(0u32, &r1cs.a), (1u32, &r1cs.b)] {
-            for k in m.row_ptr[row] as usize..m.row_ptr[row + 1] as usize {
-                term(tag, row, m.cols[k], &m.vals[k])?;
-            }
-        }
-    }
-    for input in 0..r1cs.num_inputs {
-        term(0, rows + input, input as u32, &zkpipe_core::Fr::one())?;
-    }
-
+    let mut vk_points = Vec::new();
+    g1(&mut vk_points, &vk.alpha_g1);
+    g1(&mut vk_points, &vk.beta_g1);
+    g2(&mut vk_points, &vk.beta_g2);
+    g2(&mut vk_points, &vk.gamma_g2);
+    g1(&mut vk_points, &vk.delta_g1);
+    g2(&mut vk_points, &vk.delta_g2);
     let d = r1cs.density();
     let in_a: Vec<bool> = std::iter::repeat_n(true, r1cs.num_inputs)
         .chain(d.a_aux.iter().copied())
@@ -141,36 +198,78 @@ pub fn zkey_sections(
     let a = spread(&params.a, &in_a, G1Affine::identity())?;
     let b1 = spread(&params.b_g1, &in_b, G1Affine::identity())?;
     let b2 = spread(&params.b_g2, &in_b, G2Affine::identity())?;
-    let mut b2_bytes = Vec::with_capacity(192 * b2.len());
-    b2.iter().for_each(|p| g2(&mut b2_bytes, p));
-
-    let mut contributions = vec![0u8; 64];
-    contributions.extend(0u32.to_le_bytes());
-    Ok(vec![
-        (1, 1u32.to_le_bytes().to_vec()),
-        (2, header),
-        (3, g1s(&vk.ic)),
-        (4, coefs),
-        (5, g1s(&a)),
-        (6, g1s(&b1)),
-        (7, b2_bytes),
-        (8, g1s(&params.l)),
-        (9, g1s(&params.h)),
-        (10, contributions),
-    ])
+    sections(
+        circuit,
+        Points {
+            q: BLS12_381_P.to_vec(),
+            vk: vk_points,
+            ic: all(&vk.ic, g1),
+            a: all(&a, g1),
+            b_g1: all(&b1, g1),
+            b_g2: all(&b2, g2),
+            c: all(&params.l, g1),
+            h: all(&params.h, g1),
+        },
+    )
 }
 
-/// Writes `params` for `circuit` as a snarkjs zkey at `path`, atomically.
+/// The sections of a BN254 zkey for `key` and `circuit`, in file order.
 ///
 /// # Errors
-/// As [`zkey_sections`]; [`Error::Io`] naming `path`.
-pub fn write_zkey(path: &Path, params: &Parameters, circuit: &CircomR1cs) -> Result<(), Error> {
-    let sections = zkey_sections(params, circuit)?;
+/// [`Error::InvalidInput`] when `key` does not have `circuit`'s shape.
+pub fn zkey_sections_bn254(
+    key: &ProvingKey,
+    circuit: &CircomR1cs<bn254::Fr>,
+) -> Result<Vec<(u32, Vec<u8>)>, Error> {
+    let r1cs = &circuit.r1cs;
+    let vars = r1cs.num_inputs + r1cs.num_aux;
+    let n = 1usize << domain_log_size(r1cs.num_constraints(), r1cs.num_inputs);
+    let shape = [
+        ("IC", key.vk.ic.len(), r1cs.num_inputs),
+        ("A", key.a.len(), vars),
+        ("B in G1", key.b_g1.len(), vars),
+        ("B in G2", key.b_g2.len(), vars),
+        ("C", key.c.len(), r1cs.num_aux),
+        ("H", key.h.len(), n),
+    ];
+    if let Some((what, got, want)) = shape.iter().find(|(_, got, want)| got != want) {
+        return Err(Error::InvalidInput(format!(
+            "the key does not fit the circuit: {got} {what} points, the circuit needs {want}"
+        )));
+    }
+    let vk = &key.vk;
+    let mut vk_points = Vec::new();
+    bn_g1(&mut vk_points, &vk.alpha_g1);
+    bn_g1(&mut vk_points, &key.beta_g1);
+    bn_g2(&mut vk_points, &vk.beta_g2);
+    bn_g2(&mut vk_points, &vk.gamma_g2);
+    bn_g1(&mut vk_points, &key.delta_g1);
+    bn_g2(&mut vk_points, &vk.delta_g2);
+    sections(
+        circuit,
+        Points {
+            q: bn254::Fp::MODULUS
+                .iter()
+                .flat_map(|l| l.to_le_bytes())
+                .collect(),
+            vk: vk_points,
+            ic: all(&vk.ic, bn_g1),
+            a: all(&key.a, bn_g1),
+            b_g1: all(&key.b_g1, bn_g1),
+            b_g2: all(&key.b_g2, bn_g2),
+            c: all(&key.c, bn_g1),
+            h: all(&key.h, bn_g1),
+        },
+    )
+}
+
+/// Writes `sections` as a zkey at `path`, atomically.
+fn write_sections(path: &Path, sections: &[(u32, Vec<u8>)]) -> Result<(), Error> {
     write_atomically_with(path, |w| {
         w.write_all(b"zkey")?;
         w.write_all(&1u32.to_le_bytes())?;
         w.write_all(&(sections.len() as u32).to_le_bytes())?;
-        for (ty, data) in &sections {
+        for (ty, data) in sections {
             w.write_all(&ty.to_le_bytes())?;
             w.write_all(&(data.len() as u64).to_le_bytes())?;
             w.write_all(data)?;
@@ -179,10 +278,32 @@ pub fn write_zkey(path: &Path, params: &Parameters, circuit: &CircomR1cs) -> Res
     })
 }
 
+/// Writes `params` for `circuit` as a snarkjs zkey at `path`, atomically.
+///
+/// # Errors
+/// As [`zkey_sections`]; [`Error::Io`] naming `path`.
+pub fn write_zkey(path: &Path, params: &Parameters, circuit: &CircomR1cs) -> Result<(), Error> {
+    write_sections(path, &zkey_sections(params, circuit)?)
+}
+
+/// Writes a BN254 `key` for `circuit` as a snarkjs zkey at `path`, atomically.
+///
+/// # Errors
+/// As [`zkey_sections_bn254`]; [`Error::Io`] naming `path`.
+pub fn write_zkey_bn254(
+    path: &Path,
+    key: &ProvingKey,
+    circuit: &CircomR1cs<bn254::Fr>,
+) -> Result<(), Error> {
+    write_sections(path, &zkey_sections_bn254(key, circuit)?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::binfile::BinFile;
     use crate::binfile::tests::container;
+    use crate::field::BLS12_381_R;
     use crate::r1cs::tests::square_r1cs;
     use zkpipe_core::groth16::setup_for;
     use zkpipe_core::util::progress::Silent;
@@ -194,6 +315,29 @@ mod tests {
         let bytes = container(b"zkey", 1, &zkey_sections(&params, &c).unwrap());
         let back = crate::zkey_from_bytes("t.zkey", bytes, &c, "t.r1cs").unwrap();
         assert_eq!(back, params);
+    }
+
+    #[test]
+    fn a_bn254_key_reads_back_as_the_same_verifying_key() {
+        let bytes = square_r1cs(&crate::field::tests_support::bn254_r());
+        let f = BinFile::parse("t".into(), bytes, b"r1cs", &[1]).unwrap();
+        let c = CircomR1cs::<bn254::Fr>::read(&f, |_, _| Ok(())).unwrap();
+        let key = zkpipe_core::bn254::setup::setup(&c.r1cs, 4, &Silent);
+        let zkey = container(b"zkey", 1, &zkey_sections_bn254(&key, &c).unwrap());
+        let f = BinFile::parse("t.zkey".into(), zkey, b"zkey", &[1]).unwrap();
+        let (header, vk) = crate::zkey_bn254::zkey_vk(&f).unwrap();
+        assert_eq!(vk, key.vk);
+        assert_eq!(
+            (header.num_vars, header.num_public, header.domain_size),
+            (3, 1, 4)
+        );
+        let mut short = key.clone();
+        short.h.pop();
+        let e = zkey_sections_bn254(&short, &c).unwrap_err();
+        assert!(
+            e.to_string().contains("3 H points, the circuit needs 4"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -1,0 +1,148 @@
+//! Insecure BN254 test keys from a seed, in snarkjs's layout (the H query
+//! on the odd coset of the 2n-th roots), so that zkpipe, snarkjs and
+//! rapidsnark prove with the same zkey without a powers-of-tau ceremony.
+//! As for BLS12-381's [`setup`](crate::groth16::setup): whoever knows the
+//! seed can forge proofs. For tests and benchmarks only.
+
+use halo2curves::bn256;
+use halo2curves::group::Curve as _;
+use rayon::prelude::*;
+
+use super::groth16::VerifyingKey;
+use super::{Fr, G1Affine, G2Affine};
+use crate::groth16::domain_log_size;
+use crate::groth16::setup::{G2_WEIGHT, Group, fixed_base, lagrange_at, nonzero, qap_at};
+use crate::r1cs::R1cs;
+use crate::util::progress::Progress;
+use crate::util::sample;
+
+/// A BN254 proving key as a snarkjs zkey holds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProvingKey {
+    /// The verifying key.
+    pub vk: VerifyingKey,
+    /// β in G1.
+    pub beta_g1: G1Affine,
+    /// δ in G1.
+    pub delta_g1: G1Affine,
+    /// `[u_j(τ)]₁` for every variable (the identity where `u_j = 0`).
+    pub a: Vec<G1Affine>,
+    /// `[v_j(τ)]₁` for every variable.
+    pub b_g1: Vec<G1Affine>,
+    /// `[v_j(τ)]₂` for every variable.
+    pub b_g2: Vec<G2Affine>,
+    /// `[(β·u_j + α·v_j + w_j)/δ]₁` for each private variable.
+    pub c: Vec<G1Affine>,
+    /// `[L_{2i+1}(τ)/δ]₁` over the 2n-th roots of unity: n points.
+    pub h: Vec<G1Affine>,
+}
+
+macro_rules! h2c_group {
+    ($proj:ty, $aff:ty) => {
+        impl Group for $proj {
+            type Affine = $aff;
+            fn identity() -> Self {
+                <$proj as halo2curves::group::Group>::identity()
+            }
+            fn add(&self, rhs: &Self) -> Self {
+                self + rhs
+            }
+            fn add_affine(&self, rhs: &$aff) -> Self {
+                self + rhs
+            }
+            fn double(&self) -> Self {
+                halo2curves::group::Group::double(self)
+            }
+            fn batch_to_affine(points: &[Self]) -> Vec<$aff> {
+                let mut out = vec![<$aff>::default(); points.len()];
+                <$proj>::batch_normalize(points, &mut out);
+                out
+            }
+        }
+    };
+}
+h2c_group!(bn256::G1, bn256::G1Affine);
+h2c_group!(bn256::G2, bn256::G2Affine);
+
+fn g1s(scalars: &[Fr], progress: &dyn Progress) -> Vec<G1Affine> {
+    fixed_base(bn256::G1::generator(), scalars, 1, progress)
+        .into_par_iter()
+        .map(G1Affine::from_h2c)
+        .collect()
+}
+
+fn g2s(scalars: &[Fr], progress: &dyn Progress) -> Vec<G2Affine> {
+    fixed_base(bn256::G2::generator(), scalars, G2_WEIGHT, progress)
+        .into_par_iter()
+        .map(G2Affine::from_h2c)
+        .collect()
+}
+
+/// A proving key for `r1cs` with toxic waste drawn from `seed`
+/// (**insecure**). `r1cs.num_inputs` counts the constant one and the
+/// public signals; the domain holds the constraints and one row per input.
+pub fn setup(r1cs: &R1cs<Fr>, seed: u64, progress: &dyn Progress) -> ProvingKey {
+    let mut rng = sample::rng(seed);
+    let [tau, alpha, beta, gamma, delta]: [Fr; 5] = std::array::from_fn(|_| nonzero(&mut rng));
+    let log_n = domain_log_size(r1cs.num_constraints(), r1cs.num_inputs);
+    let n = 1usize << log_n;
+    let [u, v, w] = qap_at(r1cs, &lagrange_at(&tau, &Fr::root_of_unity(log_n), n));
+    let gamma_inv = gamma.inverse().expect("nonzero");
+    let delta_inv = delta.inverse().expect("nonzero");
+    let combo = |j: usize, div: &Fr| beta.mul(&u[j]).add(&alpha.mul(&v[j])).add(&w[j]).mul(div);
+    let n_in = r1cs.num_inputs;
+    let vars = n_in + r1cs.num_aux;
+    let ic: Vec<Fr> = (0..n_in).map(|j| combo(j, &gamma_inv)).collect();
+    let c: Vec<Fr> = (n_in..vars)
+        .into_par_iter()
+        .map(|j| combo(j, &delta_inv))
+        .collect();
+    let h: Vec<Fr> = lagrange_at(&tau, &Fr::root_of_unity(log_n + 1), 2 * n)
+        .into_iter()
+        .skip(1)
+        .step_by(2)
+        .map(|l| l.mul(&delta_inv))
+        .collect();
+
+    let (g1, g2) = (G1Affine::generator(), G2Affine::generator());
+    progress.begin(
+        "setup (insecure test keys)",
+        (ic.len() + c.len() + h.len() + 2 * vars) as u64 + G2_WEIGHT * vars as u64,
+    );
+    let key = ProvingKey {
+        vk: VerifyingKey {
+            alpha_g1: g1.mul(&alpha).to_affine(),
+            beta_g2: g2.mul(&beta).to_affine(),
+            gamma_g2: g2.mul(&gamma).to_affine(),
+            delta_g2: g2.mul(&delta).to_affine(),
+            ic: g1s(&ic, progress),
+        },
+        beta_g1: g1.mul(&beta).to_affine(),
+        delta_g1: g1.mul(&delta).to_affine(),
+        a: g1s(&u, progress),
+        b_g1: g1s(&v, progress),
+        b_g2: g2s(&v, progress),
+        c: g1s(&c, progress),
+        h: g1s(&h, progress),
+    };
+    progress.end();
+    key
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::util::progress::Silent;
+
+    #[test]
+    fn fixed_base_multiples_equal_plain_multiplication() {
+        let mut ks = super::super::sample::scalars(20, 4);
+        ks.extend([Fr::ZERO, Fr::one(), Fr::one().neg(), Fr::from_u64(4095)]);
+        let (p1, p2) = (g1s(&ks, &Silent), g2s(&ks, &Silent));
+        for (i, k) in ks.iter().enumerate() {
+            assert_eq!(p1[i], G1Affine::generator().mul(k).to_affine(), "G1 {i}");
+            assert_eq!(p2[i], G2Affine::generator().mul(k).to_affine(), "G2 {i}");
+        }
+        assert!(p1[20].is_identity() && p2[20].is_identity());
+    }
+}
