@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
-"""Writes a circom-format BLS12-381 circuit and its witness without circom:
+"""Writes a circom-format circuit and its witness without circom:
 a squaring chain x_{i+1} = x_i^2 + c_i (c_i = i + 1) of N constraints, then
 out = x_N * 1, with `out` public and x_0 private. circom2 (circom built to
 WebAssembly) takes ~15 minutes to compile 2^16 constraints on 2 cores, so
 files for 2^20 are made here instead; both provers read the same files.
 
-usage: gen_chain.py N OUT_STEM [X0]   ->  OUT_STEM.r1cs, OUT_STEM.wtns
+Over BLS12-381's scalar field, or BN254's with --bn254.
+
+usage: gen_chain.py [--bn254] N OUT_STEM [X0]   ->  OUT_STEM.r1cs, OUT_STEM.wtns
 """
 import struct
 import sys
 
-R = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
+BLS12_381_R = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
+BN254_R = 0x30644E72E131A029B85045B68181585D2833E84879B9709143E1F593F0000001
+R = BLS12_381_R
 
 
 def fe(v):
@@ -25,9 +29,14 @@ def container(magic, version, sections):
 
 
 def main():
-    n = int(sys.argv[1])
-    stem = sys.argv[2]
-    x0 = int(sys.argv[3]) if len(sys.argv) > 3 else 12345
+    global R
+    args = sys.argv[1:]
+    if args and args[0] == "--bn254":
+        R = BN254_R
+        args = args[1:]
+    n = int(args[0])
+    stem = args[1]
+    x0 = int(args[2]) if len(args) > 2 else 12345
     # Wires: 0 one, 1 out (public output), 2 x_0 (private input), 2+i x_i.
     n_wires = 3 + n
     header = struct.pack("<I", 32) + R.to_bytes(32, "little") + struct.pack("<IIIIQI", n_wires, 1, 0, 1, n_wires, n + 1)

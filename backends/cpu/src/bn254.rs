@@ -25,30 +25,41 @@ fn h2c_scalars(scalars: &[Fr]) -> Vec<bn256::Fr> {
         .collect()
 }
 
+/// The terms in halo2curves' types, without those over the identity: its
+/// bucket method (from ~22,000 points) reads every base's affine
+/// coordinates, which the identity lacks, and panics on one. Such a term
+/// adds nothing; zkeys hold many (the variables absent from A or B).
+fn h2c_terms<A: Sync, H: Send>(
+    bases: &[A],
+    scalars: &[Fr],
+    is_identity: impl Fn(&A) -> bool + Sync,
+    h2c: impl Fn(&A) -> H + Sync,
+) -> (Vec<bn256::Fr>, Vec<H>) {
+    bases
+        .par_iter()
+        .zip(scalars)
+        .with_min_len(MIN_CHUNK)
+        .filter(|(b, _)| !is_identity(b))
+        .map(|(b, s)| (s.h2c(), h2c(b)))
+        .unzip()
+}
+
 /// `Σ scalars[i]·bases[i]` in G1 (equal lengths, checked by the guard).
 pub fn msm_g1(bases: &[G1Affine], scalars: &[Fr]) -> G1Projective {
-    if bases.is_empty() {
+    let (s, b) = h2c_terms(bases, scalars, G1Affine::is_identity, G1Affine::h2c);
+    if b.is_empty() {
         return G1Projective::identity();
     }
-    let b: Vec<bn256::G1Affine> = bases
-        .par_iter()
-        .with_min_len(MIN_CHUNK)
-        .map(G1Affine::h2c)
-        .collect();
-    G1Projective::from_h2c(halo2curves::msm::msm_best(&h2c_scalars(scalars), &b))
+    G1Projective::from_h2c(halo2curves::msm::msm_best(&s, &b))
 }
 
 /// `Σ scalars[i]·bases[i]` in G2 (equal lengths, checked by the guard).
 pub fn msm_g2(bases: &[G2Affine], scalars: &[Fr]) -> G2Projective {
-    if bases.is_empty() {
+    let (s, b) = h2c_terms(bases, scalars, G2Affine::is_identity, G2Affine::h2c);
+    if b.is_empty() {
         return G2Projective::from_h2c(bn256::G2::identity());
     }
-    let b: Vec<bn256::G2Affine> = bases
-        .par_iter()
-        .with_min_len(MIN_CHUNK)
-        .map(G2Affine::h2c)
-        .collect();
-    G2Projective::from_h2c(halo2curves::msm::msm_best(&h2c_scalars(scalars), &b))
+    G2Projective::from_h2c(halo2curves::msm::msm_best(&s, &b))
 }
 
 /// Multiplies each element by `c·x^i`, `i` its index.

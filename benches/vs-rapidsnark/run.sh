@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# BN254 Groth16 on the CPU, side by side on the same files in one run:
+# zkpipe (CPU backend), rapidsnark and snarkjs. The circuit is
+# gen_chain.py's squaring chain over BN254's field (N constraints), its key
+# from `zkpipe setup --zkey` (snarkjs's zkey layout, no ceremony). Every
+# proof is checked with `zkpipe groth16 verify`; wall time and peak RSS
+# from /usr/bin/time.
+#
+# usage: ZKPIPE=target/release/zkpipe RAPIDSNARK=/path/to/prover \
+#        [SNARKJS=/path/to/snarkjs] benches/vs-rapidsnark/run.sh N [RUNS] [WORKDIR]
+# rapidsnark is not built by this repository: pass the path of a `prover`
+# binary built from iden3/rapidsnark. Without SNARKJS, snarkjs is skipped.
+set -uo pipefail
+N=${1:?constraints}
+RUNS=${2:-3}
+W=${3:-/tmp/vs-rapidsnark}
+HERE=$(cd "$(dirname "$0")" && pwd)
+Z=${ZKPIPE:?path of the zkpipe binary}
+RS=${RAPIDSNARK:?path of rapidsnark\'s prover}
+mkdir -p "$W"
+log() { echo "== $*"; }
+# "<wall s> <peak MiB>" of a command; its own output goes to $W/last.log.
+timed() {
+  /usr/bin/time -f "%e %M" -o "$W/time.txt" "$@" > "$W/last.log" 2>&1
+  local rc=$?
+  read -r wall kb < <(tail -1 "$W/time.txt")
+  echo "rc=$rc wall_s=$wall peak_mib=$((kb / 1024))"
+  [ $rc -eq 0 ] || tail -5 "$W/last.log"
+}
+check() {
+  "$Z" groth16 verify "$W/vk.json" "$1" "$2" > /dev/null 2>&1 && echo "   verified" || echo "   NOT VERIFIED"
+}
+log "machine: $(nproc) threads, $(uname -m), $(date -u +%FT%TZ)"
+"$Z" --version
+log "generate N=$N"; python3 "$HERE/../vs-snarkjs/gen_chain.py" --bn254 "$N" "$W/chain"
+log "zkpipe setup --zkey"; timed "$Z" setup --r1cs "$W/chain.r1cs" --zkey "$W/chain.zkey" --seed 1
+"$Z" export-vk --zkey "$W/chain.zkey" --out "$W/vk.json"
+ls -la "$W"/chain.*
+for i in $(seq "$RUNS"); do
+  log "zkpipe groth16 prove (CPU backend), run $i"
+  timed "$Z" groth16 prove "$W/chain.zkey" "$W/chain.wtns" "$W/zk.json" "$W/zkpub.json" --backend cpu
+  check "$W/zkpub.json" "$W/zk.json"
+  log "rapidsnark prover, run $i"
+  timed "$RS" "$W/chain.zkey" "$W/chain.wtns" "$W/rs.json" "$W/rspub.json"
+  check "$W/rspub.json" "$W/rs.json"
+done
+if [ -n "${SNARKJS:-}" ]; then
+  log "snarkjs groth16 prove"
+  timed "$SNARKJS" groth16 prove "$W/chain.zkey" "$W/chain.wtns" "$W/sj.json" "$W/sjpub.json"
+  check "$W/sjpub.json" "$W/sj.json"
+fi
