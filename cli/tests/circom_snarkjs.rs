@@ -1412,6 +1412,14 @@ fn bn254_keys_from_zkpipe_setup_prove_with_snarkjs_and_zkpipe() {
             !snarkjs_accepts(f, &bn("vk.json"), Path::new(&zs), Path::new(&zp)),
             "{c}"
         );
+        // A proof that names no curve (as rapidsnark writes them) is read
+        // as the key's.
+        let mut bare = json(Path::new(&zp));
+        bare.as_object_mut().unwrap().remove("curve");
+        let bare_path = path("bare.proof.json");
+        std::fs::write(&bare_path, bare.to_string()).unwrap();
+        let out = zkpipe(t, &["groth16", "verify", &vk, &zs, &bare_path]);
+        assert_eq!(out.status.code(), Some(0), "{c}: {}", text(&out));
     }
     let dir = path("keys");
     let out = zkpipe(

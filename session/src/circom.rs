@@ -535,7 +535,10 @@ fn read_json(path: &Path) -> Result<serde_json::Value, Error> {
 pub fn verify_json(vk: &Path, proof: &Path, public: &Path) -> Result<bool, Error> {
     let (vk_json, proof_json) = (read_json(vk)?, read_json(proof)?);
     let curve = json::curve_of(&vk_json, &name(vk))?;
-    curve.expect(json::curve_of(&proof_json, &name(proof))?, &name(proof))?;
+    // A proof that names no curve (rapidsnark's) is read as the key's.
+    if let Some(c) = json::declared_curve(&proof_json, &name(proof))? {
+        curve.expect(c, &name(proof))?;
+    }
     let public_json = read_json(public)?;
     let count = |ic: usize, signals: usize| {
         if signals + 1 == ic {

@@ -195,6 +195,15 @@ pub fn g2_from_json(v: &Value, what: &str) -> Result<G2Affine, Error> {
 /// # Errors
 /// [`Error::InvalidInput`] for another protocol or an unknown curve.
 pub fn curve_of(v: &Value, what: &str) -> Result<Curve, Error> {
+    Ok(declared_curve(v, what)?.unwrap_or(Curve::Bls12_381))
+}
+
+/// The curve a proof or key names, if it names one (rapidsnark's proofs
+/// do not), refusing another protocol than Groth16.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for another protocol or an unknown curve.
+pub fn declared_curve(v: &Value, what: &str) -> Result<Option<Curve>, Error> {
     if let Some(p) = v.get("protocol").and_then(Value::as_str)
         && p != "groth16"
     {
@@ -202,14 +211,15 @@ pub fn curve_of(v: &Value, what: &str) -> Result<Curve, Error> {
             "{what}: protocol `{p}`; zkpipe proves and verifies Groth16"
         )));
     }
-    match v.get("curve") {
-        None => Ok(Curve::Bls12_381),
-        Some(c) => c.as_str().and_then(Curve::from_name).ok_or_else(|| {
-            Error::InvalidInput(format!(
-                "{what}: curve {c}; zkpipe knows `bls12381` and `bn128`"
-            ))
-        }),
-    }
+    v.get("curve")
+        .map(|c| {
+            c.as_str().and_then(Curve::from_name).ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "{what}: curve {c}; zkpipe knows `bls12381` and `bn128`"
+                ))
+            })
+        })
+        .transpose()
 }
 
 /// Refuses another protocol, or a curve other than BLS12-381.
