@@ -261,7 +261,8 @@ impl Session {
             }
         }
         if let CircomKeys::Zkey(zkey) = &req.keys {
-            let f = zkpipe_circom::binfile::BinFile::load(zkey, b"zkey", &[1])?;
+            // The header alone: the prover reads the whole file next.
+            let f = BinFile::load_sections(zkey, b"zkey", &[1], &[2])?;
             if zkpipe_circom::zkey_bn254::zkey_curve(&f)? == Curve::Bn254 {
                 return self.prove_circom_bn254(req, zkey);
             }
@@ -614,7 +615,8 @@ pub fn verifying_key_json(
     zkey: Option<&Path>,
 ) -> Result<serde_json::Value, Error> {
     if let (None, Some(path)) = (vk_bin, zkey) {
-        let f = zkpipe_circom::binfile::BinFile::load(path, b"zkey", &[1])?;
+        // Protocol, header and IC: all a BN254 verifying key needs.
+        let f = BinFile::load_sections(path, b"zkey", &[1], &[1, 2, 3])?;
         if zkpipe_circom::zkey_bn254::zkey_curve(&f)? == Curve::Bn254 {
             let (header, vk) = zkpipe_circom::zkey_bn254::zkey_vk(&f)?;
             return Ok(json_bn254::vk_to_json(&vk, header.num_public));

@@ -52,6 +52,79 @@ impl BinFile {
         BinFile::parse(path.display().to_string(), bytes, magic, versions)
     }
 
+    /// Reads only the sections of `path` whose types are in `wanted` (the
+    /// first of each), seeking past the others: a large zkey's header
+    /// without its gigabytes of points. The rest of the file is not checked.
+    ///
+    /// # Errors
+    /// As [`BinFile::load`] for the bytes it reads; a wanted section that
+    /// is missing is an error of [`BinFile::section`] later.
+    pub fn load_sections(
+        path: &Path,
+        magic: &[u8; 4],
+        versions: &[u32],
+        wanted: &[u32],
+    ) -> Result<BinFile, Error> {
+        use std::io::{Read, Seek, SeekFrom};
+        let io = |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let name = path.display().to_string();
+        zkpipe_core::util::fsutil::check_input(path)?;
+        let mut file = std::fs::File::open(path).map_err(io)?;
+        let size = file.metadata().map_err(io)?.len();
+        let mut head = Vec::with_capacity(12);
+        (&mut file).take(12).read_to_end(&mut head).map_err(io)?;
+        if head.len() < 12 {
+            return BinFile::parse(name, head, magic, versions);
+        }
+        let count = u32::from_le_bytes(head[8..12].try_into().unwrap());
+        let (mut out, mut taken, mut pos) = (head[..8].to_vec(), vec![], 12u64);
+        out.extend(0u32.to_le_bytes());
+        for i in 0..count {
+            if taken.len() == wanted.len() {
+                break;
+            }
+            let mut sh = [0u8; 12];
+            file.read_exact(&mut sh).map_err(|_| {
+                bad(
+                    &name,
+                    format_args!("truncated: section {i}'s header is cut short"),
+                )
+            })?;
+            let ty = u32::from_le_bytes(sh[..4].try_into().unwrap());
+            let len = u64::from_le_bytes(sh[4..].try_into().unwrap());
+            pos += 12;
+            if len > size - pos {
+                return Err(bad(
+                    &name,
+                    format_args!(
+                        "truncated: section {i} (type {ty}) announces {len} bytes, {} are left",
+                        size - pos
+                    ),
+                ));
+            }
+            if wanted.contains(&ty) && !taken.contains(&ty) {
+                out.extend(sh);
+                let at = out.len();
+                (&mut file).take(len).read_to_end(&mut out).map_err(io)?;
+                if (out.len() - at) as u64 != len {
+                    return Err(bad(
+                        &name,
+                        format_args!("truncated: section {i} (type {ty})"),
+                    ));
+                }
+                taken.push(ty);
+            } else {
+                file.seek(SeekFrom::Current(len as i64)).map_err(io)?;
+            }
+            pos += len;
+        }
+        out[8..12].copy_from_slice(&(taken.len() as u32).to_le_bytes());
+        BinFile::parse(name, out, magic, versions)
+    }
+
     /// Parses a container already in memory; `name` is used in messages.
     ///
     /// # Errors
@@ -259,6 +332,29 @@ pub(crate) mod tests {
             let r = BinFile::parse("t".into(), bytes[..cut].to_vec(), b"wtns", &[2]);
             assert!(r.is_err(), "prefix of {cut} bytes accepted");
         }
+    }
+
+    #[test]
+    fn load_sections_reads_the_wanted_ones_and_refuses_every_cut() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("t.zkey");
+        let bytes = container(
+            b"zkey",
+            1,
+            &[(1, vec![1; 4]), (3, vec![3; 1000]), (2, vec![2; 9])],
+        );
+        std::fs::write(&p, &bytes).unwrap();
+        let f = BinFile::load_sections(&p, b"zkey", &[1], &[1, 2]).unwrap();
+        assert_eq!(f.section(2, "two").unwrap().take(9, "x").unwrap(), &[2; 9]);
+        assert!(f.section(3, "three").is_err());
+        assert_eq!(f.bytes.len(), 12 + 12 + 4 + 12 + 9);
+        for cut in 0..bytes.len() {
+            std::fs::write(&p, &bytes[..cut]).unwrap();
+            let r = BinFile::load_sections(&p, b"zkey", &[1], &[1, 2]);
+            assert!(r.is_err(), "prefix of {cut} bytes accepted");
+        }
+        std::fs::write(&p, b"wtns\x02\0\0\0\0\0\0\0").unwrap();
+        assert!(BinFile::load_sections(&p, b"zkey", &[1], &[2]).is_err());
     }
 
     #[test]

@@ -147,6 +147,21 @@ pub fn load_wtns(path: &Path) -> Result<Vec<Fr>, Error> {
 }
 
 /// Proves `witness` (every wire, the one first) under `zkey` on `be`'s
+/// Runs `ops` at once, each on its own thread (they wait on the backend's
+/// pool), and returns the first error.
+fn side_by_side<F>(ops: impl IntoIterator<Item = F>) -> Result<(), Error>
+where
+    F: FnOnce() -> Result<(), Error> + Send,
+{
+    std::thread::scope(|scope| {
+        let running: Vec<_> = ops.into_iter().map(|op| scope.spawn(op)).collect();
+        running.into_iter().try_for_each(|t| {
+            t.join()
+                .unwrap_or_else(|_| Err(Error::Failed("a BN254 proving thread panicked".into())))
+        })
+    })
+}
+
 /// BN254 ops, with blinding from `rng`; returns the proof and the public
 /// signals, the proof verified.
 ///
@@ -188,33 +203,55 @@ pub fn prove(
         coset: Some(Fr::root_of_unity(n.trailing_zeros() + 1)).into(),
         ..Default::default()
     };
-    for v in [&mut a, &mut b, &mut c] {
-        be.bn254_ntt(v, &inverse)?;
-        be.bn254_ntt(v, &odd_coset)?;
-    }
+    // The three vectors side by side, and below the five MSMs: one op's
+    // parallel parts (an MSM's ~19 windows) leave threads idle on a large
+    // machine that the others then use.
+    let (inverse, odd_coset) = (&inverse, &odd_coset);
+    side_by_side([&mut a, &mut b, &mut c].map(|v| {
+        move || {
+            be.bn254_ntt(v, inverse)?;
+            be.bn254_ntt(v, odd_coset)
+        }
+    }))?;
     let h_values: Vec<Fr> = (0..n)
         .into_par_iter()
         .map(|i| a[i].mul(&b[i]).sub(&c[i]))
         .collect();
-    let cfg = MsmConfig::default();
+    let cfg = &MsmConfig::default();
     let private = &witness[h.num_public + 1..];
     let (r, s) = (Fr::random(rng), Fr::random(rng));
     let vk = &zkey.vk;
-    let pi_a = be
-        .bn254_msm_g1(&zkey.a, witness, &cfg)?
+    let (mut b_g2, mut g1) = (None, [G1Projective::identity(); 4]);
+    let g1_terms = [
+        (&zkey.a, witness),
+        (&zkey.b_g1, witness),
+        (&zkey.c, private),
+        (&zkey.h, &h_values[..]),
+    ];
+    let mut ops: Vec<Box<dyn FnOnce() -> Result<(), Error> + Send + '_>> = vec![Box::new(|| {
+        b_g2 = Some(be.bn254_msm_g2(&zkey.b_g2, witness, cfg)?);
+        Ok(())
+    })];
+    for (out, (bases, scalars)) in g1.iter_mut().zip(g1_terms) {
+        ops.push(Box::new(move || {
+            *out = be.bn254_msm_g1(bases, scalars, cfg)?;
+            Ok(())
+        }));
+    }
+    side_by_side(ops)?;
+    let [a_sum, b_g1_sum, c_sum, h_sum] = g1;
+    let pi_a = a_sum
         .add(&vk.alpha_g1.to_projective())
         .add(&zkey.delta_g1.mul(&r));
-    let pi_b = be
-        .bn254_msm_g2(&zkey.b_g2, witness, &cfg)?
+    let pi_b = b_g2
+        .expect("the G2 MSM ran")
         .add(&vk.beta_g2.to_projective())
         .add(&vk.delta_g2.mul(&s));
-    let b_g1 = be
-        .bn254_msm_g1(&zkey.b_g1, witness, &cfg)?
+    let b_g1 = b_g1_sum
         .add(&zkey.beta_g1.to_projective())
         .add(&zkey.delta_g1.mul(&s));
-    let pi_c = be
-        .bn254_msm_g1(&zkey.c, private, &cfg)?
-        .add(&be.bn254_msm_g1(&zkey.h, &h_values, &cfg)?)
+    let pi_c = c_sum
+        .add(&h_sum)
         .add(&pi_a.to_affine().mul(&s))
         .add(&b_g1.to_affine().mul(&r))
         .add(&zkey.delta_g1.mul(&r.mul(&s).neg()));
