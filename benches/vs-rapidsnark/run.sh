@@ -20,11 +20,20 @@ RS=${RAPIDSNARK:?path of rapidsnark\'s prover}
 mkdir -p "$W"
 log() { echo "== $*"; }
 # "<wall s> <peak MiB>" of a command; its own output goes to $W/last.log.
+# Without GNU time (a bare machine), wall time only.
 timed() {
-  /usr/bin/time -f "%e %M" -o "$W/time.txt" "$@" > "$W/last.log" 2>&1
-  local rc=$?
-  read -r wall kb < <(tail -1 "$W/time.txt")
-  echo "rc=$rc wall_s=$wall peak_mib=$((kb / 1024))"
+  local rc
+  if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f "%e %M" -o "$W/time.txt" "$@" > "$W/last.log" 2>&1
+    rc=$?
+    read -r wall kb < <(tail -1 "$W/time.txt")
+    echo "rc=$rc wall_s=$wall peak_mib=$((kb / 1024))"
+  else
+    local t0; t0=$(date +%s%N)
+    "$@" > "$W/last.log" 2>&1
+    rc=$?
+    echo "rc=$rc wall_s=$(( ($(date +%s%N) - t0) / 1000000 ))e-3 peak_mib=?"
+  fi
   [ $rc -eq 0 ] || tail -5 "$W/last.log"
 }
 check() {
