@@ -14,7 +14,7 @@ use blst::*;
 use crate::binfile::Reader;
 use zkpipe_core::types::{Fp, Fp2};
 use zkpipe_core::util::decimal::{decimal_to_limbs, limbs_to_decimal};
-use zkpipe_core::{Error, Fr, G1Affine, G2Affine, ScalarField};
+use zkpipe_core::{Curve, Error, Fr, G1Affine, G2Affine, ScalarField};
 
 /// BLS12-381's scalar field r, little-endian bytes.
 pub const BLS12_381_R: [u8; 32] =
@@ -104,6 +104,20 @@ pub fn check_prime(r: &Reader<'_>, found: &[u8], want: &[u8], what: &str) -> Res
         ),
     };
     Err(Error::InvalidInput(format!("{}: {base}", r.name())))
+}
+
+/// Refuses any prime but the r of `F`'s curve. For BLS12-381 as
+/// [`check_prime`] (its message names BN254's other ways in); for BN254 a
+/// BLS12-381 file is [`Error::WrongCurve`], naming both.
+///
+/// # Errors
+/// As above; [`Error::InvalidEncoding`] for a prime of neither curve.
+pub fn check_prime_for<F: ScalarField>(r: &Reader<'_>, found: &[u8]) -> Result<(), Error> {
+    match Curve::from_scalar_modulus_le(found) {
+        _ if F::CURVE == Curve::Bls12_381 => check_prime(r, found, &BLS12_381_R, "prime"),
+        Some(c) => F::CURVE.expect(c, r.name()),
+        None => Err(r.error("its prime is neither BLS12-381's r nor BN254's r")),
+    }
 }
 
 /// A canonical little-endian Fr.

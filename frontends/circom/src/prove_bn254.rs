@@ -15,7 +15,7 @@ use std::path::Path;
 use zkpipe_core::bn254::groth16::{Proof, VerifyingKey};
 use zkpipe_core::bn254::{FR_TWO_ADICITY, Fr, G1Affine, G1Projective, G2Affine};
 use zkpipe_core::plugin::{MsmConfig, NttConfigOf, NttDirection};
-use zkpipe_core::{Backend, Curve, Error};
+use zkpipe_core::{Backend, Error};
 
 use crate::binfile::{BinFile, Reader};
 use crate::field::zkey_coefficient_scale;
@@ -124,29 +124,9 @@ pub fn load_zkey(path: &Path) -> Result<Bn254Zkey, Error> {
 /// As [`BinFile::load`]; [`Error::WrongCurve`] for a witness over another
 /// prime; values not below r.
 pub fn load_wtns(path: &Path) -> Result<Vec<Fr>, Error> {
-    let f = BinFile::load(path, b"wtns", &[2])?;
-    let mut h = f.section(1, "header")?;
-    let n8 = h.u32("field size")? as usize;
-    let prime = h.take(n8, "prime")?;
-    let curve = Curve::from_scalar_modulus_le(prime)
-        .ok_or_else(|| h.error("its prime is neither BLS12-381's nor BN254's r"))?;
-    Curve::Bn254.expect(curve, &f.name)?;
-    let count = h.u32("witness count")?;
-    h.finish()?;
-    let mut v = f.section(2, "values")?;
-    let bytes = v.items(count.into(), 32, "values")?;
-    v.finish()?;
-    bytes
-        .chunks_exact(32)
-        .enumerate()
-        .map(|(i, b)| {
-            Fr::from_bytes_le(b.try_into().unwrap())
-                .map_err(|_| v.error(format_args!("value {i} is not below r")))
-        })
-        .collect()
+    crate::wtns::read_wtns(&BinFile::load(path, b"wtns", &[2])?)
 }
 
-/// Proves `witness` (every wire, the one first) under `zkey` on `be`'s
 /// Runs `ops` at once, each on its own thread (they wait on the backend's
 /// pool), and returns the first error.
 fn side_by_side<F>(ops: impl IntoIterator<Item = F>) -> Result<(), Error>
@@ -162,6 +142,7 @@ where
     })
 }
 
+/// Proves `witness` (every wire, the one first) under `zkey` on `be`'s
 /// BN254 ops, with blinding from `rng`; returns the proof and the public
 /// signals, the proof verified.
 ///

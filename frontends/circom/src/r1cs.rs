@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use crate::binfile::{BinFile, Reader};
-use crate::field::{BLS12_381_R, check_prime};
+use crate::field::{BLS12_381_R, check_prime, check_prime_for};
 use zkpipe_core::r1cs::{Csr, R1cs};
 use zkpipe_core::{Curve, Error, Fr, ScalarField};
 
@@ -105,12 +105,7 @@ impl<F: ScalarField> CircomR1cs<F> {
         let mut h = f.section(1, "header")?;
         let n8 = h.u32("field size")? as usize;
         let prime = h.take(n8, "prime")?;
-        match Curve::from_scalar_modulus_le(prime) {
-            // BLS12-381's own message names BN254's other ways in.
-            _ if F::CURVE == Curve::Bls12_381 => check_prime(&h, prime, &BLS12_381_R, "prime")?,
-            Some(found) => F::CURVE.expect(found, &f.name)?,
-            None => return Err(h.error("its prime is neither BLS12-381's r nor BN254's r")),
-        }
+        check_prime_for::<F>(&h, prime)?;
         let num_wires = h.u32("wire count")? as usize;
         let num_pub_out = h.u32("public output count")? as usize;
         let num_pub_in = h.u32("public input count")? as usize;

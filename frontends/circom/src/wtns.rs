@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::binfile::BinFile;
-use crate::field::{BLS12_381_R, check_prime, fr_canonical};
+use crate::field::check_prime_for;
 use crate::r1cs::CircomR1cs;
 use zkpipe_core::ScalarField;
 use zkpipe_core::r1cs::Witness;
@@ -17,7 +17,7 @@ use zkpipe_core::{Error, Fr};
 /// [`Error::Io`]; [`Error::InvalidEncoding`] for malformed bytes;
 /// [`Error::InvalidInput`] for a prime other than BLS12-381's r.
 pub fn load_wtns(path: &Path) -> Result<Vec<Fr>, Error> {
-    read(&BinFile::load(path, b"wtns", &[2])?)
+    read_wtns(&BinFile::load(path, b"wtns", &[2])?)
 }
 
 /// Parses `.wtns` bytes; `name` is used in messages.
@@ -25,24 +25,31 @@ pub fn load_wtns(path: &Path) -> Result<Vec<Fr>, Error> {
 /// # Errors
 /// As [`load_wtns`].
 pub fn wtns_from_bytes(name: &str, bytes: Vec<u8>) -> Result<Vec<Fr>, Error> {
-    read(&BinFile::parse(name.into(), bytes, b"wtns", &[2])?)
+    read_wtns(&BinFile::parse(name.into(), bytes, b"wtns", &[2])?)
 }
 
-fn read(f: &BinFile) -> Result<Vec<Fr>, Error> {
+/// The values of a loaded `.wtns` over `F`'s prime.
+///
+/// # Errors
+/// [`Error::InvalidEncoding`] for malformed bytes or a value not below r;
+/// a prime of the other curve as [`check_prime_for`] says.
+pub fn read_wtns<F: ScalarField>(f: &BinFile) -> Result<Vec<F>, Error> {
     let mut h = f.section(1, "header")?;
     let n8 = h.u32("field size")? as usize;
     let prime = h.take(n8, "prime")?;
-    check_prime(&h, prime, &BLS12_381_R, "prime")?;
+    check_prime_for::<F>(&h, prime)?;
     let count = h.u32("witness count")?;
     h.finish()?;
     let mut v = f.section(2, "values")?;
     let bytes = v.items(count.into(), 32, "values")?;
     v.finish()?;
-    let name = v.name().to_string();
     bytes
         .chunks_exact(32)
         .enumerate()
-        .map(|(i, b)| fr_canonical(b, || format!("{name}: value {i}")))
+        .map(|(i, b)| {
+            F::from_bytes_le(b.try_into().expect("32 bytes"))
+                .map_err(|_| v.error(format_args!("value {i}: not below r")))
+        })
         .collect()
 }
 
@@ -97,6 +104,8 @@ pub fn witness_for(
 mod tests {
     use super::*;
     use crate::binfile::tests::container;
+    use crate::field::BLS12_381_R;
+    use zkpipe_core::bn254;
 
     fn wtns(values: &[u64]) -> Vec<u8> {
         let mut header = 32u32.to_le_bytes().to_vec();
@@ -128,5 +137,26 @@ mod tests {
         for cut in 0..bytes.len() {
             assert!(wtns_from_bytes("w", bytes[..cut].to_vec()).is_err());
         }
+    }
+
+    #[test]
+    fn a_bn254_witness_reads_back_and_every_cut_or_the_other_curve_is_refused() {
+        let read = |bytes: &[u8]| {
+            BinFile::parse("w".into(), bytes.to_vec(), b"wtns", &[2])
+                .and_then(|f| read_wtns::<bn254::Fr>(&f))
+        };
+        let values: Vec<bn254::Fr> = [1, 9, 3].map(bn254::Fr::from_u64).to_vec();
+        let bytes = wtns_to_bytes(&values);
+        assert_eq!(read(&bytes).unwrap(), values);
+        for cut in 0..bytes.len() {
+            assert!(read(&bytes[..cut]).is_err(), "{cut}");
+        }
+        let e = read(&wtns(&[1, 9, 3])).unwrap_err();
+        assert!(matches!(e, Error::WrongCurve { .. }), "{e}");
+        // A value not below r.
+        let mut high = bytes.clone();
+        let last = high.len() - 32;
+        high[last..].fill(0xff);
+        assert!(read(&high).unwrap_err().to_string().contains("value 2"));
     }
 }
