@@ -1251,25 +1251,32 @@ fn zkpipe_proves_bn254_and_snarkjs_and_the_evm_accept_it() {
     let out = zkpipe(t, &["groth16", "prove", &zkey, &bad, &p3, &s3]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("does not verify"), "{}", text(&out));
-    let out = zkpipe(
-        t,
-        &[
-            "groth16",
-            "prove",
-            &zkey,
-            &wtns,
-            &p3,
-            &s3,
-            "--r1cs",
-            &f.file("bn254/hash_chain.r1cs"),
-        ],
-    );
+    // With the r1cs: the key checked against it, and a witness that does
+    // not satisfy it named by its constraint, before any proving.
+    let with_r1cs = |r1cs: &str, w: &str| {
+        let args = ["groth16", "prove", &zkey, w, &p3, &s3, "--r1cs", r1cs];
+        zkpipe(t, &args)
+    };
+    let out = with_r1cs(&bn("r1cs"), &wtns);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(snarkjs_accepts(f, &vk, Path::new(&s3), Path::new(&p3)));
+    std::fs::remove_file(&p3).unwrap();
+    std::fs::remove_file(&s3).unwrap();
+    let out = with_r1cs(&bn("r1cs"), &bad);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("constraint 0 fails"), "{}", text(&out));
+    let other = f.file("bn254/poseidon_merkle.r1cs");
+    let out = with_r1cs(&other, &wtns);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("disagree"), "{}", text(&out));
+    let out = with_r1cs(&f.file("hash_chain.r1cs"), &wtns);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
-        text(&out).contains("not read on BN254 yet"),
+        text(&out).contains("is for BLS12-381, not BN254"),
         "{}",
         text(&out)
     );
+    assert!(!Path::new(&p3).exists() && !Path::new(&s3).exists());
     let out = zkpipe(
         t,
         &[

@@ -282,19 +282,21 @@ impl Session {
         zkey: &Path,
     ) -> Result<CircomJsonProof, Error> {
         use zkpipe_circom::prove_bn254;
-        if let Some(r1cs) = &req.r1cs {
-            return Err(Error::InvalidInput(format!(
-                "{}: a BN254 zkey proves from the zkey and witness alone; --r1cs {} is not read on BN254 yet",
-                name(zkey),
-                name(r1cs)
-            )));
-        }
         // A backend without BN254's ops is the request's fault: exit 2.
         self.backend()
             .expect_curve(Curve::Bn254)
             .map_err(|e| Error::InvalidInput(format!("{}: {e}", name(zkey))))?;
         let t = Instant::now();
         let key = prove_bn254::load_zkey(zkey)?;
+        let circuit = match &req.r1cs {
+            Some(r1cs) => {
+                let file = BinFile::load(r1cs, b"r1cs", &[1])?;
+                let c = CircomR1cs::<bn254::Fr>::read(&file, admit_circuit(r1cs))?;
+                prove_bn254::check_circuit(&key, &c, &name(zkey), &name(r1cs))?;
+                Some((c, r1cs))
+            }
+            None => None,
+        };
         let loaded = t.elapsed();
         let witness = match &req.witness {
             WitnessSource::Wtns(w) => {
@@ -315,6 +317,22 @@ impl Session {
                 .0
             }
         };
+        if let Some((c, r1cs)) = &circuit {
+            let source = match &req.witness {
+                WitnessSource::Wtns(w) => w,
+                WitnessSource::Generator { wasm, .. } => wasm,
+            };
+            let unsatisfied = c.r1cs.first_failing_row(&witness).map_err(|e| {
+                Error::InvalidInput(format!("{} and {}: {e}", name(source), name(r1cs)))
+            })?;
+            if let Some(row) = unsatisfied {
+                return Err(Error::InvalidInput(format!(
+                    "{} does not satisfy {}: constraint {row} fails (a witness of another circuit or input?)",
+                    name(source),
+                    name(r1cs)
+                )));
+            }
+        }
         let mut rng = match req.seed {
             Some(s) => zkpipe_core::util::sample::rng(s),
             None => zkpipe_core::util::random::os_rng()?,

@@ -8,8 +8,8 @@
 use blstrs::Scalar;
 use rayon::prelude::*;
 
-use crate::Error;
 use crate::types::Fr;
+use crate::{Error, ScalarField};
 
 pub mod cache;
 pub mod circuit;
@@ -197,6 +197,32 @@ impl<F> R1cs<F> {
     }
 }
 
+impl<F: ScalarField> R1cs<F> {
+    /// The first row where `(A·w)·(B·w) ≠ C·w` for the full assignment `w`
+    /// (inputs then aux), on either curve's field; rows in parallel.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when `w` has not one value per variable.
+    pub fn first_failing_row(&self, w: &[F]) -> Result<Option<usize>, Error> {
+        if w.len() != self.num_inputs + self.num_aux {
+            return Err(Error::InvalidInput(format!(
+                "the witness has {} values, the circuit {} variables",
+                w.len(),
+                self.num_inputs + self.num_aux
+            )));
+        }
+        let dot = |m: &Csr<F>, r: usize| {
+            (m.row_ptr[r] as usize..m.row_ptr[r + 1] as usize).fold(F::ZERO, |acc, k| {
+                acc.add(&m.vals[k].mul(&w[m.cols[k] as usize]))
+            })
+        };
+        Ok((0..self.num_constraints())
+            .into_par_iter()
+            .with_min_len(1024)
+            .find_first(|&r| dot(&self.a, r).mul(&dot(&self.b, r)) != dot(&self.c, r)))
+    }
+}
+
 impl R1cs {
     /// The matrices as the plugin seam borrows them.
     pub fn as_seam(&self) -> crate::plugin::R1csRef<'_> {
@@ -378,5 +404,28 @@ mod tests {
         assert!(v[..3].iter().all(|e| *e == x));
         assert_eq!(&v[3..5], &[Fr::one(), Fr::one()]);
         assert!(v[5..].iter().all(|e| *e == Fr::ZERO));
+    }
+
+    #[test]
+    fn first_failing_row_on_bn254() {
+        use crate::bn254::Fr as B;
+        // x·x = y, with y public.
+        let m = |col: u32| Csr {
+            row_ptr: vec![0, 1],
+            cols: vec![col],
+            vals: vec![B::one()],
+        };
+        let r = R1cs {
+            num_inputs: 2,
+            num_aux: 1,
+            a: m(2),
+            b: m(2),
+            c: m(1),
+        };
+        let w = [B::one(), B::from_u64(9), B::from_u64(3)];
+        assert_eq!(r.first_failing_row(&w).unwrap(), None);
+        let bad = [B::one(), B::from_u64(8), B::from_u64(3)];
+        assert_eq!(r.first_failing_row(&bad).unwrap(), Some(0));
+        assert!(r.first_failing_row(&w[..2]).is_err());
     }
 }

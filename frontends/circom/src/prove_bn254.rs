@@ -19,8 +19,11 @@ use zkpipe_core::{Backend, Error};
 
 use crate::binfile::{BinFile, Reader};
 use crate::field::zkey_coefficient_scale;
+use crate::r1cs::CircomR1cs;
 use crate::zkey::ZkeyHeader;
 use crate::zkey_bn254::{g1_of, g2_of, zkey_parts};
+use crate::zkey_write::qap_coefficients;
+use zkpipe_core::groth16::domain_log_size;
 
 /// What a BN254 proof needs of its zkey.
 #[derive(Debug)]
@@ -125,6 +128,52 @@ pub fn load_zkey(path: &Path) -> Result<Bn254Zkey, Error> {
 /// prime; values not below r.
 pub fn load_wtns(path: &Path) -> Result<Vec<Fr>, Error> {
     crate::wtns::read_wtns(&BinFile::load(path, b"wtns", &[2])?)
+}
+
+/// Checks that `zkey` is a key of `circuit` (the r1cs it came from):
+/// variables, public signals, domain and every QAP coefficient.
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming both files and the first disagreement.
+pub fn check_circuit(
+    zkey: &Bn254Zkey,
+    circuit: &CircomR1cs<Fr>,
+    zkey_name: &str,
+    r1cs_name: &str,
+) -> Result<(), Error> {
+    let disagree = |msg: String| {
+        Error::InvalidInput(format!(
+            "{zkey_name} and {r1cs_name} disagree: {msg} (a key for another circuit?)"
+        ))
+    };
+    let r1cs = &circuit.r1cs;
+    let n = 1usize << domain_log_size(r1cs.num_constraints(), r1cs.num_inputs);
+    let h = zkey.header;
+    for (what, ours, theirs) in [
+        ("variables", h.num_vars, circuit.num_wires),
+        ("public signals", h.num_public, circuit.num_public()),
+        ("domain size", h.domain_size, n),
+        (
+            "QAP coefficients",
+            zkey.coefficients.len(),
+            r1cs.a.nnz() + r1cs.b.nnz() + r1cs.num_inputs,
+        ),
+    ] {
+        if ours != theirs {
+            return Err(disagree(format!(
+                "the zkey has {what} {ours}, the r1cs {theirs}"
+            )));
+        }
+    }
+    match zkey
+        .coefficients
+        .iter()
+        .zip(qap_coefficients(r1cs))
+        .position(|(z, r)| *z != r)
+    {
+        Some(i) => Err(disagree(format!("QAP coefficient {i} differs"))),
+        None => Ok(()),
+    }
 }
 
 /// Runs `ops` at once, each on its own thread (they wait on the backend's

@@ -305,10 +305,7 @@ fn check_coefficients(f: &BinFile, circuit: &CircomR1cs, r1cs_name: &str) -> Res
         )));
     }
     let scale: Fr = zkey_coefficient_scale();
-    let rows = r1cs.num_constraints();
-    // Compared in snarkjs's order: per constraint its A terms, then its B terms.
-    let mut i = 0usize;
-    let mut check = |(tag, row, col, val): (u32, u32, u32, Fr)| -> Result<(), Error> {
+    for (i, (tag, row, col, val)) in crate::zkey_write::qap_coefficients(r1cs).enumerate() {
         let t = &terms[i * 44..(i + 1) * 44];
         let word = |k: usize| u32::from_le_bytes(t[4 * k..4 * k + 4].try_into().unwrap());
         let got = fr_canonical(&t[12..], || format!("{}: coefficient {i}", s.name()))?;
@@ -321,19 +318,6 @@ fn check_coefficients(f: &BinFile, circuit: &CircomR1cs, r1cs_name: &str) -> Res
                 ["A", "B"][tag as usize],
             )));
         }
-        i += 1;
-        Ok(())
-    };
-    for row in 0..rows {
-        for (tag, m) in [(0u32, &r1cs.a), (1u32, &r1cs.b)] {
-            let (lo, hi) = (m.row_ptr[row] as usize, m.row_ptr[row + 1] as usize);
-            for k in lo..hi {
-                check((tag, row as u32, m.cols[k], m.vals[k]))?;
-            }
-        }
-    }
-    for input in 0..r1cs.num_inputs {
-        check((0, (rows + input) as u32, input as u32, Fr::one()))?;
     }
     Ok(())
 }

@@ -15,6 +15,7 @@ use crate::field::{BLS12_381_P, zkey_coefficient_scale};
 use crate::r1cs::CircomR1cs;
 use zkpipe_core::bn254::setup::ProvingKey;
 use zkpipe_core::groth16::{HQuery, Parameters, domain_log_size};
+use zkpipe_core::r1cs::R1cs;
 use zkpipe_core::util::fsutil::write_atomically_with;
 use zkpipe_core::{Error, Fp, G1Affine, G2Affine, ScalarField, bn254};
 
@@ -103,6 +104,26 @@ struct Points {
     h: Vec<u8>,
 }
 
+/// A zkey's QAP coefficients for `r1cs` in snarkjs's order, as
+/// `(matrix: 0 = A, 1 = B; row; signal; value)`: per constraint its A terms,
+/// then its B terms, then `1·signalᵢ` in A at row constraints + i for the
+/// one and each public signal. Rows past `u32` wrap: writers check first.
+pub fn qap_coefficients<F: ScalarField>(
+    r1cs: &R1cs<F>,
+) -> impl Iterator<Item = (u32, u32, u32, F)> + '_ {
+    let rows = r1cs.num_constraints();
+    (0..rows)
+        .flat_map(move |row| {
+            [(0u32, &r1cs.a), (1u32, &r1cs.b)]
+                .into_iter()
+                .flat_map(move |(tag, m)| {
+                    (m.row_ptr[row] as usize..m.row_ptr[row + 1] as usize)
+                        .map(move |k| (tag, row as u32, m.cols[k], m.vals[k]))
+                })
+        })
+        .chain((0..r1cs.num_inputs).map(move |i| (0, (rows + i) as u32, i as u32, F::one())))
+}
+
 /// The sections of a zkey for `circuit` with `points`, in file order.
 fn sections<F: ScalarField>(
     circuit: &CircomR1cs<F>,
@@ -120,32 +141,19 @@ fn sections<F: ScalarField>(
     header.extend(u32_of(n, "domain size")?.to_le_bytes());
     header.extend(&points.vk);
 
-    // Per constraint its A terms then its B terms, then `1·signalᵢ` in A
-    // at row constraints + i for the one and each public signal; values
-    // times R² (snarkjs keeps them in Montgomery form twice over).
+    // Values times R² (snarkjs keeps them in Montgomery form twice over).
     let r2 = zkey_coefficient_scale::<F>()
         .inverse()
         .expect("R² is invertible mod r");
-    let rows = r1cs.num_constraints();
     let count = r1cs.a.nnz() + r1cs.b.nnz() + r1cs.num_inputs;
+    u32_of(r1cs.num_constraints() + r1cs.num_inputs, "constraint")?;
     let mut coefs = Vec::with_capacity(4 + 44 * count);
     coefs.extend(u32_of(count, "coefficient count")?.to_le_bytes());
-    let mut term = |m: u32, row: usize, col: u32, v: &F| -> Result<(), Error> {
+    for (m, row, col, v) in qap_coefficients(r1cs) {
         coefs.extend(m.to_le_bytes());
-        coefs.extend(u32_of(row, "constraint")?.to_le_bytes());
+        coefs.extend(row.to_le_bytes());
         coefs.extend(col.to_le_bytes());
         coefs.extend(v.mul(&r2).to_bytes_le());
-        Ok(())
-    };
-    for row in 0..rows {
-        for (tag, m) in [(0u32, &r1cs.a), (1u32, &r1cs.b)] {
-            for k in m.row_ptr[row] as usize..m.row_ptr[row + 1] as usize {
-                term(tag, row, m.cols[k], &m.vals[k])?;
-            }
-        }
-    }
-    for input in 0..r1cs.num_inputs {
-        term(0, rows + input, input as u32, &F::one())?;
     }
 
     let mut contributions = vec![0u8; 64];
