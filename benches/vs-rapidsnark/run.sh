@@ -48,6 +48,7 @@ ls -la "$W"/chain.*
 for i in $(seq "$RUNS"); do
   log "zkpipe groth16 prove (CPU backend), run $i"
   timed "$Z" groth16 prove "$W/chain.zkey" "$W/chain.wtns" "$W/zk.json" "$W/zkpub.json" --backend cpu
+  grep -h "proved in" "$W/last.log"   # zkpipe's own split: zkey read, witness to proof
   check "$W/zkpub.json" "$W/zk.json"
   log "rapidsnark prover, run $i"
   timed "$RS" "$W/chain.zkey" "$W/chain.wtns" "$W/rs.json" "$W/rspub.json"
