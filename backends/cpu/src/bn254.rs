@@ -25,10 +25,11 @@ fn h2c_scalars(scalars: &[Fr]) -> Vec<bn256::Fr> {
         .collect()
 }
 
-/// The terms in halo2curves' types, without those over the identity: its
-/// bucket method (from ~22,000 points) reads every base's affine
-/// coordinates, which the identity lacks, and panics on one. Such a term
-/// adds nothing; zkeys hold many (the variables absent from A or B).
+/// The terms in halo2curves' types, without those that add nothing: over
+/// the identity (halo2curves' bucket method, from ~22,000 points, reads
+/// every base's affine coordinates, which the identity lacks, and panics
+/// on one; zkeys hold many: the variables absent from A or B) and with a
+/// zero scalar (circom witnesses hold many: bits, unused branches).
 fn h2c_terms<A: Sync, H: Send>(
     bases: &[A],
     scalars: &[Fr],
@@ -39,7 +40,7 @@ fn h2c_terms<A: Sync, H: Send>(
         .par_iter()
         .zip(scalars)
         .with_min_len(MIN_CHUNK)
-        .filter(|(b, _)| !is_identity(b))
+        .filter(|(b, s)| !s.is_zero() && !is_identity(b))
         .map(|(b, s)| (s.h2c(), h2c(b)))
         .unzip()
 }
