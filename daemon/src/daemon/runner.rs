@@ -125,12 +125,15 @@ impl Daemon {
                 self.keys.release(&job.key);
                 return;
             }
+            // The table is held from the submission until the engine id is
+            // recorded: `tick` maps the engine's spans to jobs through it,
+            // and a fast first stage's span taken in between was lost.
+            let mut table = self.table.lock().unwrap();
             let handle = self.engine.submit(JobRequest {
                 partitions: job.partitions,
                 priority: job.priority as i32,
                 seed: id,
             });
-            let mut table = self.table.lock().unwrap();
             if let Some(j) = table.jobs.get_mut(&id) {
                 j.engine_id = Some(handle.id);
             }
