@@ -140,9 +140,11 @@ fn the_adaptive_policy_backs_off_the_syntheses_that_slow_the_device() {
         adaptive.limit,
         adaptive.moves
     );
-    // Eight syntheses make a device stage 40 ms; four or fewer, 20 ms or less.
+    // Eight syntheses make a device stage 40 ms; four or fewer, 20 ms or
+    // less. A loaded machine oversleeps both runs alike, so the gap is
+    // judged, not the adaptive run's own time.
     assert!(
-        fixed.late_device_ms > 30.0 && adaptive.late_device_ms < 22.0,
+        fixed.late_device_ms > 30.0 && fixed.late_device_ms - adaptive.late_device_ms > 12.0,
         "device stage late in the run: adaptive {:.1} ms, fixed {:.1} ms",
         adaptive.late_device_ms,
         fixed.late_device_ms
