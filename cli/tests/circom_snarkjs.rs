@@ -757,6 +757,13 @@ fn bad_inputs_to_the_wasm_generator_exit_2_with_the_reason() {
             "bn254/hash_chain.zkey",
             "is for BLS12-381, not BN254",
         ),
+        // Another BN254 circuit's generator, refused by the key's
+        // variable count before it runs.
+        (
+            "bn254/poseidon_merkle_js/poseidon_merkle.wasm",
+            "bn254/hash_chain.zkey",
+            "witness values but the constraint system has",
+        ),
     ] {
         let (wasm, zkey) = (f.file(wasm), f.file(zkey));
         let flags = ["prove", "--zkey", &zkey, "--wasm", &wasm, "--input", input];

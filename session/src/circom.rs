@@ -17,7 +17,7 @@ use zkpipe_core::util::fsutil::{
     check_input, check_outputs, check_writable, check_writable_dir, read_capped, write_atomically,
 };
 use zkpipe_core::util::progress::Progress;
-use zkpipe_core::{Curve, Error, Fr, bn254};
+use zkpipe_core::{Curve, Error, Fr, ScalarField, bn254};
 
 use crate::prove::self_check;
 use crate::{Blinding, ProverOptions, Session};
@@ -179,13 +179,13 @@ fn admit_circuit(path: &Path) -> impl FnOnce(u64, u64) -> Result<(), Error> + '_
 ///
 /// # Errors
 /// Missing or malformed files, inputs the circuit refuses (exit 2).
-pub fn generate_witness(
+pub fn generate_witness<F: ScalarField>(
     wasm: &Path,
     input: &Path,
     fuel: Option<u64>,
     wires: Option<usize>,
     progress: &dyn Progress,
-) -> Result<Vec<Fr>, Error> {
+) -> Result<Vec<F>, Error> {
     let code = read_capped(wasm, MAX_WASM_BYTES)?;
     let input_json = read_json(input)?;
     let t = Instant::now();
@@ -303,19 +303,15 @@ impl Session {
                 check_input(w)?;
                 prove_bn254::load_wtns(w)?
             }
-            WitnessSource::Generator { wasm, input, fuel } => {
-                let code = read_capped(wasm, MAX_WASM_BYTES)?;
-                let input_json = read_json(input)?;
-                let name = name(wasm);
-                zkpipe_circom::witness_wasm::calculate_witness_bn254(
-                    &name,
-                    &code,
-                    &input_json,
-                    *fuel,
-                )
-                .map_err(|e| blame_input(e, input))?
-                .0
-            }
+            // The zkey's variable count refuses another circuit's
+            // generator before it runs.
+            WitnessSource::Generator { wasm, input, fuel } => generate_witness(
+                wasm,
+                input,
+                *fuel,
+                Some(key.header.num_vars),
+                self.progress(),
+            )?,
         };
         if let Some((c, r1cs)) = &circuit {
             let source = match &req.witness {

@@ -52,7 +52,8 @@ pub struct CpuBackend {
     /// One pool per logical device (one unless `devices=N`).
     pools: Vec<rayon::ThreadPool>,
     resident: Handles<Resident>,
-    twiddles: ntt::Twiddles,
+    twiddles: ntt::Twiddles<zkpipe_core::Fr>,
+    bn254_twiddles: ntt::Twiddles<zkpipe_core::bn254::Fr>,
     faults: fault::Faults,
     /// Heap blocks lent through `host_alloc` (the prover reuses them
     /// across proofs instead of faulting fresh pages in each time).
@@ -121,6 +122,7 @@ impl BackendPlugin for CpuBackend {
             pools,
             resident: Handles::new("bases"),
             twiddles: ntt::Twiddles::default(),
+            bn254_twiddles: ntt::Twiddles::default(),
             lent: LentMemory::default(),
             faults,
             matrices: Handles::new("r1cs"),
@@ -380,7 +382,7 @@ impl AcceleratorImpl for CpuBackend {
         config: &zkpipe_core::plugin::NttConfigOf<zkpipe_core::bn254::Fr>,
     ) -> Result<(), AccelError> {
         let pool = self.pool(config.device)?;
-        pool.install(|| bn254::ntt(values, config));
+        pool.install(|| ntt::ntt(values, config, &self.bn254_twiddles));
         Ok(())
     }
 

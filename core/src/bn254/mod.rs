@@ -80,6 +80,7 @@ impl Fr {
         Fr::from_h2c(bn256::Fr::ONE)
     }
     /// Whether this is zero.
+    #[inline]
     pub fn is_zero(&self) -> bool {
         self.limbs == [0; 4]
     }
@@ -88,10 +89,12 @@ impl Fr {
         Fr::from_h2c(bn256::Fr::random(rng))
     }
     /// `−self`.
+    #[inline]
     pub fn neg(&self) -> Fr {
         Fr::from_h2c(-self.h2c())
     }
     /// `self + rhs`.
+    #[inline]
     pub fn add(&self, rhs: &Fr) -> Fr {
         Fr::from_h2c(self.h2c() + rhs.h2c())
     }
@@ -100,10 +103,12 @@ impl Fr {
         Option::from(self.h2c().invert()).map(Fr::from_h2c)
     }
     /// `self − rhs`.
+    #[inline]
     pub fn sub(&self, rhs: &Fr) -> Fr {
         Fr::from_h2c(self.h2c() - rhs.h2c())
     }
     /// `self · rhs`.
+    #[inline]
     pub fn mul(&self, rhs: &Fr) -> Fr {
         Fr::from_h2c(self.h2c() * rhs.h2c())
     }

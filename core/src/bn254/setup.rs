@@ -10,11 +10,10 @@ use rayon::prelude::*;
 
 use super::groth16::VerifyingKey;
 use super::{Fr, G1Affine, G2Affine};
-use crate::groth16::domain_log_size;
-use crate::groth16::setup::{G2_WEIGHT, Group, fixed_base, lagrange_at, nonzero, qap_at};
+use crate::groth16::HQuery;
+use crate::groth16::setup::{G2_WEIGHT, Group, KeyScalars, fixed_base, key_scalars};
 use crate::r1cs::R1cs;
 use crate::util::progress::Progress;
-use crate::util::sample;
 
 /// A BN254 proving key as a snarkjs zkey holds it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,27 +81,18 @@ fn g2s(scalars: &[Fr], progress: &dyn Progress) -> Vec<G2Affine> {
 /// (**insecure**). `r1cs.num_inputs` counts the constant one and the
 /// public signals; the domain holds the constraints and one row per input.
 pub fn setup(r1cs: &R1cs<Fr>, seed: u64, progress: &dyn Progress) -> ProvingKey {
-    let mut rng = sample::rng(seed);
-    let [tau, alpha, beta, gamma, delta]: [Fr; 5] = std::array::from_fn(|_| nonzero(&mut rng));
-    let log_n = domain_log_size(r1cs.num_constraints(), r1cs.num_inputs);
-    let n = 1usize << log_n;
-    let [u, v, w] = qap_at(r1cs, &lagrange_at(&tau, &Fr::root_of_unity(log_n), n));
-    let gamma_inv = gamma.inverse().expect("nonzero");
-    let delta_inv = delta.inverse().expect("nonzero");
-    let combo = |j: usize, div: &Fr| beta.mul(&u[j]).add(&alpha.mul(&v[j])).add(&w[j]).mul(div);
-    let n_in = r1cs.num_inputs;
-    let vars = n_in + r1cs.num_aux;
-    let ic: Vec<Fr> = (0..n_in).map(|j| combo(j, &gamma_inv)).collect();
-    let c: Vec<Fr> = (n_in..vars)
-        .into_par_iter()
-        .map(|j| combo(j, &delta_inv))
-        .collect();
-    let h: Vec<Fr> = lagrange_at(&tau, &Fr::root_of_unity(log_n + 1), 2 * n)
-        .into_iter()
-        .skip(1)
-        .step_by(2)
-        .map(|l| l.mul(&delta_inv))
-        .collect();
+    let KeyScalars {
+        alpha,
+        beta,
+        gamma,
+        delta,
+        u,
+        v,
+        ic,
+        private: c,
+        h,
+    } = key_scalars(r1cs, seed, HQuery::OddCoset, Fr::root_of_unity);
+    let vars = r1cs.num_inputs + r1cs.num_aux;
 
     let (g1, g2) = (G1Affine::generator(), G2Affine::generator());
     progress.begin(

@@ -213,36 +213,51 @@ pub(crate) fn lagrange_at<F: ScalarField>(tau: &F, omega: &F, n: usize) -> Vec<F
         .collect()
 }
 
-/// [`setup_with_progress`] for either layout of the H query: bellman's
-/// powers of τ over zkpipe's roots of unity, or snarkjs's odd-coset
-/// Lagrange points over ffjavascript's (what `snarkjs groth16 setup`
-/// writes into a zkey, so the keys prove with snarkjs too).
-pub fn setup_for(r1cs: &R1cs, seed: u64, h_query: HQuery, progress: &dyn Progress) -> Parameters {
+/// The scalars a test key's points are multiples of, for either curve:
+/// the toxic waste from a seed and what the queries hold at τ.
+pub(crate) struct KeyScalars<F> {
+    pub alpha: F,
+    pub beta: F,
+    pub gamma: F,
+    pub delta: F,
+    /// `u_j(τ)` for every variable.
+    pub u: Vec<F>,
+    /// `v_j(τ)` for every variable.
+    pub v: Vec<F>,
+    /// `(β·u_j + α·v_j + w_j)/γ` for each input (the one first).
+    pub ic: Vec<F>,
+    /// The same over δ for each private variable.
+    pub private: Vec<F>,
+    /// The H query: `τ^i·Z(τ)/δ` for `i < n − 1` (bellman), or
+    /// `L_{2i+1}(τ)/δ` over the 2n-th roots for `i < n` (snarkjs).
+    pub h: Vec<F>,
+}
+
+/// [`KeyScalars`] of `r1cs` from `seed` (**insecure**), the domain's
+/// roots of unity from `root(log_n)`.
+pub(crate) fn key_scalars<F: ScalarField>(
+    r1cs: &R1cs<F>,
+    seed: u64,
+    h_query: HQuery,
+    root: impl Fn(u32) -> F,
+) -> KeyScalars<F> {
     let mut rng = sample::rng(seed);
-    let [tau, alpha, beta, gamma, delta]: [Fr; 5] = std::array::from_fn(|_| nonzero(&mut rng));
+    let [tau, alpha, beta, gamma, delta]: [F; 5] = std::array::from_fn(|_| nonzero(&mut rng));
     let log_n = super::domain_log_size(r1cs.num_constraints(), r1cs.num_inputs);
     let n = 1usize << log_n;
-    let omega = match h_query {
-        HQuery::TauPowers => Fr::root_of_unity(log_n),
-        HQuery::OddCoset => snarkjs_root_of_unity(log_n),
-    };
-    let lagrange = lagrange_at(&tau, &omega, n);
-    let z_tau = tau.pow(&[n as u64]).sub(&Fr::one());
-
-    let [u, v, w] = qap_at(r1cs, &lagrange);
+    let [u, v, w] = qap_at(r1cs, &lagrange_at(&tau, &root(log_n), n));
     let gamma_inv = gamma.inverse().expect("nonzero");
     let delta_inv = delta.inverse().expect("nonzero");
-    let combo = |j: usize, div: &Fr| beta.mul(&u[j]).add(&alpha.mul(&v[j])).add(&w[j]).mul(div);
+    let combo = |j: usize, div: &F| beta.mul(&u[j]).add(&alpha.mul(&v[j])).add(&w[j]).mul(div);
     let n_in = r1cs.num_inputs;
-    let density = r1cs.density();
-
-    let ic: Vec<Fr> = (0..n_in).map(|j| combo(j, &gamma_inv)).collect();
-    let l: Vec<Fr> = (n_in..n_in + r1cs.num_aux)
+    let ic = (0..n_in).map(|j| combo(j, &gamma_inv)).collect();
+    let private = (n_in..n_in + r1cs.num_aux)
         .into_par_iter()
         .map(|j| combo(j, &delta_inv))
         .collect();
-    let h: Vec<Fr> = match h_query {
+    let h = match h_query {
         HQuery::TauPowers => {
+            let z_tau = tau.square_times(log_n).sub(&F::one());
             let mut h = Vec::with_capacity(n - 1);
             let mut t = z_tau.mul(&delta_inv);
             for _ in 0..n - 1 {
@@ -251,14 +266,48 @@ pub fn setup_for(r1cs: &R1cs, seed: u64, h_query: HQuery, progress: &dyn Progres
             }
             h
         }
-        // L_{2i+1}(τ)/δ over the 2n-th roots.
-        HQuery::OddCoset => lagrange_at(&tau, &snarkjs_root_of_unity(log_n + 1), 2 * n)
+        HQuery::OddCoset => lagrange_at(&tau, &root(log_n + 1), 2 * n)
             .into_iter()
             .skip(1)
             .step_by(2)
             .map(|l| l.mul(&delta_inv))
             .collect(),
     };
+    KeyScalars {
+        alpha,
+        beta,
+        gamma,
+        delta,
+        u,
+        v,
+        ic,
+        private,
+        h,
+    }
+}
+
+/// [`setup_with_progress`] for either layout of the H query: bellman's
+/// powers of τ over zkpipe's roots of unity, or snarkjs's odd-coset
+/// Lagrange points over ffjavascript's (what `snarkjs groth16 setup`
+/// writes into a zkey, so the keys prove with snarkjs too).
+pub fn setup_for(r1cs: &R1cs, seed: u64, h_query: HQuery, progress: &dyn Progress) -> Parameters {
+    let root = match h_query {
+        HQuery::TauPowers => Fr::root_of_unity,
+        HQuery::OddCoset => snarkjs_root_of_unity,
+    };
+    let KeyScalars {
+        alpha,
+        beta,
+        gamma,
+        delta,
+        u,
+        v,
+        ic,
+        private: l,
+        h,
+    } = key_scalars(r1cs, seed, h_query, root);
+    let n_in = r1cs.num_inputs;
+    let density = r1cs.density();
     let a: Vec<Fr> = (0..n_in)
         .chain(
             (0..r1cs.num_aux)

@@ -13,6 +13,17 @@ use zkpipe_core::Error;
 /// The largest circom/snarkjs file read: 64 GiB (a 2^24-constraint zkey is ~10 GiB).
 pub const MAX_FILE_BYTES: u64 = 64 << 30;
 
+/// Refuses a file over [`MAX_FILE_BYTES`] before any of it is read.
+fn check_size(path: &Path, size: u64) -> Result<(), Error> {
+    if size > MAX_FILE_BYTES {
+        return Err(bad(
+            &path.display().to_string(),
+            format_args!("{size} bytes, over the limit of {MAX_FILE_BYTES}"),
+        ));
+    }
+    Ok(())
+}
+
 /// A parsed container: its kind, version and sections over the file's bytes.
 #[derive(Debug)]
 pub struct BinFile {
@@ -41,13 +52,7 @@ impl BinFile {
             source,
         };
         zkpipe_core::util::fsutil::check_input(path)?;
-        let meta = std::fs::metadata(path).map_err(io)?;
-        if meta.len() > MAX_FILE_BYTES {
-            return Err(bad(
-                &path.display().to_string(),
-                format_args!("{} bytes, over the limit of {MAX_FILE_BYTES}", meta.len()),
-            ));
-        }
+        check_size(path, std::fs::metadata(path).map_err(io)?.len())?;
         let bytes = std::fs::read(path).map_err(io)?;
         BinFile::parse(path.display().to_string(), bytes, magic, versions)
     }
@@ -74,6 +79,7 @@ impl BinFile {
         zkpipe_core::util::fsutil::check_input(path)?;
         let mut file = std::fs::File::open(path).map_err(io)?;
         let size = file.metadata().map_err(io)?.len();
+        check_size(path, size)?;
         let mut head = Vec::with_capacity(12);
         (&mut file).take(12).read_to_end(&mut head).map_err(io)?;
         if head.len() < 12 {
@@ -355,6 +361,29 @@ pub(crate) mod tests {
         }
         std::fs::write(&p, b"wtns\x02\0\0\0\0\0\0\0").unwrap();
         assert!(BinFile::load_sections(&p, b"zkey", &[1], &[2]).is_err());
+    }
+
+    #[test]
+    fn a_file_over_the_limit_is_refused_before_it_is_read() {
+        // A sparse file: its size, not its blocks, is what is judged.
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("huge.zkey");
+        let mut bytes = container(b"zkey", 1, &[(2, vec![2; 9])]);
+        bytes[16..24].copy_from_slice(&(MAX_FILE_BYTES + 1).to_le_bytes());
+        std::fs::write(&p, &bytes).unwrap();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_len(MAX_FILE_BYTES + 64)
+            .unwrap();
+        for r in [
+            BinFile::load_sections(&p, b"zkey", &[1], &[2]),
+            BinFile::load(&p, b"zkey", &[1]),
+        ] {
+            let e = r.unwrap_err().to_string();
+            assert!(e.contains("over the limit"), "{e}");
+        }
     }
 
     #[test]

@@ -60,7 +60,7 @@ fn coefficients(f: &BinFile, header: ZkeyHeader) -> Result<Vec<(u32, u32, u32, F
     s.finish()?;
     let scale: Fr = zkey_coefficient_scale();
     bytes
-        .chunks_exact(44)
+        .par_chunks_exact(44)
         .enumerate()
         .map(|(i, t)| {
             let word = |k: usize| u32::from_le_bytes(t[4 * k..4 * k + 4].try_into().unwrap());

@@ -420,43 +420,26 @@ pub fn calculate_witness(
     calculate_witness_expecting(name, wasm, input, fuel, None)
 }
 
-/// [`calculate_witness`] for a caller that knows the constraint system:
-/// a generator that does not declare `wires` witness values is refused
-/// before it runs ([`WitnessGenerator::expect_wires`]).
+/// [`calculate_witness`] in the generator's own field `F` for a caller
+/// that knows the constraint system: a generator that does not declare
+/// `wires` witness values is refused before it runs
+/// ([`WitnessGenerator::expect_wires`]).
 ///
 /// # Errors
-/// As [`calculate_witness`].
-pub fn calculate_witness_expecting(
+/// As [`calculate_witness`]; [`Error::WrongCurve`] for a generator of
+/// another prime than `F`'s.
+pub fn calculate_witness_expecting<F: ScalarField>(
     name: &str,
     wasm: &[u8],
     input: &Value,
     fuel: Option<u64>,
     wires: Option<usize>,
-) -> Result<(Vec<Fr>, u64), Error> {
+) -> Result<(Vec<F>, u64), Error> {
     on_a_large_stack(name, || {
         let mut g = WitnessGenerator::with_fuel(name, wasm, fuel)?;
         if let Some(n) = wires {
             g.expect_wires(n);
         }
-        let w = g.calculate(input)?;
-        Ok((w, g.fuel_used()))
-    })
-}
-
-/// [`calculate_witness`] for a BN254 generator: the witness in BN254's Fr
-/// and the fuel used.
-///
-/// # Errors
-/// As [`calculate_witness`]; [`Error::WrongCurve`] for a generator of
-/// another prime.
-pub fn calculate_witness_bn254(
-    name: &str,
-    wasm: &[u8],
-    input: &Value,
-    fuel: Option<u64>,
-) -> Result<(Vec<zkpipe_core::bn254::Fr>, u64), Error> {
-    on_a_large_stack(name, || {
-        let mut g = WitnessGenerator::with_fuel(name, wasm, fuel)?;
         let w = g.calculate_as(input)?;
         Ok((w, g.fuel_used()))
     })
@@ -754,9 +737,15 @@ mod tests {
     fn a_witness_size_other_than_the_expected_is_refused() {
         let expecting = |wires| {
             let m = witness_size_module(3);
-            calculate_witness_expecting("g.wasm", &m, &serde_json::json!({}), None, Some(wires))
-                .unwrap_err()
-                .to_string()
+            calculate_witness_expecting::<Fr>(
+                "g.wasm",
+                &m,
+                &serde_json::json!({}),
+                None,
+                Some(wires),
+            )
+            .unwrap_err()
+            .to_string()
         };
         let e = expecting(4);
         assert!(
