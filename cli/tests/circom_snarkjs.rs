@@ -1450,3 +1450,65 @@ fn bn254_keys_from_zkpipe_setup_prove_with_snarkjs_and_zkpipe() {
     assert!(text(&out).contains("BN254 circuit"), "{}", text(&out));
     assert!(!Path::new(&dir).exists());
 }
+
+/// On a CPU without ADX and BMI2 (which this build's BN254 arithmetic
+/// uses), every BN254 door refuses with exit 2 and writes nothing, the CPU
+/// backend does not list BN254's ops, and BLS12-381 still proves.
+#[test]
+fn bn254_is_refused_cleanly_on_a_cpu_without_adx() {
+    let Some(f) = fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let no_adx = |args: &[&str]| {
+        support::zkpipe_command()
+            .args(args)
+            .current_dir(t)
+            .env(zkpipe_core::bn254::cpu::ASSUME_MISSING_ENV, "1")
+            .output()
+            .unwrap()
+    };
+    let bn = |e: &str| f.file(&format!("bn254/hash_chain.{e}"));
+    let (zkey, wtns, vk) = (bn("zkey"), bn("wtns"), bn("vk.json"));
+    let (proof, public) = (bn("sj.proof.json"), bn("sj.public.json"));
+    let wasm = f.file("bn254/hash_chain_js/hash_chain.wasm");
+    let input = sources().join("hash_chain.input.json");
+    let input = input.to_str().unwrap();
+    for args in [
+        &["groth16", "prove", &zkey, &wtns, "p.json", "s.json"][..],
+        &["prove", "--zkey", &zkey, "--wasm", &wasm, "--input", input],
+        &["groth16", "verify", &vk, &public, &proof],
+        &["export-vk", "--zkey", &zkey, "--out", "vk.json"],
+        &[
+            "export-verifier",
+            "--solidity",
+            "--vk",
+            &vk,
+            "--out",
+            "V.sol",
+        ],
+        &[
+            "witness", "--wasm", &wasm, "--input", input, "--out", "w.wtns",
+        ],
+        &["setup", "--r1cs", &bn("r1cs"), "--zkey", "k.zkey"],
+        &["bench", "msm", "--curve", "bn254", "--log-size", "10"],
+    ] {
+        let out = no_adx(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(
+            text(&out).contains("ADX and BMI2"),
+            "{args:?}: {}",
+            text(&out)
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(t).unwrap().collect();
+    assert!(left.is_empty(), "files written: {left:?}");
+    let out = no_adx(&["backends"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!text(&out).contains("BN254 ops"), "{}", text(&out));
+    // BLS12-381 is untouched.
+    let (p, s) = (t.join("p.json"), t.join("s.json"));
+    let (p, s) = (p.to_str().unwrap(), s.to_str().unwrap());
+    let bls = |e: &str| f.file(&format!("hash_chain.{e}"));
+    let out = no_adx(&["groth16", "prove", &bls("zkey"), &bls("wtns"), p, s]);
+    assert!(out.status.success(), "{}", text(&out));
+}

@@ -96,13 +96,18 @@ impl Curve {
     }
 
     /// Refuses `found` where this curve is expected: "`what` is for BN254,
-    /// not BLS12-381".
+    /// not BLS12-381". Every path into BN254 work passes here, so it also
+    /// refuses BN254 on a CPU that cannot run it ([`crate::bn254::cpu`]).
     ///
     /// # Errors
-    /// [`Error::WrongCurve`] when the curves differ.
+    /// [`Error::WrongCurve`] when the curves differ; [`Error::InvalidInput`]
+    /// for BN254 on such a CPU.
     pub fn expect(self, found: Curve, what: &str) -> Result<(), Error> {
         if self == found {
-            Ok(())
+            match self {
+                Curve::Bn254 => crate::bn254::cpu::check(),
+                Curve::Bls12_381 => Ok(()),
+            }
         } else {
             Err(Error::WrongCurve {
                 what: what.to_string(),

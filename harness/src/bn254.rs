@@ -29,6 +29,7 @@ pub fn msm(
     req: &MsmRequest,
     sink: &mut dyn Sink,
 ) -> Result<Report, Error> {
+    zkpipe_core::bn254::cpu::check()?;
     if req.resident {
         return Err(refuse("--resident"));
     }
@@ -124,6 +125,7 @@ pub fn ntt(
     req: NttRequest,
     sink: &mut dyn Sink,
 ) -> Result<Report, Error> {
+    zkpipe_core::bn254::cpu::check()?;
     if req.lent {
         return Err(refuse("--lent"));
     }

@@ -282,7 +282,9 @@ impl Session {
         zkey: &Path,
     ) -> Result<CircomJsonProof, Error> {
         use zkpipe_circom::prove_bn254;
-        // A backend without BN254's ops is the request's fault: exit 2.
+        // The host's own BN254 arithmetic first (the key is read here),
+        // then the backend's; either missing is the request's fault: exit 2.
+        zkpipe_core::bn254::cpu::check()?;
         self.backend()
             .expect_curve(Curve::Bn254)
             .map_err(|e| Error::InvalidInput(format!("{}: {e}", name(zkey))))?;

@@ -266,25 +266,28 @@ impl AcceleratorImpl for CpuBackend {
         let op = |name: &str, bytes_per_element: u64| {
             OpSupport::new(name, 32).with_scratch(move |n| bytes_per_element * n)
         };
-        Capabilities {
-            ops: vec![
-                op(ops::MSM_G1, 96 + 32),
-                op(ops::MSM_G2, 192 + 32),
-                op(ops::MSM_G1_BATCH, 96 + 32),
-                op(ops::MSM_G2_BATCH, 192 + 32),
-                OpSupport::new(ops::RESIDENT_BASES, 32),
-                op(ops::NTT, 32),
-                OpSupport::new(ops::HOST_MEMORY, 32),
-                // B·w and C·w beside h_out, and the NTTs' table.
-                op(ops::SPMV, 3 * 32),
+        let mut caps = vec![
+            op(ops::MSM_G1, 96 + 32),
+            op(ops::MSM_G2, 192 + 32),
+            op(ops::MSM_G1_BATCH, 96 + 32),
+            op(ops::MSM_G2_BATCH, 192 + 32),
+            OpSupport::new(ops::RESIDENT_BASES, 32),
+            op(ops::NTT, 32),
+            OpSupport::new(ops::HOST_MEMORY, 32),
+            // B·w and C·w beside h_out, and the NTTs' table.
+            op(ops::SPMV, 3 * 32),
+        ];
+        // BN254 only where this CPU runs its arithmetic.
+        if zkpipe_core::bn254::cpu::missing().is_none() {
+            caps.extend([
                 // halo2curves' copies of the inputs, and its buckets.
                 op(ops::bn254::MSM_G1, 64 + 32),
                 op(ops::bn254::MSM_G2, 128 + 32),
                 OpSupport::new(ops::bn254::NTT, zkpipe_core::bn254::FR_TWO_ADICITY)
                     .with_scratch(|n| 32 * n),
-            ]
-            .into(),
+            ]);
         }
+        Capabilities { ops: caps.into() }
     }
 
     fn msm_g1(

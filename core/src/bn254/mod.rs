@@ -19,6 +19,7 @@ use rand_core::RngCore;
 
 use crate::Error;
 
+pub mod cpu;
 pub mod groth16;
 pub mod setup;
 

@@ -123,6 +123,7 @@ fn checked<P>(p: P, on_curve: bool, in_group: bool, what: &str) -> Result<P, Err
 /// # Errors
 /// [`Error::InvalidEncoding`], [`Error::NotOnCurve`], [`Error::NotInSubgroup`].
 pub fn g1_from_json(v: &Value, what: &str) -> Result<G1Affine, Error> {
+    zkpipe_core::bn254::cpu::check()?;
     let c = strings(v, 3, what)?;
     if !affine_z([decimal(c[2], what)?, "0"], what)? {
         return Ok(G1Affine::default());
@@ -139,6 +140,7 @@ pub fn g1_from_json(v: &Value, what: &str) -> Result<G1Affine, Error> {
 /// # Errors
 /// As [`g1_from_json`].
 pub fn g2_from_json(v: &Value, what: &str) -> Result<G2Affine, Error> {
+    zkpipe_core::bn254::cpu::check()?;
     let c = strings(v, 3, what)?;
     let z = strings(c[2], 2, what)?;
     if !affine_z([decimal(z[0], what)?, decimal(z[1], what)?], what)? {
@@ -169,6 +171,7 @@ pub fn proof_from_json(v: &Value, what: &str) -> Result<Proof, Error> {
 /// # Errors
 /// [`Error::InvalidEncoding`] for anything but an array of decimal strings below r.
 pub fn public_from_json(v: &Value, what: &str) -> Result<Vec<Fr>, Error> {
+    zkpipe_core::bn254::cpu::check()?;
     let a = v
         .as_array()
         .ok_or_else(|| bad(what, "expected an array of decimal strings"))?;
