@@ -51,8 +51,9 @@ fn every_policy_proves_a_batch_that_verifies_with_a_complete_waterfall() {
             let proofs = out.result.unwrap_or_else(|e| panic!("{policy}: {e}"));
             assert_eq!(proofs.len(), 2);
             for p in &proofs {
+                let (proof, public_inputs) = p.bls12_381().unwrap();
                 assert!(
-                    groth16::verify(&pvk, &p.proof, &p.public_inputs).unwrap(),
+                    groth16::verify(&pvk, proof, public_inputs).unwrap(),
                     "{policy}: a proof does not verify"
                 );
             }
@@ -107,7 +108,8 @@ fn partitions_over_the_device_budget_fall_back_to_the_host_and_verify() {
         .wait();
     assert_eq!(out.oom_fallbacks, 2);
     for p in out.result.unwrap() {
-        assert!(groth16::verify(&pvk, &p.proof, &p.public_inputs).unwrap());
+        let (proof, public_inputs) = p.bls12_381().unwrap();
+        assert!(groth16::verify(&pvk, proof, public_inputs).unwrap());
     }
     let tl = engine.timeline();
     assert!(
@@ -156,8 +158,9 @@ fn device_spmv_runs_as_device_work_and_proves_what_the_host_path_proves() {
     let (host, _) = run(false);
     assert_eq!(fused.len(), 2);
     for (a, b) in fused.iter().zip(&host) {
-        assert_eq!(a.proof.to_bytes(), b.proof.to_bytes());
-        assert!(groth16::verify(&pvk, &a.proof, &a.public_inputs).unwrap());
+        assert_eq!(a.proof.encoded(), b.proof.encoded());
+        let (proof, public_inputs) = a.bls12_381().unwrap();
+        assert!(groth16::verify(&pvk, proof, public_inputs).unwrap());
     }
     let spmv: Vec<_> = tl.iter().filter(|s| s.stage == Stage::Spmv).collect();
     assert_eq!(spmv.len(), 2);

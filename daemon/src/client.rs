@@ -7,7 +7,7 @@ use hyper_util::rt::TokioIo;
 use tonic::metadata::MetadataValue;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint, Uri};
-use zkpipe_core::Error;
+use zkpipe_core::{Curve, Error};
 
 use zkpipe_session::output::Output;
 
@@ -300,8 +300,8 @@ pub fn circom_key(zkey: &Path) -> Result<proto::KeyId, Error> {
     })
 }
 
-/// Writes a finished job's proofs to `proof_out` (192 bytes each, or
-/// snarkjs JSON when `snarkjs`) and its public inputs to `public_out` (a
+/// Writes a finished job's proofs to `proof_out` (192 bytes each for
+/// BLS12-381, 256 for BN254, or snarkjs JSON when `snarkjs`) and its public inputs to `public_out` (a
 /// JSON array for one partition, an array of those for several).
 ///
 /// # Errors
@@ -313,13 +313,23 @@ pub fn save_proofs(
     public_out: &Output,
     snarkjs: bool,
 ) -> Result<(), Error> {
+    let bn254 = match r.curve.as_str() {
+        "" => false,
+        name => Curve::from_name(name)
+            .ok_or_else(|| {
+                Error::InvalidEncoding(format!("the daemon names an unknown curve, {name:?}"))
+            })?
+            .eq(&Curve::Bn254),
+    };
     let proofs: Vec<u8> = if snarkjs {
         let json = r
             .proofs
             .iter()
-            .map(|p| {
-                zkpipe_core::groth16::Proof::from_bytes(&p.proof)
-                    .map(|p| zkpipe_circom::json::proof_to_json(&p))
+            .map(|p| match bn254 {
+                true => zkpipe_core::bn254::groth16::Proof::from_bytes(&p.proof)
+                    .map(|p| zkpipe_circom::json_bn254::proof_to_json(&p)),
+                false => zkpipe_core::groth16::Proof::from_bytes(&p.proof)
+                    .map(|p| zkpipe_circom::json::proof_to_json(&p)),
             })
             .collect::<Result<Vec<_>, Error>>()?;
         zkpipe_session::output::one_or_many(&json).into_bytes()

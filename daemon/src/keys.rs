@@ -17,9 +17,9 @@ use zkpipe_core::backend::loader::Registry;
 use zkpipe_core::groth16::{Parameters, PreparedVerifyingKey};
 use zkpipe_core::r1cs::R1cs;
 use zkpipe_core::r1cs::circuit::CircuitSource;
-use zkpipe_core::sched::groth16_workload::DeviceProvers;
+use zkpipe_core::sched::groth16_workload::{DeviceProvers, JobKey};
 use zkpipe_core::util::progress::Progress;
-use zkpipe_core::{Backend, Error};
+use zkpipe_core::{Backend, Curve, Error, bn254};
 use zkpipe_filecoin::params::ParamSet;
 use zkpipe_session::builtin::BuiltinRequest;
 use zkpipe_session::keys::{BuiltinKey, CircomKey, FilecoinKey, KeySource};
@@ -42,6 +42,8 @@ pub enum KeyCircuit {
     Builtin(Arc<BuiltinCircuit>),
     /// A circom circuit: witnesses sent with each job.
     Circom(Arc<CircomR1cs>),
+    /// A circom circuit over BN254: witnesses sent with each job.
+    CircomBn254(Arc<CircomR1cs<bn254::Fr>>),
     /// A Filecoin parameter set: witnesses synthesised from each job's
     /// vanilla proofs.
     Filecoin(ParamSet),
@@ -57,20 +59,71 @@ impl std::fmt::Display for KeyId {
     }
 }
 
+/// What a loaded key proves with, by curve.
+// One per loaded key: the size difference costs nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Proving {
+    /// BLS12-381.
+    Bls12_381 {
+        /// Proving parameters.
+        params: Arc<Parameters>,
+        /// The recorded circuit.
+        r1cs: Arc<R1cs>,
+        /// For verify-before-return.
+        pvk: PreparedVerifyingKey,
+        /// One prover per device the daemon uses, bases resident there.
+        provers: DeviceProvers,
+    },
+    /// BN254 (circom keys): proved on `backend`'s BN254 ops.
+    Bn254 {
+        /// The proving key (its verifying key verifies before return).
+        key: Arc<bn254::prover::ProvingKey>,
+        /// The daemon's backend where it serves BN254, else a CPU backend.
+        backend: Arc<Backend>,
+    },
+}
+
+impl std::fmt::Debug for Proving {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Proving::Bls12_381 { .. } => f.write_str("Proving::Bls12_381"),
+            Proving::Bn254 { key, .. } => f
+                .debug_struct("Proving::Bn254")
+                .field("domain_size", &key.domain_size)
+                .finish_non_exhaustive(),
+        }
+    }
+}
+
+impl LoadedKey {
+    /// The key as the scheduling engine proves with it.
+    pub fn job_key(&self) -> JobKey {
+        match &self.proving {
+            Proving::Bls12_381 { provers, .. } => JobKey::Bls12_381(provers.clone()),
+            Proving::Bn254 { key, backend } => JobKey::Bn254 {
+                key: key.clone(),
+                backend: backend.clone(),
+            },
+        }
+    }
+
+    /// The key's curve.
+    pub fn curve(&self) -> Curve {
+        match &self.proving {
+            Proving::Bls12_381 { .. } => Curve::Bls12_381,
+            Proving::Bn254 { .. } => Curve::Bn254,
+        }
+    }
+}
+
 /// A loaded key.
 pub struct LoadedKey {
     /// Its name.
     pub id: KeyId,
     /// The circuit (witnesses are made from it or checked against it).
     pub circuit: KeyCircuit,
-    /// Proving parameters.
-    pub params: Arc<Parameters>,
-    /// The recorded circuit.
-    pub r1cs: Arc<R1cs>,
-    /// For verify-before-return.
-    pub pvk: PreparedVerifyingKey,
-    /// One prover per device the daemon uses, bases resident there.
-    pub provers: DeviceProvers,
+    /// Its proving material.
+    pub proving: Proving,
     /// Host bytes it holds (parameters and recorded circuit).
     pub host_bytes: u64,
     /// Host bytes one of its partitions holds in flight.
@@ -127,6 +180,8 @@ pub struct KeyCache {
     circom: CircomIndex,
     /// Filecoin parameter sets named by jobs so far, by identifier.
     filecoin: Mutex<HashMap<String, ParamSet>>,
+    /// The CPU backend of BN254 keys when `backend` lacks BN254.
+    bn254_cpu: Mutex<Option<Arc<Backend>>>,
     table: Mutex<Table>,
     loaded: Condvar,
 }
@@ -187,6 +242,7 @@ impl KeyCache {
             budget,
             circom: CircomIndex::new(circom_dir),
             filecoin: Mutex::new(HashMap::new()),
+            bn254_cpu: Mutex::new(None),
             table: Mutex::new(Table::default()),
             loaded: Condvar::new(),
         }
@@ -403,27 +459,67 @@ impl KeyCache {
     }
 
     /// A circom circuit's zkey and r1cs, found by the zkey's hash and
-    /// checked against each other.
-    fn load_circom(
-        &self,
-        id: &KeyId,
-        progress: &dyn Progress,
-    ) -> Result<(KeyCircuit, Parameters, R1cs), Error> {
+    /// checked against each other: BLS12-381's as parameters and a
+    /// recorded circuit, BN254's ([`Loaded::Bn254`]) as its proving key.
+    fn load_circom(&self, id: &KeyId, progress: &dyn Progress) -> Result<Loaded, Error> {
         let files = self.circom.find(&id.size)?;
         let key = CircomKey {
             r1cs: files.r1cs,
             zkey: files.zkey,
+        };
+        if key.curve()? == Curve::Bn254 {
+            let (circuit, proving) = key.load_bn254()?;
+            return Ok(Loaded::Bn254(KeyCircuit::CircomBn254(circuit), proving));
         }
-        .load(progress)?;
-        Ok((KeyCircuit::Circom(key.circuit), key.params, key.r1cs))
+        let key = key.load(progress)?;
+        Ok(Loaded::Bls12_381(
+            KeyCircuit::Circom(key.circuit),
+            key.params,
+            key.r1cs,
+        ))
+    }
+
+    /// The backend of BN254 keys: the daemon's own where it serves BN254,
+    /// else a CPU backend from the registry (made on first use).
+    fn bn254_backend(&self) -> Result<Arc<Backend>, Error> {
+        bn254::cpu::check()?;
+        if self.backend.expect_curve(Curve::Bn254).is_ok() {
+            return Ok(self.backend.clone());
+        }
+        let mut cpu = self.bn254_cpu.lock().unwrap();
+        if let Some(be) = &*cpu {
+            return Ok(be.clone());
+        }
+        let be = Arc::new(self.registry.create("cpu", &Default::default())?);
+        *cpu = Some(be.clone());
+        Ok(be)
     }
 
     fn load(&self, id: &KeyId, progress: &dyn Progress) -> Result<LoadedKey, Error> {
         let t0 = Instant::now();
-        let (circuit, params, r1cs) = match id.circuit.as_str() {
+        let loaded = match id.circuit.as_str() {
             CIRCOM => self.load_circom(id, progress)?,
-            FILECOIN => self.load_filecoin(id, progress)?,
-            _ => self.load_builtin(id, progress)?,
+            FILECOIN => self.load_filecoin(id, progress).map(Loaded::from)?,
+            _ => self.load_builtin(id, progress).map(Loaded::from)?,
+        };
+        let (circuit, params, r1cs) = match loaded {
+            Loaded::Bls12_381(circuit, params, r1cs) => (circuit, params, r1cs),
+            Loaded::Bn254(circuit, key) => {
+                let backend = self.bn254_backend()?;
+                let (witness, vectors) = (key.num_vars, 4 * key.domain_size);
+                return Ok(LoadedKey {
+                    id: id.clone(),
+                    host_bytes: key.host_bytes(),
+                    partition_bytes: ((witness + vectors) * std::mem::size_of::<bn254::Fr>())
+                        as u64,
+                    circuit,
+                    proving: Proving::Bn254 {
+                        key: Arc::new(key),
+                        backend,
+                    },
+                    load_s: t0.elapsed().as_secs_f64(),
+                });
+            }
         };
         let params = Arc::new(params);
         let r1cs = Arc::new(r1cs);
@@ -451,12 +547,27 @@ impl KeyCache {
             host_bytes: host_bytes(&params, &r1cs),
             partition_bytes,
             circuit,
-            params,
-            r1cs,
-            pvk,
-            provers: provers.into(),
+            proving: Proving::Bls12_381 {
+                params,
+                r1cs,
+                pvk,
+                provers: provers.into(),
+            },
             load_s: t0.elapsed().as_secs_f64(),
         })
+    }
+}
+
+/// A key as read, before the provers are built (moved once per load).
+#[allow(clippy::large_enum_variant)]
+enum Loaded {
+    Bls12_381(KeyCircuit, Parameters, R1cs),
+    Bn254(KeyCircuit, bn254::prover::ProvingKey),
+}
+
+impl From<(KeyCircuit, Parameters, R1cs)> for Loaded {
+    fn from((c, p, r): (KeyCircuit, Parameters, R1cs)) -> Self {
+        Loaded::Bls12_381(c, p, r)
     }
 }
 

@@ -9,10 +9,10 @@ use rand_chacha::ChaCha20Rng;
 use zkpipe_core::r1cs::Witness;
 use zkpipe_core::r1cs::circuit::CircuitSource;
 use zkpipe_core::sched::JobRequest;
-use zkpipe_core::sched::groth16_workload::{DeviceProvers, JobSource};
-use zkpipe_core::{Error, Fr};
+use zkpipe_core::sched::groth16_workload::{JobKey, JobSource, JobWitness};
+use zkpipe_core::{Curve, Error, Fr, bn254};
 
-use crate::keys::{KeyCircuit, LoadedKey};
+use crate::keys::{KeyCircuit, LoadedKey, Proving};
 use zkpipe_filecoin::FilecoinJob;
 
 /// Where a job's witnesses come from.
@@ -22,6 +22,9 @@ pub enum SpecInputs {
     Seed(u64),
     /// Witnesses sent with the job (circom), checked, one per partition.
     Witnesses(Vec<Witness>),
+    /// BN254 assignments sent with the job (circom), checked, one per
+    /// partition.
+    Bn254(Vec<Arc<Vec<bn254::Fr>>>),
     /// A Filecoin request: each partition's witness is synthesised from its
     /// vanilla proof when the engine asks for it.
     Filecoin(Arc<dyn FilecoinJob>),
@@ -43,22 +46,50 @@ impl Spec {
     /// Synthesis errors; [`Error::InvalidInput`] when the inputs do not fit
     /// the key's kind or `p` is past the job's witnesses.
     pub fn witness(&self, p: u32) -> Result<Witness, Error> {
-        match (&self.inputs, &self.key.circuit) {
+        match self.job_witness(p)? {
+            JobWitness::Bls12_381(w) => Ok(w),
+            JobWitness::Bn254(_) => Err(Error::WrongCurve {
+                what: format!("the witness of partition {p}"),
+                found: Curve::Bn254,
+                expected: Curve::Bls12_381,
+            }),
+        }
+    }
+
+    /// The witness of partition `p`, of the key's curve.
+    ///
+    /// # Errors
+    /// As [`Spec::witness`].
+    pub fn job_witness(&self, p: u32) -> Result<JobWitness, Error> {
+        let missing = || Error::InvalidInput(format!("the job has no witness for partition {p}"));
+        let w = match (&self.inputs, &self.key.circuit) {
             (SpecInputs::Seed(seed), KeyCircuit::Builtin(c)) => {
                 c.witness(seed.wrapping_add(p as u64))
             }
-            (SpecInputs::Witnesses(w), _) => w.get(p as usize).cloned().ok_or_else(|| {
-                Error::InvalidInput(format!("the job has no witness for partition {p}"))
-            }),
+            (SpecInputs::Witnesses(w), _) => w.get(p as usize).cloned().ok_or_else(missing),
+            (SpecInputs::Bn254(w), _) => {
+                return w
+                    .get(p as usize)
+                    .cloned()
+                    .map(JobWitness::Bn254)
+                    .ok_or_else(missing);
+            }
             (SpecInputs::Filecoin(job), KeyCircuit::Filecoin(_)) => {
+                let Proving::Bls12_381 { r1cs, .. } = &self.key.proving else {
+                    return Err(Error::InvalidInput(format!(
+                        "key {} is not a Filecoin key",
+                        self.key.id
+                    )));
+                };
                 let w = job.witness(p as usize)?;
-                zkpipe_filecoin::job::check_satisfies(&self.key.r1cs, &w, p as usize)?;
+                zkpipe_filecoin::job::check_satisfies(r1cs, &w, p as usize)?;
                 Ok(w)
             }
             (SpecInputs::Seed(_), _) | (SpecInputs::Filecoin(_), _) => Err(Error::InvalidInput(
                 format!("key {} does not take this kind of job inputs", self.key.id),
             )),
-        }
+        };
+        w.map(JobWitness::Bls12_381)
     }
 }
 
@@ -111,6 +142,12 @@ impl Specs {
         let mut rng = self.rng.lock().unwrap();
         (Fr::random(&mut *rng), Fr::random(&mut *rng))
     }
+
+    /// Fresh BN254 `r, s`.
+    pub fn fresh_bn254_blinding(&self) -> (bn254::Fr, bn254::Fr) {
+        let mut rng = self.rng.lock().unwrap();
+        (bn254::Fr::random(&mut *rng), bn254::Fr::random(&mut *rng))
+    }
 }
 
 /// The engine's view of [`Specs`].
@@ -118,15 +155,19 @@ impl Specs {
 pub struct SpecSource(pub Arc<Specs>);
 
 impl JobSource for SpecSource {
-    fn provers(&self, job: &JobRequest) -> Result<DeviceProvers, Error> {
-        Ok(self.0.get(job)?.key.provers.clone())
+    fn key(&self, job: &JobRequest) -> Result<JobKey, Error> {
+        Ok(self.0.get(job)?.key.job_key())
     }
 
-    fn witness(&self, job: &JobRequest, partition: u32) -> Result<Witness, Error> {
-        self.0.get(job)?.witness(partition)
+    fn witness(&self, job: &JobRequest, partition: u32) -> Result<JobWitness, Error> {
+        self.0.get(job)?.job_witness(partition)
     }
 
     fn blinding(&self, _job: &JobRequest, _partition: u32) -> (Fr, Fr) {
         self.0.fresh_blinding()
+    }
+
+    fn bn254_blinding(&self, _job: &JobRequest, _partition: u32) -> (bn254::Fr, bn254::Fr) {
+        self.0.fresh_bn254_blinding()
     }
 }

@@ -5,9 +5,10 @@
 use std::sync::Arc;
 
 use crate::circom_keys::CIRCOM;
-use crate::daemon::{JobInputs, MAX_PARTITIONS, NewJob};
+use crate::daemon::{CircomWitnesses, JobInputs, MAX_PARTITIONS, NewJob};
 use crate::keys::{KeyId, key_id};
 use crate::proto::{self, Priority, submit_request::Inputs};
+use zkpipe_circom::CurveWitness;
 
 /// Longest caller request id.
 pub const MAX_REQUEST_ID: usize = 128;
@@ -63,18 +64,26 @@ pub fn new_job(req: &proto::SubmitRequest) -> Result<NewJob, String> {
                     req.partitions
                 ));
             }
-            let values = c
-                .wtns
-                .iter()
-                .enumerate()
-                .map(|(i, bytes)| {
-                    zkpipe_circom::wtns_from_bytes(
-                        &format!("inputs.circom.wtns[{i}]"),
-                        bytes.clone(),
-                    )
-                    .map_err(|e| format!("inputs: {e}"))
-                })
-                .collect::<Result<Vec<_>, String>>()?;
+            let (mut bls, mut bn) = (vec![], vec![]);
+            for (i, bytes) in c.wtns.iter().enumerate() {
+                let name = format!("inputs.circom.wtns[{i}]");
+                match zkpipe_circom::wtns_either_from_bytes(&name, bytes.clone())
+                    .map_err(|e| format!("inputs: {e}"))?
+                {
+                    CurveWitness::Bls12_381(v) => bls.push(v),
+                    CurveWitness::Bn254(v) => bn.push(v),
+                }
+                if !bls.is_empty() && !bn.is_empty() {
+                    return Err(format!(
+                        "inputs: {name} is over another curve's prime than inputs.circom.wtns[0] \
+                         (one job's witnesses are all BLS12-381 or all BN254)"
+                    ));
+                }
+            }
+            let values = match bn.is_empty() {
+                true => CircomWitnesses::Bls12_381(bls),
+                false => CircomWitnesses::Bn254(bn),
+            };
             (JobInputs::Circom(Arc::new(values)), n as u32)
         }
         Some(_) if circom => {

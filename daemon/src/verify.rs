@@ -5,10 +5,11 @@
 use std::sync::Arc;
 
 use zkpipe_core::groth16::{self, ProverBuilder};
-use zkpipe_core::sched::groth16_workload::ProofOutput;
-use zkpipe_core::{Backend, Error};
+use zkpipe_core::sched::groth16_workload::{CurveProof, JobWitness, ProofOutput};
+use zkpipe_core::{Backend, Error, bn254};
 
-use crate::source::Spec;
+use crate::keys::{LoadedKey, Proving};
+use crate::source::{Spec, Specs};
 
 /// A partition whose device proof failed verification.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +20,33 @@ pub struct BadProof {
     pub device: Option<usize>,
 }
 
+/// Whether `proof` verifies under `key`'s verifying key.
+///
+/// # Errors
+/// A proof of the other curve; verification errors.
+fn verifies(key: &LoadedKey, proof: &CurveProof) -> Result<bool, Error> {
+    match (&key.proving, proof) {
+        (
+            Proving::Bls12_381 { pvk, .. },
+            CurveProof::Bls12_381 {
+                proof,
+                public_inputs,
+            },
+        ) => groth16::verify(pvk, proof, public_inputs),
+        (
+            Proving::Bn254 { key, .. },
+            CurveProof::Bn254 {
+                proof,
+                public_inputs,
+            },
+        ) => bn254::groth16::verify(&key.points.vk, proof, public_inputs),
+        _ => Err(Error::Failed(format!(
+            "a proof of another curve than key {}'s",
+            key.id
+        ))),
+    }
+}
+
 /// The partitions of `proofs` that do not verify.
 ///
 /// # Errors
@@ -26,7 +54,7 @@ pub struct BadProof {
 pub fn failing(spec: &Spec, proofs: &[ProofOutput]) -> Result<Vec<BadProof>, Error> {
     let mut bad = vec![];
     for (partition, p) in proofs.iter().enumerate() {
-        if !groth16::verify(&spec.key.pvk, &p.proof, &p.public_inputs)? {
+        if !verifies(&spec.key, &p.proof)? {
             bad.push(BadProof {
                 partition,
                 device: p.device,
@@ -34,6 +62,12 @@ pub fn failing(spec: &Spec, proofs: &[ProofOutput]) -> Result<Vec<BadProof>, Err
         }
     }
     Ok(bad)
+}
+
+fn failed_again(partition: usize) -> Error {
+    Error::Failed(format!(
+        "partition {partition} failed verification on the device and again on the CPU reference"
+    ))
 }
 
 /// Proves `bad`'s partitions again on `cpu` (the reference backend) with
@@ -47,24 +81,44 @@ pub fn recompute(
     cpu: &Arc<Backend>,
     bad: &[BadProof],
     proofs: &mut [ProofOutput],
-    blinding: &dyn Fn() -> (zkpipe_core::Fr, zkpipe_core::Fr),
+    specs: &Specs,
 ) -> Result<(), Error> {
     let key = &spec.key;
-    let prover = ProverBuilder::new(cpu.clone()).build(key.params.clone(), key.r1cs.clone())?;
     for b in bad {
-        let witness = spec.witness(b.partition as u32)?;
-        let (r, s) = blinding();
-        let (proof, _) = prover.prove(&witness, r, s)?;
-        let public_inputs = witness.public_inputs().to_vec();
-        if !groth16::verify(&key.pvk, &proof, &public_inputs)? {
-            return Err(Error::Failed(format!(
-                "partition {} failed verification on the device and again on the CPU reference",
-                b.partition
-            )));
+        let partition = b.partition as u32;
+        let proof = match &key.proving {
+            Proving::Bls12_381 { params, r1cs, .. } => {
+                let prover = ProverBuilder::new(cpu.clone()).build(params.clone(), r1cs.clone())?;
+                let witness = spec.witness(partition)?;
+                let (r, s) = specs.fresh_blinding();
+                let (proof, _) = prover.prove(&witness, r, s)?;
+                CurveProof::Bls12_381 {
+                    proof,
+                    public_inputs: witness.public_inputs().to_vec(),
+                }
+            }
+            Proving::Bn254 { key, .. } => {
+                let JobWitness::Bn254(witness) = spec.job_witness(partition)? else {
+                    return Err(Error::Failed("a BLS12-381 witness for a BN254 key".into()));
+                };
+                let (r, s) = specs.fresh_bn254_blinding();
+                // The prover checks its own proof: a failure is the witness's.
+                let (proof, public_inputs) = bn254::prover::prove(cpu, key, &witness, r, s)
+                    .map_err(|e| match e {
+                        Error::InvalidInput(_) => failed_again(b.partition),
+                        e => e,
+                    })?;
+                CurveProof::Bn254 {
+                    proof,
+                    public_inputs,
+                }
+            }
+        };
+        if !verifies(key, &proof)? {
+            return Err(failed_again(b.partition));
         }
         proofs[b.partition] = ProofOutput {
             proof,
-            public_inputs,
             device: None,
         };
     }

@@ -1722,6 +1722,122 @@ fn circom_jobs_name_their_key_by_zkey_hash_and_return_snarkjs_json() {
     });
 }
 
+#[test]
+fn bn254_circom_jobs_prove_verify_and_refuse_the_other_curve() {
+    use support::circom_files::{BLS_R, BN254_R, square_r1cs, wtns_bytes_over};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let circom = d.join("circom");
+    std::fs::create_dir(&circom).unwrap();
+    // Both curves' keys in one folder: each job is proved on its key's curve.
+    let zkey = |stem: &str, prime: &str| {
+        std::fs::write(circom.join(format!("{stem}.r1cs")), square_r1cs(prime, 5)).unwrap();
+        let zkey = circom.join(format!("{stem}.zkey"));
+        let o = support::zkpipe_command()
+            .args(["setup", "--r1cs"])
+            .arg(circom.join(format!("{stem}.r1cs")))
+            .arg("--zkey")
+            .arg(&zkey)
+            .args(["--seed", "5"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        zkey.to_str().unwrap().to_string()
+    };
+    let (bn, bls) = (zkey("bn", BN254_R), zkey("bls", BLS_R));
+    let o = support::zkpipe_command()
+        .current_dir(d)
+        .args(["export-vk", "--zkey", &bn, "--out", "vk.json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for (name, prime, values) in [
+        ("good.wtns", BN254_R, &[1u64, 9, 3][..]),
+        ("wrong.wtns", BN254_R, &[1, 10, 3]),
+        ("no_one.wtns", BN254_R, &[2, 9, 3]),
+        ("bls.wtns", BLS_R, &[1, 9, 3]),
+    ] {
+        std::fs::write(d.join(name), wtns_bytes_over(prime, values)).unwrap();
+    }
+
+    let served = Served::start(&shared_keys(), &["--circom-dir", circom.to_str().unwrap()]);
+    let prove = |wtns: &[&str], zkey: &str| {
+        let mut args = vec!["prove", "--zkey", zkey];
+        for w in wtns {
+            args.extend(["--wtns", w]);
+        }
+        client_cli(&served, d, &args)
+    };
+    let ok = |o: std::process::Output| {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    ok(prove(&["good.wtns", "good.wtns"], &bn));
+    let proofs: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("proof.json")).unwrap()).unwrap();
+    assert_eq!(proofs[1]["curve"], "bn128");
+    ok(prove(&["good.wtns"], &bn));
+    let verify = support::zkpipe_command()
+        .current_dir(d)
+        .args(["groth16", "verify", "vk.json", "public.json", "proof.json"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&verify.stdout).trim(), "valid");
+    let public: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("public.json")).unwrap()).unwrap();
+    assert_eq!(public, serde_json::json!(["9"]));
+    // The BLS12-381 key beside it still proves its own witnesses.
+    std::fs::write(d.join("bls_good.wtns"), wtns_bytes_over(BLS_R, &[1, 9, 3])).unwrap();
+    ok(prove(&["bls_good.wtns"], &bls));
+
+    let fails = |o: std::process::Output, code: i32, needle: &str| {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{err}");
+        assert!(err.contains(needle), "expected `{needle}` in: {err}");
+    };
+    fails(prove(&["bls.wtns"], &bn), 1, "is for BLS12-381, not BN254");
+    fails(
+        prove(&["good.wtns"], &bls),
+        1,
+        "is for BN254, not BLS12-381",
+    );
+    fails(
+        prove(&["good.wtns", "bls.wtns"], &bn),
+        2,
+        "another curve's prime",
+    );
+    fails(prove(&["wrong.wtns"], &bn), 1, "constraint 0 fails");
+    fails(prove(&["no_one.wtns"], &bn), 1, "does not start with 1");
+
+    // Over gRPC: the result names its curve and carries Ethereum's 256 bytes.
+    let hash = zkpipe_daemon::circom_keys::sha256_file(Path::new(&bn)).unwrap();
+    runtime().block_on(async {
+        let mut c = served.client().await;
+        let good = c
+            .prove(proto::SubmitRequest {
+                key: Some(proto::KeyId {
+                    circuit: "circom".into(),
+                    size: hash.clone(),
+                }),
+                inputs: Some(proto::submit_request::Inputs::Circom(proto::CircomInputs {
+                    wtns: vec![std::fs::read(d.join("good.wtns")).unwrap()],
+                })),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(state(&good), JobState::Succeeded, "{good:?}");
+        assert!(good.verified);
+        assert_eq!(good.curve, "BN254");
+        assert_eq!(good.proofs[0].proof.len(), 256);
+        assert_eq!(good.proofs[0].public_inputs, ["9"]);
+        let names: Vec<&str> = good.stages.iter().map(|s| s.stage.as_str()).collect();
+        for stage in ["witness", "quotient", "msm", "msm_g2"] {
+            assert!(names.contains(&stage), "{names:?}");
+        }
+    });
+}
+
 /// User and system CPU time of process `pid`, in clock ticks.
 fn cpu_ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();

@@ -307,13 +307,9 @@ impl Session {
             }
             // The zkey's variable count refuses another circuit's
             // generator before it runs.
-            WitnessSource::Generator { wasm, input, fuel } => generate_witness(
-                wasm,
-                input,
-                *fuel,
-                Some(key.header.num_vars),
-                self.progress(),
-            )?,
+            WitnessSource::Generator { wasm, input, fuel } => {
+                generate_witness(wasm, input, *fuel, Some(key.num_vars), self.progress())?
+            }
         };
         if let Some((c, r1cs)) = &circuit {
             let source = match &req.witness {
@@ -336,7 +332,8 @@ impl Session {
             None => zkpipe_core::util::random::os_rng()?,
         };
         let started = Instant::now();
-        let (proof, public) = prove_bn254::prove(self.backend(), &key, &witness, &mut rng)?;
+        let (r, s) = (bn254::Fr::random(&mut rng), bn254::Fr::random(&mut rng));
+        let (proof, public) = bn254::prover::prove(self.backend(), &key, &witness, r, s)?;
         let proved = started.elapsed();
         Ok(CircomJsonProof {
             proof: json_bn254::proof_to_json(&proof),

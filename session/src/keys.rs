@@ -5,13 +5,14 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use zkpipe_circom::CircomR1cs;
+use zkpipe_circom::binfile::BinFile;
+use zkpipe_circom::{CircomR1cs, prove_bn254};
 use zkpipe_circuits::BuiltinCircuit;
-use zkpipe_core::Error;
 use zkpipe_core::groth16::Parameters;
 use zkpipe_core::r1cs::R1cs;
 use zkpipe_core::r1cs::cache::R1csCache;
 use zkpipe_core::util::progress::Progress;
+use zkpipe_core::{Curve, Error, bn254};
 use zkpipe_filecoin::params::ParamSet;
 
 use crate::builtin::BuiltinRequest;
@@ -94,6 +95,37 @@ pub struct CircomKey {
     pub r1cs: PathBuf,
     /// The `.zkey` file.
     pub zkey: PathBuf,
+}
+
+impl CircomKey {
+    /// The curve of the zkey (its header alone is read).
+    ///
+    /// # Errors
+    /// The zkey's I/O and format errors.
+    pub fn curve(&self) -> Result<Curve, Error> {
+        zkpipe_core::util::fsutil::check_input(&self.zkey)?;
+        let f = BinFile::load_sections(&self.zkey, b"zkey", &[1], &[2])?;
+        zkpipe_circom::zkey_bn254::zkey_curve(&f)
+    }
+
+    /// A BN254 key: its circuit and its proving key, checked against each
+    /// other (counts, domain, every QAP coefficient).
+    ///
+    /// # Errors
+    /// A CPU without BN254's arithmetic; the files' errors; files that
+    /// disagree.
+    pub fn load_bn254(
+        &self,
+    ) -> Result<(Arc<CircomR1cs<bn254::Fr>>, bn254::prover::ProvingKey), Error> {
+        bn254::cpu::check()?;
+        let key = prove_bn254::load_zkey(&self.zkey)?;
+        zkpipe_core::util::fsutil::check_input(&self.r1cs)?;
+        let file = BinFile::load(&self.r1cs, b"r1cs", &[1])?;
+        let circuit = CircomR1cs::<bn254::Fr>::read(&file, |_, _| Ok(()))?;
+        let name = |p: &PathBuf| p.display().to_string();
+        prove_bn254::check_circuit(&key, &circuit, &name(&self.zkey), &name(&self.r1cs))?;
+        Ok((Arc::new(circuit), key))
+    }
 }
 
 impl KeySource for CircomKey {

@@ -60,8 +60,13 @@ pub fn square_r1cs(prime: &str, rows: u32) -> Vec<u8> {
 }
 
 pub fn wtns_bytes(values: &[u64]) -> Vec<u8> {
+    wtns_bytes_over(BLS_R, values)
+}
+
+/// A `.wtns` over `prime` (either curve's r).
+pub fn wtns_bytes_over(prime: &str, values: &[u64]) -> Vec<u8> {
     let mut header = 32u32.to_le_bytes().to_vec();
-    header.extend(le(BLS_R));
+    header.extend(le(prime));
     header.extend((values.len() as u32).to_le_bytes());
     let data = values.iter().flat_map(|&v| scalar(v)).collect();
     container(b"wtns", 2, &[(1, header), (2, data)])

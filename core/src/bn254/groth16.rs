@@ -6,7 +6,7 @@ use halo2curves::bn256;
 use halo2curves::group::Group as _;
 use halo2curves::pairing::MillerLoopResult as _;
 
-use super::{Fr, G1Affine, G1Projective, G2Affine};
+use super::{Fp, Fp2, Fr, G1Affine, G1Projective, G2Affine};
 use crate::Error;
 
 /// A proof: A and C in G1, B in G2.
@@ -18,6 +18,98 @@ pub struct Proof {
     pub b: G2Affine,
     /// C.
     pub c: G1Affine,
+}
+
+/// A BN254 proving key's points as a snarkjs zkey holds them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyPoints {
+    /// The verifying key.
+    pub vk: VerifyingKey,
+    /// β in G1.
+    pub beta_g1: G1Affine,
+    /// δ in G1.
+    pub delta_g1: G1Affine,
+    /// `[u_j(τ)]₁` for every variable (the identity where `u_j = 0`).
+    pub a: Vec<G1Affine>,
+    /// `[v_j(τ)]₁` for every variable.
+    pub b_g1: Vec<G1Affine>,
+    /// `[v_j(τ)]₂` for every variable.
+    pub b_g2: Vec<G2Affine>,
+    /// `[(β·u_j + α·v_j + w_j)/δ]₁` for each private variable.
+    pub c: Vec<G1Affine>,
+    /// `[L_{2i+1}(τ)/δ]₁` over the 2n-th roots of unity: n points.
+    pub h: Vec<G1Affine>,
+}
+
+/// Bytes of an encoded proof ([`Proof::to_bytes`]).
+pub const PROOF_BYTES: usize = 256;
+
+fn fp_be(x: &Fp) -> [u8; 32] {
+    let mut b = x.to_bytes_le();
+    b.reverse();
+    b
+}
+
+fn fp_from_be(b: &[u8]) -> Result<Fp, Error> {
+    let mut le: [u8; 32] = b.try_into().expect("32 bytes");
+    le.reverse();
+    Fp::from_bytes_le(&le)
+}
+
+impl Proof {
+    /// Ethereum's encoding (the pairing precompile's order): A.x, A.y,
+    /// B.x (imaginary part first), B.y (the same), C.x, C.y, each 32 bytes
+    /// big-endian; the identity is all zeros.
+    pub fn to_bytes(&self) -> [u8; PROOF_BYTES] {
+        let words = [
+            fp_be(&self.a.x),
+            fp_be(&self.a.y),
+            fp_be(&self.b.x.c[1]),
+            fp_be(&self.b.x.c[0]),
+            fp_be(&self.b.y.c[1]),
+            fp_be(&self.b.y.c[0]),
+            fp_be(&self.c.x),
+            fp_be(&self.c.y),
+        ];
+        let mut out = [0u8; PROOF_BYTES];
+        for (chunk, w) in out.chunks_exact_mut(32).zip(words) {
+            chunk.copy_from_slice(&w);
+        }
+        out
+    }
+
+    /// The proof [`Proof::to_bytes`] wrote, its points checked: on the
+    /// curve and, for B, in the prime-order subgroup.
+    ///
+    /// # Errors
+    /// [`Error::InvalidEncoding`] for another length, a coordinate not
+    /// below q or a point off its group.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Proof, Error> {
+        if bytes.len() != PROOF_BYTES {
+            return Err(Error::InvalidEncoding(format!(
+                "a BN254 proof is {PROOF_BYTES} bytes, not {}",
+                bytes.len()
+            )));
+        }
+        let w = bytes
+            .chunks_exact(32)
+            .map(fp_from_be)
+            .collect::<Result<Vec<_>, _>>()?;
+        let proof = Proof {
+            a: G1Affine { x: w[0], y: w[1] },
+            b: G2Affine {
+                x: Fp2 { c: [w[3], w[2]] },
+                y: Fp2 { c: [w[5], w[4]] },
+            },
+            c: G1Affine { x: w[6], y: w[7] },
+        };
+        if !(proof.a.is_valid() && proof.b.is_valid() && proof.c.is_valid()) {
+            return Err(Error::InvalidEncoding(
+                "a BN254 proof's point is not on its curve or not in its group".into(),
+            ));
+        }
+        Ok(proof)
+    }
 }
 
 /// What a verifier needs of a key.
@@ -152,5 +244,23 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("degenerate"), "{e}");
+    }
+
+    #[test]
+    fn proof_bytes_read_back_and_bad_bytes_are_refused() {
+        let (_, proof) = made_up(&sample::scalars(2, 11));
+        let bytes = proof.to_bytes();
+        assert_eq!(Proof::from_bytes(&bytes).unwrap(), proof);
+        // B.x's imaginary part leads, as Ethereum's precompile takes it.
+        let mut le = proof.b.x.c[1].to_bytes_le();
+        le.reverse();
+        assert_eq!(bytes[64..96], le);
+        assert!(Proof::from_bytes(&bytes[..255]).is_err());
+        let mut off = bytes;
+        off[31] ^= 1; // A.x's low bit: off the curve
+        assert!(Proof::from_bytes(&off).is_err());
+        let mut big = bytes;
+        big[..32].fill(0xff); // A.x ≥ q
+        assert!(Proof::from_bytes(&big).is_err());
     }
 }

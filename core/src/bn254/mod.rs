@@ -21,6 +21,7 @@ use crate::Error;
 
 pub mod cpu;
 pub mod groth16;
+pub mod prover;
 pub mod setup;
 
 /// Two-adicity of r − 1: BN254's Fr has roots of unity of order up to 2^28.
@@ -134,6 +135,15 @@ impl Fr {
     /// Canonical little-endian bytes (snarkjs's and circom's encoding).
     pub fn to_bytes_le(&self) -> [u8; 32] {
         self.h2c().to_repr().into()
+    }
+    /// The canonical value in decimal (snarkjs's JSON).
+    pub fn to_decimal(&self) -> String {
+        let limbs: Vec<u64> = self
+            .to_bytes_le()
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect();
+        crate::util::decimal::limbs_to_decimal(&limbs)
     }
     /// The element with canonical little-endian bytes `bytes`.
     ///

@@ -8,33 +8,12 @@ use halo2curves::bn256;
 use halo2curves::group::Curve as _;
 use rayon::prelude::*;
 
-use super::groth16::VerifyingKey;
+use super::groth16::{KeyPoints, VerifyingKey};
 use super::{Fr, G1Affine, G2Affine};
 use crate::groth16::HQuery;
 use crate::groth16::setup::{G2_WEIGHT, Group, KeyScalars, fixed_base, key_scalars};
 use crate::r1cs::R1cs;
 use crate::util::progress::Progress;
-
-/// A BN254 proving key as a snarkjs zkey holds it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ProvingKey {
-    /// The verifying key.
-    pub vk: VerifyingKey,
-    /// β in G1.
-    pub beta_g1: G1Affine,
-    /// δ in G1.
-    pub delta_g1: G1Affine,
-    /// `[u_j(τ)]₁` for every variable (the identity where `u_j = 0`).
-    pub a: Vec<G1Affine>,
-    /// `[v_j(τ)]₁` for every variable.
-    pub b_g1: Vec<G1Affine>,
-    /// `[v_j(τ)]₂` for every variable.
-    pub b_g2: Vec<G2Affine>,
-    /// `[(β·u_j + α·v_j + w_j)/δ]₁` for each private variable.
-    pub c: Vec<G1Affine>,
-    /// `[L_{2i+1}(τ)/δ]₁` over the 2n-th roots of unity: n points.
-    pub h: Vec<G1Affine>,
-}
 
 macro_rules! h2c_group {
     ($proj:ty, $aff:ty) => {
@@ -80,7 +59,7 @@ fn g2s(scalars: &[Fr], progress: &dyn Progress) -> Vec<G2Affine> {
 /// A proving key for `r1cs` with toxic waste drawn from `seed`
 /// (**insecure**). `r1cs.num_inputs` counts the constant one and the
 /// public signals; the domain holds the constraints and one row per input.
-pub fn setup(r1cs: &R1cs<Fr>, seed: u64, progress: &dyn Progress) -> ProvingKey {
+pub fn setup(r1cs: &R1cs<Fr>, seed: u64, progress: &dyn Progress) -> KeyPoints {
     let KeyScalars {
         alpha,
         beta,
@@ -99,7 +78,7 @@ pub fn setup(r1cs: &R1cs<Fr>, seed: u64, progress: &dyn Progress) -> ProvingKey 
         "setup (insecure test keys)",
         (ic.len() + c.len() + h.len() + 2 * vars) as u64 + G2_WEIGHT * vars as u64,
     );
-    let key = ProvingKey {
+    let key = KeyPoints {
         vk: VerifyingKey {
             alpha_g1: g1.mul(&alpha).to_affine(),
             beta_g2: g2.mul(&beta).to_affine(),

@@ -245,7 +245,8 @@ fn verify(pvk: &PreparedVerifyingKey, proofs: &[ProofOutput], which: Verify) -> 
         Verify::All => proofs.len(),
     };
     for p in &proofs[..n] {
-        if !groth16::verify(pvk, &p.proof, &p.public_inputs)? {
+        let (proof, public_inputs) = p.bls12_381()?;
+        if !groth16::verify(pvk, proof, public_inputs)? {
             return Err(Error::Failed(
                 "a proof from the batch failed to verify".into(),
             ));

@@ -26,7 +26,7 @@ mod table;
 mod timeline;
 
 pub use labels::{priority_from_label, priority_label, state_label};
-pub use request::{FilecoinInputs, JobInputs, MAX_PARTITIONS, NewJob, Refusal};
+pub use request::{CircomWitnesses, FilecoinInputs, JobInputs, MAX_PARTITIONS, NewJob, Refusal};
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};

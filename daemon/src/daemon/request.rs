@@ -42,10 +42,30 @@ pub enum JobInputs {
     Seed(u64),
     /// A circom circuit: each partition's full assignment (wire values, as
     /// in a .wtns), checked against the circuit once its key is loaded.
-    Circom(Arc<Vec<Vec<zkpipe_core::Fr>>>),
+    Circom(Arc<CircomWitnesses>),
     /// A Filecoin request (cuzk's API): partitions synthesised from its
     /// vanilla proofs.
     Filecoin(FilecoinInputs),
+}
+
+/// A circom job's full assignments, one per partition, all over one
+/// curve's prime.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CircomWitnesses {
+    /// BLS12-381's.
+    Bls12_381(Vec<Vec<zkpipe_core::Fr>>),
+    /// BN254's.
+    Bn254(Vec<Vec<zkpipe_core::bn254::Fr>>),
+}
+
+impl CircomWitnesses {
+    /// Their curve.
+    pub fn curve(&self) -> zkpipe_core::Curve {
+        match self {
+            CircomWitnesses::Bls12_381(_) => zkpipe_core::Curve::Bls12_381,
+            CircomWitnesses::Bn254(_) => zkpipe_core::Curve::Bn254,
+        }
+    }
 }
 
 /// A Filecoin request as a job's inputs: the same request only when it is

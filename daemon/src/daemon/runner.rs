@@ -11,11 +11,41 @@ use zkpipe_core::sched::JobRequest;
 use zkpipe_core::sched::groth16_workload::ProofOutput;
 
 use super::table::{Job, queue_position};
-use super::{Daemon, JobInputs, NewJob, Refusal, priority_label, state_label};
-use crate::keys::{KeyCircuit, LoadedKey};
+use super::{CircomWitnesses, Daemon, JobInputs, NewJob, Refusal, priority_label, state_label};
+use crate::keys::{KeyCircuit, LoadedKey, Proving};
 use crate::proto::{self, JobState};
 use crate::source::{Spec, SpecInputs};
 use crate::verify;
+
+/// BN254 assignments checked against their key and circuit: one value per
+/// signal, the one first, every constraint satisfied.
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming the witness and what fails.
+fn bn254_witnesses(
+    key: &LoadedKey,
+    circuit: &zkpipe_circom::CircomR1cs<zkpipe_core::bn254::Fr>,
+    values: Vec<Vec<zkpipe_core::bn254::Fr>>,
+) -> Result<SpecInputs, Error> {
+    let Proving::Bn254 { key: pk, .. } = &key.proving else {
+        return Err(Error::Failed(format!("key {} is not a BN254 key", key.id)));
+    };
+    let mut out = Vec::with_capacity(values.len());
+    for (i, w) in values.into_iter().enumerate() {
+        let fails =
+            |why: String| Error::InvalidInput(format!("witness {i} and key {}: {why}", key.id));
+        pk.check_witness(&w).map_err(|e| fails(e.to_string()))?;
+        if let Some(row) = circuit
+            .r1cs
+            .first_failing_row(&w)
+            .map_err(|e| fails(e.to_string()))?
+        {
+            return Err(fails(format!("constraint {row} fails")));
+        }
+        out.push(Arc::new(w));
+    }
+    Ok(SpecInputs::Bn254(out))
+}
 
 impl Daemon {
     /// Queues a job; it runs once its key is loaded.
@@ -205,14 +235,33 @@ impl Daemon {
             JobInputs::Filecoin(f) => return Ok(SpecInputs::Filecoin(f.0.clone())),
             JobInputs::Circom(values) => values.clone(),
         };
-        let KeyCircuit::Circom(circuit) = &key.circuit else {
-            return Err(Error::InvalidInput(format!(
-                "key {} is a built-in circuit: it takes a seed, not witnesses",
-                key.id
-            )));
-        };
-        let circuit = circuit.clone();
         let key_name = format!("key {}", key.id);
+        let circuit = match (&key.circuit, &*values) {
+            (KeyCircuit::Circom(c), CircomWitnesses::Bls12_381(_)) => c.clone(),
+            (KeyCircuit::CircomBn254(c), CircomWitnesses::Bn254(w)) => {
+                let (c, w, key) = (c.clone(), w.clone(), key.clone());
+                return tokio::task::spawn_blocking(move || bn254_witnesses(&key, &c, w))
+                    .await
+                    .unwrap_or_else(|e| Err(Error::Failed(format!("witness check task: {e}"))));
+            }
+            (KeyCircuit::Circom(_) | KeyCircuit::CircomBn254(_), w) => {
+                return Err(Error::WrongCurve {
+                    what: "the job's witness".into(),
+                    found: w.curve(),
+                    expected: key.curve(),
+                });
+            }
+            _ => {
+                return Err(Error::InvalidInput(format!(
+                    "key {} is a built-in circuit: it takes a seed, not witnesses",
+                    key.id
+                )));
+            }
+        };
+        let CircomWitnesses::Bls12_381(values) = &*values else {
+            unreachable!("matched above")
+        };
+        let values = values.clone();
         tokio::task::spawn_blocking(move || {
             let mut out = Vec::with_capacity(values.len());
             for (i, v) in values.iter().enumerate() {
@@ -266,8 +315,7 @@ impl Daemon {
                 "a proof from the device failed verification; proving it again on the CPU reference"
             );
         }
-        let fresh = || self.specs.fresh_blinding();
-        verify::recompute(spec, &self.cpu_reference, &bad, &mut proofs, &fresh)?;
+        verify::recompute(spec, &self.cpu_reference, &bad, &mut proofs, &self.specs)?;
         Ok((proofs, true))
     }
 
@@ -337,15 +385,15 @@ impl Daemon {
             state: state as i32,
             proofs: proofs
                 .iter()
-                .map(|p| proto::PartitionProof {
-                    proof: p.proof.to_bytes().to_vec(),
-                    public_inputs: p
-                        .public_inputs
-                        .iter()
-                        .map(zkpipe_core::groth16::fr_to_decimal)
-                        .collect(),
+                .map(|p| {
+                    let (proof, public_inputs) = p.proof.encoded();
+                    proto::PartitionProof {
+                        proof,
+                        public_inputs,
+                    }
                 })
                 .collect(),
+            curve: proofs.first().map_or("", |p| p.proof.curve().name()).into(),
             error,
             verified: state == JobState::Succeeded && self.config.daemon.verify_before_return,
             recomputed_on_cpu: recomputed,

@@ -52,14 +52,7 @@ pub fn public_to_json(public: &[Fr]) -> Value {
     Value::Array(
         public
             .iter()
-            .map(|x| {
-                let limbs: Vec<u64> = x
-                    .to_bytes_le()
-                    .chunks_exact(8)
-                    .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-                    .collect();
-                Value::String(zkpipe_core::util::decimal::limbs_to_decimal(&limbs))
-            })
+            .map(|x| Value::String(x.to_decimal()))
             .collect(),
     )
 }

@@ -29,7 +29,9 @@ pub mod zkey_write;
 
 pub use r1cs::CircomR1cs;
 pub use witness_wasm::{WitnessGenerator, calculate_witness};
-pub use wtns::{load_wtns, witness_for, wtns_from_bytes, wtns_to_bytes};
+pub use wtns::{
+    CurveWitness, load_wtns, witness_for, wtns_either_from_bytes, wtns_from_bytes, wtns_to_bytes,
+};
 pub use zkey::{ZkeyHeader, load_zkey, load_zkey_alone, load_zkey_vk, zkey_from_bytes};
 pub use zkey_circuit::products_as_c;
 pub use zkey_write::{write_zkey, write_zkey_bn254};

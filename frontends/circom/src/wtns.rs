@@ -28,6 +28,30 @@ pub fn wtns_from_bytes(name: &str, bytes: Vec<u8>) -> Result<Vec<Fr>, Error> {
     read_wtns(&BinFile::parse(name.into(), bytes, b"wtns", &[2])?)
 }
 
+/// A `.wtns`'s values over the prime it names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CurveWitness {
+    /// BLS12-381's r.
+    Bls12_381(Vec<Fr>),
+    /// BN254's r.
+    Bn254(Vec<zkpipe_core::bn254::Fr>),
+}
+
+/// Parses `.wtns` bytes over whichever curve's prime they name; `name` is
+/// used in messages.
+///
+/// # Errors
+/// As [`read_wtns`].
+pub fn wtns_either_from_bytes(name: &str, bytes: Vec<u8>) -> Result<CurveWitness, Error> {
+    let f = BinFile::parse(name.into(), bytes, b"wtns", &[2])?;
+    let mut h = f.section(1, "header")?;
+    let n8 = h.u32("field size")? as usize;
+    match zkpipe_core::Curve::from_scalar_modulus_le(h.take(n8, "prime")?) {
+        Some(zkpipe_core::Curve::Bn254) => read_wtns(&f).map(CurveWitness::Bn254),
+        _ => read_wtns(&f).map(CurveWitness::Bls12_381),
+    }
+}
+
 /// The values of a loaded `.wtns` over `F`'s prime.
 ///
 /// # Errors

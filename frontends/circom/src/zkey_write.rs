@@ -13,7 +13,7 @@ use std::path::Path;
 
 use crate::field::{BLS12_381_P, zkey_coefficient_scale};
 use crate::r1cs::CircomR1cs;
-use zkpipe_core::bn254::setup::ProvingKey;
+use zkpipe_core::bn254::groth16::KeyPoints;
 use zkpipe_core::groth16::{HQuery, Parameters, domain_log_size};
 use zkpipe_core::r1cs::R1cs;
 use zkpipe_core::util::fsutil::write_atomically_with;
@@ -226,7 +226,7 @@ pub fn zkey_sections(
 /// # Errors
 /// [`Error::InvalidInput`] when `key` does not have `circuit`'s shape.
 pub fn zkey_sections_bn254(
-    key: &ProvingKey,
+    key: &KeyPoints,
     circuit: &CircomR1cs<bn254::Fr>,
 ) -> Result<Vec<(u32, Vec<u8>)>, Error> {
     let r1cs = &circuit.r1cs;
@@ -300,7 +300,7 @@ pub fn write_zkey(path: &Path, params: &Parameters, circuit: &CircomR1cs) -> Res
 /// As [`zkey_sections_bn254`]; [`Error::Io`] naming `path`.
 pub fn write_zkey_bn254(
     path: &Path,
-    key: &ProvingKey,
+    key: &KeyPoints,
     circuit: &CircomR1cs<bn254::Fr>,
 ) -> Result<(), Error> {
     write_sections(path, &zkey_sections_bn254(key, circuit)?)

@@ -1,0 +1,361 @@
+//! Groth16 proofs on BN254 as snarkjs and rapidsnark make them, on a
+//! backend's BN254 ops: A·w and B·w from the key's QAP coefficients,
+//! C·w = (A·w)∘(B·w), the three moved to the odd coset of the 2n-th roots
+//! (an inverse NTT, then a forward NTT shifted by ω₂ₙ), and h = a·b − c
+//! there, which the key's H points take as they are.
+//!
+//! The stages are separate ([`quotient`], [`msms_g1`], [`msm_b_g2`],
+//! [`assemble`]) so that a scheduler can time and place them; [`prove`]
+//! runs them all for one proof.
+
+use rayon::prelude::*;
+
+use super::groth16::{KeyPoints, Proof};
+use super::{FR_TWO_ADICITY, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use crate::plugin::{MsmConfig, NttConfigOf, NttDirection};
+use crate::{Backend, Error};
+
+/// One QAP coefficient: `value` at (`row`, `signal`) of matrix A (0) or
+/// B (1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Coefficient {
+    /// 0: A, 1: B.
+    pub matrix: u32,
+    /// The constraint (row of the domain).
+    pub row: u32,
+    /// The signal (variable).
+    pub signal: u32,
+    /// The value.
+    pub value: Fr,
+}
+
+/// A BN254 proving key: what snarkjs's zkey holds for proving.
+#[derive(Debug)]
+pub struct ProvingKey {
+    /// Points of the domain (a power of two below 2^28).
+    pub domain_size: usize,
+    /// Public signals (without the constant one).
+    pub num_public: usize,
+    /// Signals, the constant one first.
+    pub num_vars: usize,
+    /// A's and B's QAP coefficients.
+    pub coefficients: Vec<Coefficient>,
+    /// The verifying key and the queries.
+    pub points: KeyPoints,
+}
+
+impl ProvingKey {
+    /// Why the key cannot prove, if it cannot: a domain that is not a power
+    /// of two below 2^28 (the odd coset needs twice the domain), or queries
+    /// and coefficients of other lengths than its counts say.
+    pub fn defect(&self) -> Option<String> {
+        let n = self.domain_size;
+        if !n.is_power_of_two() || n.trailing_zeros() >= FR_TWO_ADICITY {
+            return Some(format!(
+                "a domain of {n} points: BN254 proofs need a power of two below 2^{FR_TWO_ADICITY}"
+            ));
+        }
+        let private = self.num_vars.checked_sub(self.num_public + 1);
+        let Some(private) = private else {
+            return Some(format!(
+                "{} public signals but {} signals in all",
+                self.num_public, self.num_vars
+            ));
+        };
+        let p = &self.points;
+        for (what, len, want) in [
+            ("A", p.a.len(), self.num_vars),
+            ("B in G1", p.b_g1.len(), self.num_vars),
+            ("B in G2", p.b_g2.len(), self.num_vars),
+            ("C", p.c.len(), private),
+            ("H", p.h.len(), n),
+            ("IC", p.vk.ic.len(), self.num_public + 1),
+        ] {
+            if len != want {
+                return Some(format!("{what} has {len} points, not {want}"));
+            }
+        }
+        self.coefficients
+            .iter()
+            .position(|c| c.matrix > 1 || c.row as usize >= n || c.signal as usize >= self.num_vars)
+            .map(|i| format!("coefficient {i} is past matrix B, the domain or the signals"))
+    }
+
+    /// Host bytes the key holds.
+    pub fn host_bytes(&self) -> u64 {
+        let (p, g1) = (&self.points, std::mem::size_of::<G1Affine>());
+        let g1s = p.a.len() + p.b_g1.len() + p.c.len() + p.h.len();
+        (g1s * g1
+            + p.b_g2.len() * std::mem::size_of::<G2Affine>()
+            + self.coefficients.len() * std::mem::size_of::<Coefficient>()) as u64
+    }
+
+    /// Checks that `witness` fits the key: one value per signal, the
+    /// constant one first.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] saying what differs.
+    pub fn check_witness(&self, witness: &[Fr]) -> Result<(), Error> {
+        if witness.len() == self.num_vars && witness.first() == Some(&Fr::one()) {
+            return Ok(());
+        }
+        Err(Error::InvalidInput(format!(
+            "the witness has {} values{}; the key's circuit has {} signals, the one first",
+            witness.len(),
+            if witness.first() == Some(&Fr::one()) {
+                ""
+            } else {
+                " and does not start with 1"
+            },
+            self.num_vars
+        )))
+    }
+
+    /// The public signals of `witness` (without the constant one).
+    pub fn public<'w>(&self, witness: &'w [Fr]) -> &'w [Fr] {
+        &witness[1..=self.num_public]
+    }
+}
+
+/// Runs `ops` at once, each on its own thread (they wait on the backend's
+/// pool), and returns the first error.
+fn side_by_side<F>(ops: impl IntoIterator<Item = F>) -> Result<(), Error>
+where
+    F: FnOnce() -> Result<(), Error> + Send,
+{
+    std::thread::scope(|scope| {
+        let running: Vec<_> = ops.into_iter().map(|op| scope.spawn(op)).collect();
+        running.into_iter().try_for_each(|t| {
+            t.join()
+                .unwrap_or_else(|_| Err(Error::Failed("a BN254 proving thread panicked".into())))
+        })
+    })
+}
+
+/// h = a·b − c on the odd coset, from a checked witness.
+///
+/// # Errors
+/// The backend's.
+pub fn quotient(be: &Backend, key: &ProvingKey, witness: &[Fr]) -> Result<Vec<Fr>, Error> {
+    let n = key.domain_size;
+    let (mut a, mut b) = (vec![Fr::ZERO; n], vec![Fr::ZERO; n]);
+    for c in &key.coefficients {
+        let t = if c.matrix == 0 { &mut a } else { &mut b };
+        let row = c.row as usize;
+        t[row] = t[row].add(&c.value.mul(&witness[c.signal as usize]));
+    }
+    let mut c: Vec<Fr> = a.par_iter().zip(&b).map(|(x, y)| x.mul(y)).collect();
+    let inverse = &NttConfigOf {
+        direction: NttDirection::Inverse,
+        ..Default::default()
+    };
+    let odd_coset = &NttConfigOf {
+        coset: Some(Fr::root_of_unity(n.trailing_zeros() + 1)).into(),
+        ..Default::default()
+    };
+    // The three vectors side by side: one NTT's parallel parts leave
+    // threads idle on a large machine that the others then use.
+    side_by_side([&mut a, &mut b, &mut c].map(|v| {
+        move || {
+            be.bn254_ntt(v, inverse)?;
+            be.bn254_ntt(v, odd_coset)
+        }
+    }))?;
+    Ok((0..n)
+        .into_par_iter()
+        .map(|i| a[i].mul(&b[i]).sub(&c[i]))
+        .collect())
+}
+
+/// The G1 sums of one proof (and B in G2 when it ran beside them).
+#[derive(Clone, Copy, Debug)]
+pub struct Sums {
+    /// Σ over the A query.
+    pub a: G1Projective,
+    /// Σ over the B query in G1.
+    pub b_g1: G1Projective,
+    /// Σ over the C query (private signals).
+    pub c: G1Projective,
+    /// Σ over the H query.
+    pub h: G1Projective,
+    /// Σ over the B query in G2, when asked for.
+    pub b_g2: Option<G2Projective>,
+}
+
+/// The four G1 MSMs, and B in G2 with them when `with_b_g2`, side by side.
+///
+/// # Errors
+/// The backend's.
+pub fn msms_g1(
+    be: &Backend,
+    key: &ProvingKey,
+    witness: &[Fr],
+    h: &[Fr],
+    with_b_g2: bool,
+) -> Result<Sums, Error> {
+    let cfg = &MsmConfig::default();
+    let private = &witness[key.num_public + 1..];
+    let (mut b_g2, mut g1) = (None, [G1Projective::identity(); 4]);
+    let p = &key.points;
+    let terms = [
+        (&p.a, witness),
+        (&p.b_g1, witness),
+        (&p.c, private),
+        (&p.h, h),
+    ];
+    let mut ops: Vec<Box<dyn FnOnce() -> Result<(), Error> + Send + '_>> = vec![];
+    if with_b_g2 {
+        ops.push(Box::new(|| {
+            b_g2 = Some(be.bn254_msm_g2(&p.b_g2, witness, cfg)?);
+            Ok(())
+        }));
+    }
+    for (out, (bases, scalars)) in g1.iter_mut().zip(terms) {
+        ops.push(Box::new(move || {
+            *out = be.bn254_msm_g1(bases, scalars, cfg)?;
+            Ok(())
+        }));
+    }
+    side_by_side(ops)?;
+    let [a, b_g1, c, h] = g1;
+    Ok(Sums {
+        a,
+        b_g1,
+        c,
+        h,
+        b_g2,
+    })
+}
+
+/// Σ over the B query in G2 alone.
+///
+/// # Errors
+/// The backend's.
+pub fn msm_b_g2(be: &Backend, key: &ProvingKey, witness: &[Fr]) -> Result<G2Projective, Error> {
+    be.bn254_msm_g2(&key.points.b_g2, witness, &MsmConfig::default())
+}
+
+/// The proof from its sums and blinding `r, s`.
+pub fn assemble(key: &ProvingKey, g1: &Sums, b_g2: &G2Projective, r: Fr, s: Fr) -> Proof {
+    let (key, vk) = (&key.points, &key.points.vk);
+    let pi_a =
+        g1.a.add(&vk.alpha_g1.to_projective())
+            .add(&key.delta_g1.mul(&r));
+    let pi_b = b_g2
+        .add(&vk.beta_g2.to_projective())
+        .add(&vk.delta_g2.mul(&s));
+    let b_g1 = g1
+        .b_g1
+        .add(&key.beta_g1.to_projective())
+        .add(&key.delta_g1.mul(&s));
+    let pi_c =
+        g1.c.add(&g1.h)
+            .add(&pi_a.to_affine().mul(&s))
+            .add(&b_g1.to_affine().mul(&r))
+            .add(&key.delta_g1.mul(&r.mul(&s).neg()));
+    Proof {
+        a: pi_a.to_affine(),
+        b: pi_b.to_affine(),
+        c: pi_c.to_affine(),
+    }
+}
+
+/// Proves `witness` (every signal, the one first) under `key` on `be`'s
+/// BN254 ops with blinding `r, s`; returns the proof and the public
+/// signals, the proof verified.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for a witness of another length, whose first
+/// value is not one, or that does not satisfy the circuit (the proof fails
+/// its check); the backend's errors.
+pub fn prove(
+    be: &Backend,
+    key: &ProvingKey,
+    witness: &[Fr],
+    r: Fr,
+    s: Fr,
+) -> Result<(Proof, Vec<Fr>), Error> {
+    key.check_witness(witness)?;
+    let h = quotient(be, key, witness)?;
+    let sums = msms_g1(be, key, witness, &h, true)?;
+    let b_g2 = sums.b_g2.expect("B in G2 ran with the G1 MSMs");
+    let proof = assemble(key, &sums, &b_g2, r, s);
+    let public = key.public(witness).to_vec();
+    if !super::groth16::verify(&key.points.vk, &proof, &public)? {
+        return Err(Error::InvalidInput(
+            "the proof does not verify: the witness does not satisfy the key's circuit".into(),
+        ));
+    }
+    Ok((proof, public))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::bn254::groth16::VerifyingKey;
+
+    fn key(domain_size: usize, num_public: usize, num_vars: usize) -> ProvingKey {
+        let g1 = |n| vec![G1Affine::generator(); n];
+        ProvingKey {
+            domain_size,
+            num_public,
+            num_vars,
+            coefficients: vec![Coefficient {
+                matrix: 1,
+                row: domain_size.saturating_sub(1) as u32,
+                signal: num_vars.saturating_sub(1) as u32,
+                value: Fr::one(),
+            }],
+            points: KeyPoints {
+                vk: VerifyingKey {
+                    alpha_g1: G1Affine::generator(),
+                    beta_g2: G2Affine::generator(),
+                    gamma_g2: G2Affine::generator(),
+                    delta_g2: G2Affine::generator(),
+                    ic: g1(num_public + 1),
+                },
+                beta_g1: G1Affine::generator(),
+                delta_g1: G1Affine::generator(),
+                a: g1(num_vars),
+                b_g1: g1(num_vars),
+                b_g2: vec![G2Affine::generator(); num_vars],
+                c: g1(num_vars.saturating_sub(num_public + 1)),
+                h: g1(domain_size),
+            },
+        }
+    }
+
+    #[test]
+    fn keys_the_prover_cannot_take_say_why() {
+        assert_eq!(key(4, 1, 3).defect(), None);
+        let d = |k: ProvingKey| k.defect().unwrap();
+        assert!(d(key(3, 1, 3)).contains("power of two"));
+        let mut k = key(4, 0, 1);
+        k.domain_size = 1 << 28;
+        assert!(d(k).contains("below 2^28"));
+        let mut k = key(4, 1, 3);
+        k.points.b_g2.pop();
+        assert_eq!(d(k), "B in G2 has 2 points, not 3");
+        let mut k = key(4, 1, 3);
+        k.num_public = 3;
+        assert!(d(k).contains("3 public signals but 3 signals"));
+        let mut k = key(4, 1, 3);
+        k.coefficients[0].row = 4;
+        assert!(d(k).contains("coefficient 0"));
+    }
+
+    #[test]
+    fn witnesses_of_another_length_or_without_the_one_are_refused() {
+        let k = key(4, 1, 3);
+        assert!(k.check_witness(&[Fr::one(), Fr::ZERO, Fr::ZERO]).is_ok());
+        let e = k.check_witness(&[Fr::one(), Fr::ZERO]).unwrap_err();
+        assert!(e.to_string().contains("2 values"), "{e}");
+        let e = k.check_witness(&[Fr::ZERO; 3]).unwrap_err();
+        assert!(e.to_string().contains("does not start with 1"), "{e}");
+        assert_eq!(
+            k.public(&[Fr::one(), Fr::from_u64(9), Fr::ZERO]),
+            [Fr::from_u64(9)]
+        );
+    }
+}
