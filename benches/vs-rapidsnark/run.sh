@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # BN254 Groth16 on the CPU, side by side on the same files in one run:
-# zkpipe (CPU backend), rapidsnark and snarkjs. The circuit is
+# zkpipe (CPU backend), rapidsnark, ark-groth16 and snarkjs. The circuit is
 # gen_chain.py's squaring chain over BN254's field (N constraints), its key
 # from `zkpipe setup --zkey` (snarkjs's zkey layout, no ceremony). Every
 # proof is checked with `zkpipe groth16 verify`; wall time and peak RSS
 # from /usr/bin/time.
 #
 # usage: ZKPIPE=target/release/zkpipe RAPIDSNARK=/path/to/prover \
-#        [SNARKJS=/path/to/snarkjs] benches/vs-rapidsnark/run.sh N [RUNS] [WORKDIR]
+#        [ARK=/path/to/ark-prover] [SNARKJS=/path/to/snarkjs] \
+#        benches/vs-rapidsnark/run.sh N [RUNS] [WORKDIR]
 # rapidsnark is not built by this repository: pass the path of a `prover`
-# binary built from iden3/rapidsnark. Without SNARKJS, snarkjs is skipped.
+# binary built from iden3/rapidsnark. ARK is arkworks' Groth16 through
+# ark-circom (its own workspace, kept out of zkpipe's), built with
+#   cargo build --release --manifest-path benches/vs-rapidsnark/ark-prover/Cargo.toml
+# (then ARK=benches/vs-rapidsnark/ark-prover/target/release/ark-prover).
+# Without ARK, ark-groth16 is skipped; without SNARKJS, snarkjs is skipped.
 set -uo pipefail
 N=${1:?constraints}
 RUNS=${2:-3}
@@ -53,6 +58,12 @@ for i in $(seq "$RUNS"); do
   log "rapidsnark prover, run $i"
   timed "$RS" "$W/chain.zkey" "$W/chain.wtns" "$W/rs.json" "$W/rspub.json"
   check "$W/rspub.json" "$W/rs.json"
+  if [ -n "${ARK:-}" ]; then
+    log "ark-groth16 (ark-circom), run $i"
+    timed "$ARK" "$W/chain.zkey" "$W/chain.wtns" "$W/ark.json" "$W/arkpub.json"
+    grep -h "ark-groth16:" "$W/last.log"   # its own split: zkey read, witness to proof
+    check "$W/arkpub.json" "$W/ark.json"
+  fi
 done
 if [ -n "${SNARKJS:-}" ]; then
   log "snarkjs groth16 prove"
