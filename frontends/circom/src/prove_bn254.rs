@@ -26,7 +26,7 @@ fn g1s(f: &BinFile, section: u32, what: &str, count: usize) -> Result<Vec<G1Affi
     bytes
         .par_chunks_exact(64)
         .enumerate()
-        .map(|(i, b)| g1_of(b, &format!("{name}: point {i}")))
+        .map(|(i, b)| g1_of(b, || format!("{name}: point {i}")))
         .collect()
 }
 
@@ -82,7 +82,7 @@ pub fn load_zkey(path: &Path) -> Result<ProvingKey, Error> {
     let b_g2 = bytes
         .par_chunks_exact(128)
         .enumerate()
-        .map(|(i, b)| g2_of(b, false, &format!("{name}: point {i}")))
+        .map(|(i, b)| g2_of(b, false, || format!("{name}: point {i}")))
         .collect::<Result<Vec<_>, _>>()?;
     let key = ProvingKey {
         coefficients: coefficients(&f, header)?,

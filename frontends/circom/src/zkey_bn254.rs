@@ -34,18 +34,29 @@ fn fp(bytes: &[u8]) -> Option<Fp> {
     below.then_some(Fp { limbs })
 }
 
-fn checked<P>(p: Option<P>, valid: impl Fn(&P) -> (bool, bool), what: &str) -> Result<P, Error> {
-    let p =
-        p.ok_or_else(|| Error::InvalidEncoding(format!("{what}: a coordinate is not below q")))?;
+/// `p` when its coordinates are below q and `valid` says it is on the
+/// curve and in the subgroup; `what` names it in the error (made only
+/// then: keys hold millions of points).
+fn checked<P>(
+    p: Option<P>,
+    valid: impl Fn(&P) -> (bool, bool),
+    what: impl Fn() -> String,
+) -> Result<P, Error> {
+    let Some(p) = p else {
+        return Err(Error::InvalidEncoding(format!(
+            "{}: a coordinate is not below q",
+            what()
+        )));
+    };
     match valid(&p) {
-        (false, _) => Err(Error::NotOnCurve(what.into())),
-        (true, false) => Err(Error::NotInSubgroup(what.into())),
+        (false, _) => Err(Error::NotOnCurve(what())),
+        (true, false) => Err(Error::NotInSubgroup(what())),
         _ => Ok(p),
     }
 }
 
 /// A G1 point from 64 zkey bytes (x, y in Montgomery form).
-pub(crate) fn g1_of(b: &[u8], what: &str) -> Result<G1Affine, Error> {
+pub(crate) fn g1_of(b: &[u8], what: impl Fn() -> String) -> Result<G1Affine, Error> {
     let p = fp(&b[..32])
         .zip(fp(&b[32..]))
         .map(|(x, y)| G1Affine { x, y });
@@ -54,19 +65,23 @@ pub(crate) fn g1_of(b: &[u8], what: &str) -> Result<G1Affine, Error> {
 
 fn g1(r: &mut Reader<'_>, what: &str) -> Result<G1Affine, Error> {
     let b = r.take(64, what)?;
-    g1_of(b, &format!("{}: {what}", r.name()))
+    g1_of(b, || format!("{}: {what}", r.name()))
 }
 
 fn g2(r: &mut Reader<'_>, what: &str) -> Result<G2Affine, Error> {
     let b = r.take(128, what)?;
-    g2_of(b, true, &format!("{}: {what}", r.name()))
+    g2_of(b, true, || format!("{}: {what}", r.name()))
 }
 
 /// A G2 point from 128 zkey bytes (x.c0, x.c1, y.c0, y.c1), on the curve
 /// and, with `subgroup`, in the subgroup (254 doublings: kept for keys).
-pub(crate) fn g2_of(b: &[u8], subgroup: bool, what: &str) -> Result<G2Affine, Error> {
-    let c: Vec<Option<Fp>> = b.chunks(32).map(fp).collect();
-    let p = match c[..] {
+pub(crate) fn g2_of(
+    b: &[u8],
+    subgroup: bool,
+    what: impl Fn() -> String,
+) -> Result<G2Affine, Error> {
+    let c: [Option<Fp>; 4] = std::array::from_fn(|i| fp(&b[32 * i..32 * i + 32]));
+    let p = match c {
         [Some(x0), Some(x1), Some(y0), Some(y1)] => Some(G2Affine {
             x: Fp2 { c: [x0, x1] },
             y: Fp2 { c: [y0, y1] },
@@ -132,7 +147,7 @@ pub(crate) fn zkey_parts(
     let ic = bytes
         .chunks_exact(64)
         .enumerate()
-        .map(|(i, b)| g1_of(b, &format!("{}: IC point {i}", s.name())))
+        .map(|(i, b)| g1_of(b, || format!("{}: IC point {i}", s.name())))
         .collect::<Result<Vec<_>, _>>()?;
     let vk = VerifyingKey {
         alpha_g1,
