@@ -106,7 +106,7 @@ pub struct WitnessArgs {
 /// `zkpipe witness --wasm --input --out`.
 ///
 /// # Errors
-/// As [`generate_witness`]; I/O errors writing `out`.
+/// As `generate_witness`; I/O errors writing `out`.
 pub fn witness(a: &WitnessArgs) -> Result<(), Error> {
     let progress = CliProgress::new();
     zkpipe_session::circom::write_witness(&a.wasm, &a.input, a.wasm_fuel, &a.out, &progress)
@@ -242,7 +242,7 @@ pub fn prove_to(
 /// keys from `seed`.
 ///
 /// # Errors
-/// As [`CircomR1cs::load`]; I/O errors writing `dir` or `zkey`.
+/// As `CircomR1cs::load`; I/O errors writing `dir` or `zkey`.
 pub fn setup(
     r1cs_path: &Path,
     dir: Option<&Path>,

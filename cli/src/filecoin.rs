@@ -96,7 +96,7 @@ struct Miner {
     /// The prover id, 32 bytes as 64 hex digits.
     #[arg(long, value_name = "HEX")]
     prover_id: Option<String>,
-    /// The miner actor's number (f0<N>): its prover id is derived.
+    /// The miner actor's number (the digits after f0): its prover id is derived.
     #[arg(long, value_name = "N")]
     miner_id: Option<u64>,
 }

@@ -23,7 +23,7 @@ pub struct FleetArgs {
 /// Where the queue is.
 #[derive(Args, Debug)]
 struct QueueArgs {
-    /// The queue: postgres://user@host[:port]/database (queue.url). A
+    /// The queue: postgres://user@host:port/database, the port optional (queue.url). A
     /// password here is visible to other users (ps): prefer
     /// --queue-password-file or PGPASSWORD.
     #[arg(long, value_name = "URL")]

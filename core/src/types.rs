@@ -69,7 +69,7 @@ seam_type!(
     Fp => blst_fp { limbs: [u64; 6] }
 );
 seam_type!(
-    /// An element of Fp2 = Fp[u]/(u²+1): `c[0] + c[1]·u`.
+    /// An element of Fp2 = Fp\[u\]/(u²+1): `c[0] + c[1]·u`.
     Fp2 => blst_fp2 { c: [Fp; 2] }
 );
 seam_type!(

@@ -2,7 +2,7 @@
 //! `zkpipe_schema_version` table recording which ran.
 //!
 //! Migrations are append-only: a released script is never edited; a change
-//! is a new version. [`migrate`] takes a transaction-scoped advisory lock, so
+//! is a new version. `migrate` takes a transaction-scoped advisory lock, so
 //! nodes starting together apply each script once, and refuses a database
 //! whose schema is newer than this build.
 

@@ -4,7 +4,7 @@
 //! the fleet's queue) into this crate's plain requests and print or send
 //! what comes back. What making a proof involves is decided here, once:
 //! which backend proves and what falls back to the CPU ([`Session`]),
-//! whether the machine can hold the work ([`builtin::BuiltinKeys::check_fits`]),
+//! whether the machine can hold the work ([`builtin::BuiltinRequest::check_fits`]),
 //! which keys ([`keys::KeySource`]), the blinding ([`Blinding`]), the self-check
 //! before anything is written ([`prove`]), atomic outputs ([`output`]), and
 //! the scheduling engine for batches ([`batch`], [`policy`]).

@@ -51,7 +51,7 @@ pub struct Fp {
     pub limbs: [u64; 4],
 }
 
-/// An element of Fp2 = Fp[u]/(u² + 1): `c[0] + c[1]·u`.
+/// An element of Fp2 = Fp\[u\]/(u² + 1): `c[0] + c[1]·u`.
 #[repr(C)]
 #[derive(StableAbi, Clone, Copy, Default, PartialEq, Eq, Hash, Debug)]
 pub struct Fp2 {

@@ -89,14 +89,14 @@ pub mod ops {
     pub const RESIDENT_BASES: &str = "resident_bases";
     /// NTT / inverse NTT over Fr, all orders, cosets.
     pub const NTT: &str = "ntt";
-    /// Groth16's quotient `h` from `a, b, c` in one call (see [`Accelerator::quotient`]).
+    /// Groth16's quotient `h` from `a, b, c` in one call (see [`crate::plugin::Accelerator::quotient`]).
     pub const QUOTIENT: &str = "quotient";
     /// Host memory the backend moves fastest, lent to the caller (see
-    /// [`Accelerator::host_alloc`]).
+    /// [`crate::plugin::Accelerator::host_alloc`]).
     pub const HOST_MEMORY: &str = "host_memory";
     /// R1CS matrices kept in the backend and Groth16's quotient straight
     /// from a witness: SpMV, the satisfaction check and the quotient in one
-    /// call (see [`Accelerator::quotient_from_witness`]). Its size limit is
+    /// call (see [`crate::plugin::Accelerator::quotient_from_witness`]). Its size limit is
     /// the domain's log size.
     pub const SPMV: &str = "spmv";
     /// BN254's ops: the same ops as BLS12-381's, named `bn254.<op>`
@@ -160,7 +160,7 @@ impl OpSupport {
 }
 
 /// The ops a backend implements. An op missing here answers
-/// [`ErrorCode::UNSUPPORTED`]; callers compose or fall back.
+/// [`crate::plugin::ErrorCode::UNSUPPORTED`]; callers compose or fall back.
 #[repr(C)]
 #[derive(StableAbi, Clone, Debug, Default)]
 pub struct Capabilities {

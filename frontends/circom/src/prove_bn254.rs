@@ -1,5 +1,5 @@
 //! A BN254 snarkjs zkey read into the core's
-//! [`ProvingKey`](zkpipe_core::bn254::prover::ProvingKey), its `.wtns`, and
+//! [`zkpipe_core::bn254::prover::ProvingKey`], its `.wtns`, and
 //! the check of a key against its circuit's r1cs. The prover itself is the
 //! core's [`bn254::prover`](zkpipe_core::bn254::prover).
 

@@ -138,7 +138,7 @@ impl WitnessGenerator {
 
     /// [`WitnessGenerator::new`] with at most `fuel` instructions for
     /// loading and for each [`WitnessGenerator::calculate`] (`None`:
-    /// [`BASE_FUEL`] to load, [`default_fuel`] per witness).
+    /// `BASE_FUEL` to load, [`default_fuel`] per witness).
     ///
     /// # Errors
     /// As [`WitnessGenerator::new`]; [`Error::InvalidInput`] when the
