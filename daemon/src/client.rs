@@ -347,6 +347,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn results_of_an_unknown_curve_or_bad_proof_bytes_are_refused_writing_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let (proof, public) = (
+            dir.path().join("proof.json"),
+            dir.path().join("public.json"),
+        );
+        let out = |p: &Path| Output::File(p.to_path_buf());
+        let result = |curve: &str, bytes: Vec<u8>| proto::JobResult {
+            curve: curve.into(),
+            proofs: vec![proto::PartitionProof {
+                proof: bytes,
+                public_inputs: vec!["9".into()],
+            }],
+            ..Default::default()
+        };
+        for (curve, bytes, needle) in [
+            ("BN127", vec![0; 256], "unknown curve"),
+            ("BN254", vec![0; 255], "256 bytes"),
+            ("BN254", vec![0xff; 256], "not below q"),
+            ("BLS12-381", vec![0; 192], ""),
+        ] {
+            let e = save_proofs(&result(curve, bytes), &out(&proof), &out(&public), true)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(needle), "{curve}: {e}");
+            assert!(
+                !proof.exists() && !public.exists(),
+                "{curve}: a file was written"
+            );
+        }
+    }
+
+    #[test]
     fn addresses() {
         assert_eq!(
             Address::parse("unix:/a/b.sock").unwrap(),

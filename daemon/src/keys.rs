@@ -482,7 +482,6 @@ impl KeyCache {
     /// The backend of BN254 keys: the daemon's own where it serves BN254,
     /// else a CPU backend from the registry (made on first use).
     fn bn254_backend(&self) -> Result<Arc<Backend>, Error> {
-        bn254::cpu::check()?;
         if self.backend.expect_curve(Curve::Bn254).is_ok() {
             return Ok(self.backend.clone());
         }
@@ -506,12 +505,10 @@ impl KeyCache {
             Loaded::Bls12_381(circuit, params, r1cs) => (circuit, params, r1cs),
             Loaded::Bn254(circuit, key) => {
                 let backend = self.bn254_backend()?;
-                let (witness, vectors) = (key.num_vars, 4 * key.domain_size);
                 return Ok(LoadedKey {
                     id: id.clone(),
                     host_bytes: key.host_bytes(),
-                    partition_bytes: ((witness + vectors) * std::mem::size_of::<bn254::Fr>())
-                        as u64,
+                    partition_bytes: key.partition_bytes(),
                     circuit,
                     proving: Proving::Bn254 {
                         key: Arc::new(key),

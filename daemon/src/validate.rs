@@ -158,6 +158,73 @@ mod tests {
         }
     }
 
+    /// A `.wtns` over `curve`'s prime holding `values`; `count` is the
+    /// witness count its header claims.
+    fn wtns_of(curve: zkpipe_core::Curve, values: &[u64], count: u32) -> Vec<u8> {
+        let mut header = 32u32.to_le_bytes().to_vec();
+        header.extend(curve.scalar_modulus_le());
+        header.extend(count.to_le_bytes());
+        let data: Vec<u8> = values
+            .iter()
+            .flat_map(|v| {
+                let mut b = [0u8; 32];
+                b[..8].copy_from_slice(&v.to_le_bytes());
+                b
+            })
+            .collect();
+        let mut out = b"wtns".to_vec();
+        out.extend(2u32.to_le_bytes());
+        out.extend(2u32.to_le_bytes());
+        for (ty, section) in [(1u32, header), (2, data)] {
+            out.extend(ty.to_le_bytes());
+            out.extend((section.len() as u64).to_le_bytes());
+            out.extend(section);
+        }
+        out
+    }
+
+    #[test]
+    fn circom_witnesses_are_read_by_their_prime_and_bad_ones_refused() {
+        use zkpipe_core::Curve;
+        let with = |w: Vec<Vec<u8>>| {
+            let mut r = request();
+            r.key = Some(proto::KeyId {
+                circuit: "circom".into(),
+                size: "ab".repeat(32),
+            });
+            r.partitions = 0;
+            r.inputs = Some(Inputs::Circom(proto::CircomInputs { wtns: w }));
+            new_job(&r)
+        };
+        let bn = wtns_of(Curve::Bn254, &[1, 9, 3], 3);
+        let bls = wtns_of(Curve::Bls12_381, &[1, 9, 3], 3);
+        let JobInputs::Circom(w) = with(vec![bn.clone(), bn.clone()]).unwrap().inputs else {
+            panic!("circom inputs expected");
+        };
+        assert_eq!(w.curve(), Curve::Bn254);
+        let JobInputs::Circom(w) = with(vec![bls.clone()]).unwrap().inputs else {
+            panic!("circom inputs expected");
+        };
+        assert_eq!(w.curve(), Curve::Bls12_381);
+        // Every truncation, a count past the values, a value not below r.
+        for cut in 0..bn.len() {
+            let e = with(vec![bn[..cut].to_vec()]).unwrap_err();
+            assert!(e.starts_with("inputs: "), "cut at {cut}: {e}");
+        }
+        let e = with(vec![wtns_of(Curve::Bn254, &[1, 9, 3], u32::MAX)]).unwrap_err();
+        assert!(e.starts_with("inputs: "), "{e}");
+        let mut over_r = bn.clone();
+        let last = over_r.len() - 32;
+        over_r[last..].copy_from_slice(&Curve::Bn254.scalar_modulus_le());
+        let e = with(vec![over_r]).unwrap_err();
+        assert!(e.contains("not below r"), "{e}");
+        // One job, two primes.
+        for pair in [vec![bn.clone(), bls.clone()], vec![bls, bn]] {
+            let e = with(pair).unwrap_err();
+            assert!(e.contains("another curve's prime"), "{e}");
+        }
+    }
+
     #[test]
     fn a_good_request_passes() {
         let job = new_job(&request()).unwrap();

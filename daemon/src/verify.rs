@@ -83,38 +83,50 @@ pub fn recompute(
     proofs: &mut [ProofOutput],
     specs: &Specs,
 ) -> Result<(), Error> {
-    let key = &spec.key;
-    for b in bad {
-        let partition = b.partition as u32;
-        let proof = match &key.proving {
-            Proving::Bls12_381 { params, r1cs, .. } => {
-                let prover = ProverBuilder::new(cpu.clone()).build(params.clone(), r1cs.clone())?;
-                let witness = spec.witness(partition)?;
+    match &spec.key.proving {
+        Proving::Bls12_381 { params, r1cs, .. } => {
+            // One prover for every bad partition (building one uploads the bases).
+            let prover = ProverBuilder::new(cpu.clone()).build(params.clone(), r1cs.clone())?;
+            replace(spec, bad, proofs, |partition| {
+                let witness = spec.witness(partition as u32)?;
                 let (r, s) = specs.fresh_blinding();
                 let (proof, _) = prover.prove(&witness, r, s)?;
-                CurveProof::Bls12_381 {
+                Ok(CurveProof::Bls12_381 {
                     proof,
                     public_inputs: witness.public_inputs().to_vec(),
-                }
-            }
-            Proving::Bn254 { key, .. } => {
-                let JobWitness::Bn254(witness) = spec.job_witness(partition)? else {
-                    return Err(Error::Failed("a BLS12-381 witness for a BN254 key".into()));
-                };
-                let (r, s) = specs.fresh_bn254_blinding();
-                // The prover checks its own proof: a failure is the witness's.
-                let (proof, public_inputs) = bn254::prover::prove(cpu, key, &witness, r, s)
-                    .map_err(|e| match e {
-                        Error::InvalidInput(_) => failed_again(b.partition),
-                        e => e,
-                    })?;
-                CurveProof::Bn254 {
-                    proof,
-                    public_inputs,
-                }
-            }
-        };
-        if !verifies(key, &proof)? {
+                })
+            })
+        }
+        Proving::Bn254 { key, .. } => replace(spec, bad, proofs, |partition| {
+            let JobWitness::Bn254(witness) = spec.job_witness(partition as u32)? else {
+                return Err(Error::Failed("a BLS12-381 witness for a BN254 key".into()));
+            };
+            let (r, s) = specs.fresh_bn254_blinding();
+            // The prover checks its own proof: a failure is the witness's.
+            let (proof, public_inputs) =
+                bn254::prover::prove(cpu, key, &witness, r, s).map_err(|e| match e {
+                    Error::InvalidInput(_) => failed_again(partition),
+                    e => e,
+                })?;
+            Ok(CurveProof::Bn254 {
+                proof,
+                public_inputs,
+            })
+        }),
+    }
+}
+
+/// Puts `prove_again`'s proof of each bad partition in `proofs`, once it
+/// verifies.
+fn replace(
+    spec: &Spec,
+    bad: &[BadProof],
+    proofs: &mut [ProofOutput],
+    prove_again: impl Fn(usize) -> Result<CurveProof, Error>,
+) -> Result<(), Error> {
+    for b in bad {
+        let proof = prove_again(b.partition)?;
+        if !verifies(&spec.key, &proof)? {
             return Err(failed_again(b.partition));
         }
         proofs[b.partition] = ProofOutput {

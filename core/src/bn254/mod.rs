@@ -138,12 +138,7 @@ impl Fr {
     }
     /// The canonical value in decimal (snarkjs's JSON).
     pub fn to_decimal(&self) -> String {
-        let limbs: Vec<u64> = self
-            .to_bytes_le()
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-            .collect();
-        crate::util::decimal::limbs_to_decimal(&limbs)
+        decimal_le(self.to_bytes_le())
     }
     /// The element with canonical little-endian bytes `bytes`.
     ///
@@ -188,6 +183,17 @@ impl Fp {
     pub fn to_bytes_le(&self) -> [u8; 32] {
         self.h2c().to_repr().into()
     }
+    /// The canonical value in decimal (snarkjs's JSON).
+    pub fn to_decimal(&self) -> String {
+        decimal_le(self.to_bytes_le())
+    }
+}
+
+/// Canonical little-endian bytes in decimal.
+fn decimal_le(bytes: [u8; 32]) -> String {
+    let limbs: [u64; 4] =
+        std::array::from_fn(|i| u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap()));
+    crate::util::decimal::limbs_to_decimal(&limbs)
 }
 
 impl Fp2 {

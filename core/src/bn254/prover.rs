@@ -90,6 +90,12 @@ impl ProvingKey {
             + self.coefficients.len() * std::mem::size_of::<Coefficient>()) as u64
     }
 
+    /// Host bytes one partition holds in flight: its witness and the
+    /// quotient's four domain-sized vectors.
+    pub fn partition_bytes(&self) -> u64 {
+        ((self.num_vars + 4 * self.domain_size) * std::mem::size_of::<Fr>()) as u64
+    }
+
     /// Checks that `witness` fits the key: one value per signal, the
     /// constant one first.
     ///

@@ -448,10 +448,7 @@ impl Workload for Groth16Workload {
             Ok(JobKey::Bls12_381(p)) => p
                 .first()
                 .map_or(self.partition_bytes, Prover::partition_bytes),
-            // The witness and the quotient's four domain-sized vectors.
-            Ok(JobKey::Bn254 { key, .. }) => {
-                ((key.num_vars + 4 * key.domain_size) * std::mem::size_of::<bn254::Fr>()) as u64
-            }
+            Ok(JobKey::Bn254 { key, .. }) => key.partition_bytes(),
             Err(_) => self.partition_bytes,
         }
     }

@@ -236,8 +236,8 @@ impl Daemon {
             JobInputs::Circom(values) => values.clone(),
         };
         let key_name = format!("key {}", key.id);
-        let circuit = match (&key.circuit, &*values) {
-            (KeyCircuit::Circom(c), CircomWitnesses::Bls12_381(_)) => c.clone(),
+        let (circuit, values) = match (&key.circuit, &*values) {
+            (KeyCircuit::Circom(c), CircomWitnesses::Bls12_381(v)) => (c.clone(), v.clone()),
             (KeyCircuit::CircomBn254(c), CircomWitnesses::Bn254(w)) => {
                 let (c, w, key) = (c.clone(), w.clone(), key.clone());
                 return tokio::task::spawn_blocking(move || bn254_witnesses(&key, &c, w))
@@ -258,10 +258,6 @@ impl Daemon {
                 )));
             }
         };
-        let CircomWitnesses::Bls12_381(values) = &*values else {
-            unreachable!("matched above")
-        };
-        let values = values.clone();
         tokio::task::spawn_blocking(move || {
             let mut out = Vec::with_capacity(values.len());
             for (i, v) in values.iter().enumerate() {

@@ -12,27 +12,18 @@ use zkpipe_core::{Curve, Error};
 use crate::json::{affine_z, bad, decimal, field, strings};
 use serde_json::json;
 
-fn dec(x: &Fp) -> String {
-    let limbs: Vec<u64> = x
-        .to_bytes_le()
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-        .collect();
-    zkpipe_core::util::decimal::limbs_to_decimal(&limbs)
-}
-
 fn g1_json(p: &G1Affine) -> Value {
     if p.is_identity() {
         return json!(["0", "1", "0"]);
     }
-    json!([dec(&p.x), dec(&p.y), "1"])
+    json!([p.x.to_decimal(), p.y.to_decimal(), "1"])
 }
 
 fn g2_json(p: &G2Affine) -> Value {
     if p.is_identity() {
         return json!([["0", "0"], ["1", "0"], ["0", "0"]]);
     }
-    let pair = |c: &Fp2| json!([dec(&c.c[0]), dec(&c.c[1])]);
+    let pair = |c: &Fp2| json!([c.c[0].to_decimal(), c.c[1].to_decimal()]);
     json!([pair(&p.x), pair(&p.y), ["1", "0"]])
 }
 
