@@ -1,5 +1,5 @@
-//! Compiles the kernels with NVRTC for the architectures most GPUs in use
-//! have and embeds the CUBINs, so a fresh machine's first proof does not
+//! Compiles the kernels with NVRTC, once per curve, for the architectures
+//! most GPUs in use have and embeds the CUBINs, so a fresh machine's first proof does not
 //! wait a minute per device for a compile. NVRTC is loaded dynamically:
 //! a build machine without it embeds nothing (the plugin then compiles at
 //! first use, as before), unless `ZKPIPE_REQUIRE_NVRTC` is set, which makes
@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 #[allow(dead_code)]
 #[path = "src/kernel_build.rs"]
 mod kernel_build;
+use kernel_build::{KernelCurve, Output};
 
 /// A100, A10/A40/RTX 30, L4/L40/RTX 40, H100/H200.
 const ARCHS: [&str; 4] = ["sm_80", "sm_86", "sm_89", "sm_90"];
@@ -45,32 +46,40 @@ fn main() {
     };
     let entries: String = cubins
         .iter()
-        .map(|(arch, path)| format!("    ({arch:?}, include_bytes!({:?})),\n", path.display()))
+        .map(|(curve, arch, path)| {
+            format!(
+                "    ({:?}, {arch:?}, include_bytes!({:?})),\n",
+                curve.name(),
+                path.display()
+            )
+        })
         .collect();
     let code = format!(
         "/// NVRTC's version at build time (empty: nothing embedded).\n\
          pub const NVRTC_VERSION: &str = {version:?};\n\
-         /// (architecture, CUBIN) for each architecture compiled at build time.\n\
-         pub const CUBINS: &[(&str, &[u8])] = &[\n{entries}];\n"
+         /// (curve, architecture, CUBIN) for each compiled at build time.\n\
+         pub const CUBINS: &[(&str, &str, &[u8])] = &[\n{entries}];\n"
     );
     std::fs::write(out.join("embedded_kernels.rs"), code).expect("writing OUT_DIR");
 }
 
-/// Each architecture's CUBIN written under `out`, two compiles at a time
-/// (NVRTC is single-threaded, about a minute each).
-fn compile_all(out: &Path) -> Vec<(&'static str, PathBuf)> {
-    let compiled: Vec<_> = ARCHS
+/// Each curve's CUBIN for each architecture written under `out`, two
+/// compiles at a time (NVRTC is single-threaded, about a minute each).
+fn compile_all(out: &Path) -> Vec<(KernelCurve, &'static str, PathBuf)> {
+    let jobs: Vec<(KernelCurve, &str)> = KernelCurve::ALL
+        .iter()
+        .flat_map(|&curve| ARCHS.iter().map(move |&arch| (curve, arch)))
+        .collect();
+    let compiled: Vec<_> = jobs
         .chunks(2)
         .flat_map(|pair| {
             std::thread::scope(|s| {
                 let jobs: Vec<_> = pair
                     .iter()
-                    .map(|&arch| {
+                    .map(|&(curve, arch)| {
                         s.spawn(move || {
-                            (
-                                arch,
-                                kernel_build::compile(arch, kernel_build::Output::Cubin),
-                            )
+                            let bin = kernel_build::compile(curve, arch, Output::Cubin);
+                            (curve, arch, bin)
                         })
                     })
                     .collect();
@@ -82,11 +91,11 @@ fn compile_all(out: &Path) -> Vec<(&'static str, PathBuf)> {
         .collect();
     compiled
         .into_iter()
-        .map(|(arch, bin)| {
+        .map(|(curve, arch, bin)| {
             let bin = bin.unwrap_or_else(|e| panic!("the CUDA kernels do not compile: {e}"));
-            let path = out.join(format!("kernels-{arch}.cubin"));
+            let path = out.join(format!("kernels-{}-{arch}.cubin", curve.name()));
             std::fs::write(&path, bin).expect("writing OUT_DIR");
-            (arch, path)
+            (curve, arch, path)
         })
         .collect()
 }

@@ -8,13 +8,14 @@
 #
 # usage: ZKPIPE=target/release/zkpipe RAPIDSNARK=/path/to/prover \
 #        [ARK=/path/to/ark-prover] [SNARKJS=/path/to/snarkjs] \
-#        benches/vs-rapidsnark/run.sh N [RUNS] [WORKDIR]
+#        [BACKENDS="cpu cuda"] benches/vs-rapidsnark/run.sh N [RUNS] [WORKDIR]
 # rapidsnark is not built by this repository: pass the path of a `prover`
 # binary built from iden3/rapidsnark. ARK is arkworks' Groth16 through
 # ark-circom (its own workspace, kept out of zkpipe's), built with
 #   cargo build --release --manifest-path benches/vs-rapidsnark/ark-prover/Cargo.toml
 # (then ARK=benches/vs-rapidsnark/ark-prover/target/release/ark-prover).
 # Without ARK, ark-groth16 is skipped; without SNARKJS, snarkjs is skipped.
+# BACKENDS lists zkpipe's backends to run in each round (default: cpu).
 set -uo pipefail
 N=${1:?constraints}
 RUNS=${2:-3}
@@ -51,10 +52,12 @@ log "zkpipe setup --zkey"; timed "$Z" setup --r1cs "$W/chain.r1cs" --zkey "$W/ch
 "$Z" export-vk --zkey "$W/chain.zkey" --out "$W/vk.json"
 ls -la "$W"/chain.*
 for i in $(seq "$RUNS"); do
-  log "zkpipe groth16 prove (CPU backend), run $i"
-  timed "$Z" groth16 prove "$W/chain.zkey" "$W/chain.wtns" "$W/zk.json" "$W/zkpub.json" --backend cpu
-  grep -h "proved in" "$W/last.log"   # zkpipe's own split: zkey read, witness to proof
-  check "$W/zkpub.json" "$W/zk.json"
+  for b in ${BACKENDS:-cpu}; do
+    log "zkpipe groth16 prove ($b backend), run $i"
+    timed "$Z" groth16 prove "$W/chain.zkey" "$W/chain.wtns" "$W/zk.json" "$W/zkpub.json" --backend "$b"
+    grep -h "proved in" "$W/last.log"   # zkpipe's own split: zkey read, witness to proof
+    check "$W/zkpub.json" "$W/zk.json"
+  done
   log "rapidsnark prover, run $i"
   timed "$RS" "$W/chain.zkey" "$W/chain.wtns" "$W/rs.json" "$W/rspub.json"
   check "$W/rspub.json" "$W/rs.json"

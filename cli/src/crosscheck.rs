@@ -2,8 +2,8 @@
 //! reference, compared bit for bit ([`zkpipe_core::crosscheck`]).
 
 use clap::Args;
-use zkpipe_core::Error;
 use zkpipe_core::crosscheck::{self, Check, Outcome, Spec};
+use zkpipe_core::{Curve, Error};
 
 use crate::circuit::CircuitArgs;
 use crate::plugin_args::PluginArgs;
@@ -30,6 +30,11 @@ pub struct CrosscheckArgs {
     /// Seed for inputs and r, s.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Curve whose ops are checked: bls12-381, or bn254 (also bn128), whose
+    /// whole proof is of a squaring chain of 1,000 constraints (the
+    /// circuit flags are then not used).
+    #[arg(long, default_value = "bls12-381")]
+    pub curve: zkpipe_core::Curve,
 }
 
 /// Runs the checks, printing a line each; returns whether all matched.
@@ -42,21 +47,22 @@ pub fn run(args: &PluginArgs, x: &CrosscheckArgs) -> Result<bool, Error> {
     };
     // ok, skipped, mismatched or failed: the summary's counts.
     let mut counts = [0usize; 4];
-    let all_matched = session.crosscheck(
-        &x.circuit.request(),
-        &x.reference,
-        &spec,
-        &mut |c: &Check| {
-            let (kind, line) = match &c.outcome {
-                Outcome::Match => (0, format!("ok        {}", c.what)),
-                Outcome::Skipped(why) => (1, format!("skipped   {}: {why}", c.what)),
-                Outcome::Mismatch(d) => (2, format!("MISMATCH  {}: {d}", c.what)),
-                Outcome::Failed(why) => (3, format!("ERROR     {}: {why}", c.what)),
-            };
-            counts[kind] += 1;
-            println!("{line}");
-        },
-    )?;
+    let mut each = |c: &Check| {
+        let (kind, line) = match &c.outcome {
+            Outcome::Match => (0, format!("ok        {}", c.what)),
+            Outcome::Skipped(why) => (1, format!("skipped   {}: {why}", c.what)),
+            Outcome::Mismatch(d) => (2, format!("MISMATCH  {}: {d}", c.what)),
+            Outcome::Failed(why) => (3, format!("ERROR     {}: {why}", c.what)),
+        };
+        counts[kind] += 1;
+        println!("{line}");
+    };
+    let all_matched = match x.curve {
+        Curve::Bls12_381 => {
+            session.crosscheck(&x.circuit.request(), &x.reference, &spec, &mut each)?
+        }
+        Curve::Bn254 => session.crosscheck_bn254(&x.reference, &spec, &mut each)?,
+    };
     let [ok, skipped, mismatched, failed] = counts;
     println!(
         "{} against {}: {ok} matched, {skipped} skipped, {mismatched} mismatched, {failed} failed",

@@ -396,6 +396,56 @@ fn crosscheck_cpu_against_cpu_passes() {
     );
 }
 
+/// BN254's crosscheck: its MSMs, NTTs and a whole proof at fixed r, s match
+/// cpu against cpu; a backend whose G1 MSMs come back wrong (the CPU
+/// backend's injected fault) is caught on every G1 MSM and on the proof,
+/// and the command fails.
+#[test]
+fn crosscheck_bn254_matches_and_catches_a_wrong_msm() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = [
+        "crosscheck",
+        "--backend",
+        "cpu",
+        "--curve",
+        "bn254",
+        "--max-log-size",
+        "8",
+    ];
+    let out = ok(&zkpipe(tmp.path(), &base));
+    for line in [
+        "ok        bn254.msm_g1/257",
+        "ok        bn254.msm_g2/5",
+        "ok        bn254.ntt/inverse/NR/coset/2^8",
+        "ok        bn254 groth16 proof bytes (squaring chain 1000)",
+    ] {
+        assert!(out.contains(line), "{line} missing:\n{out}");
+    }
+    assert!(!out.contains("MISMATCH") && !out.contains("ERROR"), "{out}");
+
+    let mut corrupt = base.to_vec();
+    corrupt.extend(["--backend-opt", "fault=corrupt:1"]);
+    let out = zkpipe(tmp.path(), &corrupt);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let mismatched = text
+        .lines()
+        .filter(|l| l.starts_with("MISMATCH  bn254.msm_g1/"))
+        .count();
+    assert_eq!(
+        mismatched, 5,
+        "every G1 size (1, 5, 255, 257, 256):\n{text}"
+    );
+    assert!(
+        text.contains("ok        bn254.msm_g2/") && text.contains("ok        bn254.ntt/"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ERROR     bn254 groth16 proof bytes") && text.contains("does not verify"),
+        "{text}"
+    );
+}
+
 /// `--backend-opt` settings go to the backend under test only: the CPU
 /// reference knows none and used to refuse them before checking anything.
 /// With a wgpu adapter (lavapipe in CI) the run must pass (at these sizes

@@ -1,5 +1,6 @@
-//! A backend against the reference: every op and a whole proof of a
-//! built-in circuit, compared bit for bit ([`zkpipe_core::crosscheck`]).
+//! A backend against the reference: every op and a whole proof (of a
+//! built-in circuit; BN254's of a squaring chain), compared bit for bit
+//! ([`zkpipe_core::crosscheck`]).
 
 use std::sync::Arc;
 
@@ -38,5 +39,21 @@ impl Session {
             spec,
             each,
         )
+    }
+
+    /// Checks this session's backend against `reference` on BN254's ops
+    /// and on a whole BN254 proof, as [`Session::crosscheck`] does
+    /// BLS12-381's.
+    ///
+    /// # Errors
+    /// As [`Session::reference`] and [`crosscheck::run_bn254`].
+    pub fn crosscheck_bn254(
+        &self,
+        reference: &str,
+        spec: &Spec,
+        each: &mut dyn FnMut(&Check),
+    ) -> Result<bool, Error> {
+        let reference = Arc::new(self.reference(reference)?);
+        crosscheck::run_bn254(self.backend(), &reference, spec, each)
     }
 }

@@ -1,6 +1,6 @@
 //! Fault injection for testing what sits above a backend: `fault=corrupt:N`
-//! makes every Nth G1 MSM return a wrong point (the generator added), and
-//! `fault=fail:N` makes it fail with an internal error; `fault=r1cs-oom`
+//! makes every Nth G1 MSM (of either curve) return a wrong point (the
+//! generator added), and `fault=fail:N` makes it fail with an internal error; `fault=r1cs-oom`
 //! refuses every `upload_r1cs` as out of memory (a device too small for the
 //! matrices). A daemon's
 //! verify-before-return and a scheduler's failure paths are shown to work
@@ -8,8 +8,26 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use zkpipe_core::G1Projective;
 use zkpipe_core::plugin::{AccelError, ErrorCode};
+use zkpipe_core::{G1Projective, bn254};
+
+/// A G1 result the `corrupt` fault moves: by the curve's generator.
+pub trait Corruptible {
+    /// The point plus the generator.
+    fn corrupted(&self) -> Self;
+}
+
+impl Corruptible for G1Projective {
+    fn corrupted(&self) -> Self {
+        self.add(&G1Projective::generator())
+    }
+}
+
+impl Corruptible for bn254::G1Projective {
+    fn corrupted(&self) -> Self {
+        self.add(&bn254::G1Affine::generator().to_projective())
+    }
+}
 
 /// What goes wrong.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,7 +99,7 @@ impl Faults {
     ///
     /// # Errors
     /// The injected failure under `fail:N`.
-    pub fn g1(&self, result: G1Projective) -> Result<G1Projective, AccelError> {
+    pub fn g1<P: Corruptible>(&self, result: P) -> Result<P, AccelError> {
         let Some(kind) = self.kind else {
             return Ok(result);
         };
@@ -90,7 +108,7 @@ impl Faults {
             return Ok(result);
         }
         match kind {
-            Kind::Corrupt => Ok(result.add(&G1Projective::generator())),
+            Kind::Corrupt => Ok(result.corrupted()),
             Kind::Fail => Err(AccelError::new(
                 ErrorCode::INTERNAL,
                 format!(

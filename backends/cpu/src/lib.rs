@@ -8,7 +8,7 @@
 //! threads with its own resident bases and `1/N` of the memory, so that
 //! multi-device placement and residency are exercised without GPUs.
 //! `fault=corrupt:N` / `fault=fail:N` injects a wrong or failed result every
-//! Nth G1 MSM, `fault=r1cs-oom` refuses matrices (see [`fault`]), for
+//! Nth G1 MSM (either curve), `fault=r1cs-oom` refuses matrices (see [`fault`]), for
 //! testing what sits above the backend.
 //! It is both a fast backend and, with [`zkpipe_core::backend::reference`], the
 //! oracle other backends are checked against.
@@ -366,7 +366,8 @@ impl AcceleratorImpl for CpuBackend {
         config: &MsmConfig,
     ) -> Result<zkpipe_core::bn254::G1Projective, AccelError> {
         let pool = self.pool(config.device)?;
-        Ok(pool.install(|| bn254::msm_g1(bases, scalars)))
+        self.faults
+            .g1(pool.install(|| bn254::msm_g1(bases, scalars)))
     }
 
     fn bn254_msm_g2(

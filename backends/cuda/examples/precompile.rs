@@ -12,11 +12,14 @@ fn main() {
         std::process::exit(2);
     }
     for arch in archs {
-        match zkpipe_backend_cuda::cubin_for(&arch) {
-            Ok((bin, note)) => println!("{arch}: {} bytes; {note}", bin.len()),
-            Err(e) => {
-                eprintln!("{arch}: {e}");
-                std::process::exit(1);
+        for curve in zkpipe_backend_cuda::KernelCurve::ALL {
+            let name = curve.name();
+            match zkpipe_backend_cuda::cubin_for(curve, &arch) {
+                Ok((bin, note)) => println!("{arch} {name}: {} bytes; {note}", bin.len()),
+                Err(e) => {
+                    eprintln!("{arch} {name}: {e}");
+                    std::process::exit(1);
+                }
             }
         }
     }

@@ -190,7 +190,7 @@ __device__ void accumulate(const affine<F>* bases, const u32* sorted, const u32*
     for (u32 j = start; j < end; j++) {
         u32 v = e[j];
         affine<F> p = bases[v & 0x7fffffffu];
-        if (is_zero(p.x) && is_zero(p.y)) continue;  // blst's affine infinity
+        if (is_zero(p.x) && is_zero(p.y)) continue;  // the seam's affine infinity
         add_affine(acc, p.x, v >> 31 ? neg(p.y) : p.y);
     }
     partial[(size_t)w * cap + t] = acc;
@@ -280,7 +280,7 @@ template <class F> __device__ void bit_sum(const affine<F>* bases, const u64* on
     for (u32 w = lo; w < min(lo + per, words); w++) {
         for (u64 m = ones[w]; m; m &= m - 1) {
             affine<F> p = bases[(size_t)w * 64 + __ffsll((long long)m) - 1];
-            if (is_zero(p.x) && is_zero(p.y)) continue;  // blst's affine infinity
+            if (is_zero(p.x) && is_zero(p.y)) continue;  // the seam's affine infinity
             add_affine(acc, p.x, p.y);
         }
     }
@@ -292,7 +292,7 @@ template <class F> __device__ void bit_sum(const affine<F>* bases, const u64* on
 // a^(p-2) = 1/a for a != 0 (Fermat; once per point at upload).
 __device__ fp inv(const fp& a) {
     fp r; set_one(r);
-    for (int bit = 380; bit >= 0; bit--) {
+    for (int bit = FP_BITS - 1; bit >= 0; bit--) {
         r = sqr(r);
         u64 e = FP_P[bit / 64] - (bit < 64 ? 2 : 0);  // p - 2: no borrow (p's low limb is odd, > 2)
         if ((e >> (bit % 64)) & 1) r = mul(r, a);
@@ -304,7 +304,7 @@ __device__ fp2 inv(const fp2& a) {
     return {mul(a.c0, t), neg(mul(a.c1, t))};
 }
 
-// table[w * stride + i] = 2^(c·w)·table[i] for 0 < w < nwin (affine; blst's
+// table[w * stride + i] = 2^(c·w)·table[i] for 0 < w < nwin (affine; the
 // (0, 0) infinity stays infinity): c doublings per window in XYZZ, then one
 // inversion per point shared by its windows (Montgomery's trick on ZZZ;
 // 1/ZZ = (ZZ/ZZZ)^2).

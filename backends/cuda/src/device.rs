@@ -1,19 +1,20 @@
 //! Device discovery and the per-device `Gpu`: its context, the kernels
-//! loaded on it (compiled through `nvrtc`), device-resident caches, the
-//! memory pool setting, and its idle lanes (see `lane.rs`).
+//! loaded on it (compiled through `nvrtc`; one module per curve),
+//! device-resident caches, the memory pool setting, and its idle lanes
+//! (see `lane.rs`).
 
 use std::collections::HashMap;
 use std::panic::catch_unwind;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream};
 use cudarc::nvrtc::Ptx;
 
 use crate::msm_kernels::MsmKernels;
 use crate::ntt_plan::NttShape;
-use crate::nvrtc::{cubin_for, embedded_cubin};
+use crate::nvrtc::{KernelCurve, cubin_for, embedded_cubin};
 use crate::staging::Staging;
-use zkpipe_core::plugin::LentMemory;
+use zkpipe_core::plugin::{AccelError, ErrorCode, LentMemory};
 
 /// Device vectors kept per key (scaling factors).
 pub(crate) type DeviceCache<K> = Mutex<HashMap<K, Arc<CudaSlice<u64>>>>;
@@ -24,34 +25,64 @@ pub(crate) type TwiddleTable = (u32, Arc<CudaSlice<u64>>);
 /// (x, c, log n) of a factor vector `c·x^i`.
 pub(crate) type FactorKey = ([u64; 4], [u64; 4], u32);
 
-/// One CUDA device, opened with its kernels loaded.
-pub(crate) struct Gpu {
-    pub(crate) ctx: Arc<CudaContext>,
-    pub(crate) name: String,
-    pub(crate) memory: u64,
-    pub(crate) sms: u32,
+/// One curve's field kernels on a device (its module), and the tables
+/// built with them.
+pub(crate) struct CurveKernels {
     pub(crate) ntt_pass: CudaFunction,
     /// `ntt_pass` for a permuting lowest pass with rows from the top bits.
     pub(crate) ntt_pass_top: CudaFunction,
-    /// The NTT plans' shape (environment overrides, read once at start).
-    pub(crate) ntt_shape: NttShape,
     pub(crate) scale: CudaFunction,
     pub(crate) quotient_combine: CudaFunction,
     /// `c·x^i` tables (coset factors, the twiddles' top stage).
     pub(crate) powers: CudaFunction,
     /// The twiddle table's lower stages from its top one.
     pub(crate) twiddle_lower: CudaFunction,
-    /// CSR SpMV: a thread per short row, a warp per long one; the check.
-    pub(crate) spmv_rows: CudaFunction,
-    pub(crate) spmv_long: CudaFunction,
-    pub(crate) r1cs_check: CudaFunction,
     pub(crate) msm: MsmKernels,
-    /// Twiddles `[ω^0 .. ω^(n/2−1)]` per (log n, inverse), kept on the device.
     /// Per direction (forward, inverse): the stage-major twiddle table and
-    /// the largest log size it covers.
+    /// the largest log size it covers, kept on the device.
     pub(crate) twiddles: Mutex<[Option<TwiddleTable>; 2]>,
     /// Scaling factors `c·x^i` per (x, c, log n), kept on the device.
     pub(crate) factors: DeviceCache<FactorKey>,
+}
+
+impl CurveKernels {
+    fn load(module: &Arc<CudaModule>) -> Result<Self, String> {
+        let f = |name: &str| {
+            module
+                .load_function(name)
+                .map_err(|e| format!("kernel {name}: {e:?}"))
+        };
+        Ok(CurveKernels {
+            ntt_pass: f("ntt_pass")?,
+            ntt_pass_top: f("ntt_pass_top")?,
+            scale: f("scale")?,
+            quotient_combine: f("quotient_combine")?,
+            powers: f("powers")?,
+            twiddle_lower: f("twiddle_lower")?,
+            msm: MsmKernels::load(module)?,
+            twiddles: Mutex::new([None, None]),
+            factors: Mutex::new(HashMap::new()),
+        })
+    }
+}
+
+/// One CUDA device, opened with BLS12-381's kernels loaded (BN254's load
+/// at its first op: a BLS12-381 user never pays for them).
+pub(crate) struct Gpu {
+    pub(crate) ctx: Arc<CudaContext>,
+    pub(crate) name: String,
+    pub(crate) memory: u64,
+    pub(crate) sms: u32,
+    /// The compute architecture, e.g. `sm_90`.
+    arch: String,
+    /// The NTT plans' shape (environment overrides, read once at start).
+    pub(crate) ntt_shape: NttShape,
+    /// CSR SpMV (BLS12-381): a thread per short row, a warp per long one; the check.
+    pub(crate) spmv_rows: CudaFunction,
+    pub(crate) spmv_long: CudaFunction,
+    pub(crate) r1cs_check: CudaFunction,
+    pub(crate) bls12_381: CurveKernels,
+    bn254: OnceLock<Result<CurveKernels, String>>,
     /// Idle lanes: a stream and the page-locked buffer its large copies go
     /// through (grown on demand). An op takes one for its whole length, so
     /// ops called from different threads (a daemon's workers) run on their
@@ -91,6 +122,61 @@ pub(crate) fn pool_keep(ctx: &CudaContext, keep: Option<u64>) -> bool {
     }
 }
 
+impl Gpu {
+    /// `curve`'s kernels on this device, loaded (and compiled, where none
+    /// is embedded or cached for it) at the first call for BN254.
+    ///
+    /// # Errors
+    /// `DEVICE_UNAVAILABLE` with the reason the module could not be loaded.
+    pub(crate) fn kernels(&self, curve: KernelCurve) -> Result<&CurveKernels, AccelError> {
+        let loaded = match curve {
+            KernelCurve::Bls12_381 => return Ok(&self.bls12_381),
+            KernelCurve::Bn254 => self.bn254.get_or_init(|| {
+                let (module, _) = load_module(&self.ctx, curve, &self.arch)?;
+                CurveKernels::load(&module)
+            }),
+        };
+        loaded.as_ref().map_err(|e| {
+            AccelError::new(
+                ErrorCode::DEVICE_UNAVAILABLE,
+                format!("{} kernels: {e}", curve.name()),
+            )
+        })
+    }
+}
+
+/// `curve`'s module for `arch`: the build's own CUBIN first; one this
+/// driver refuses (built by a newer NVRTC than it speaks) gives way to the
+/// cache or a compile here. Returns it with a note for `zkpipe backends`.
+fn load_module(
+    ctx: &Arc<CudaContext>,
+    curve: KernelCurve,
+    arch: &str,
+) -> Result<(Arc<CudaModule>, String), String> {
+    let embedded = embedded_cubin(curve, arch).and_then(|(bin, note)| {
+        match ctx.load_module(Ptx::from_binary(bin.to_vec())) {
+            Ok(module) => Some((module, note)),
+            Err(e) => {
+                eprintln!(
+                    "zkpipe cuda: the embedded {} kernels for {arch} do not load ({e:?}): compiling",
+                    curve.name()
+                );
+                None
+            }
+        }
+    });
+    match embedded {
+        Some(loaded) => Ok(loaded),
+        None => {
+            let (cubin, note) = cubin_for(curve, arch)?;
+            let module = ctx
+                .load_module(Ptx::from_binary(cubin))
+                .map_err(|e| format!("loading {} kernels for {arch}: {e:?}", curve.name()))?;
+            Ok((module, note))
+        }
+    }
+}
+
 fn open_gpu(ordinal: usize, lent: &Arc<LentMemory>) -> Result<(Gpu, String), String> {
     let ctx = CudaContext::new(ordinal).map_err(|e| format!("device {ordinal}: {e:?}"))?;
     // SAFETY: buffers cross lanes (streams) only complete and read-only, and
@@ -104,29 +190,7 @@ fn open_gpu(ordinal: usize, lent: &Arc<LentMemory>) -> Result<(Gpu, String), Str
     let kept = pool_keep(&ctx, Some(ctx.total_mem().unwrap_or(0) as u64 / 4));
     let (major, minor) = ctx.compute_capability().map_err(|e| format!("{e:?}"))?;
     let arch = format!("sm_{major}{minor}");
-    // The build's own CUBIN first; one this driver refuses (built by a newer
-    // NVRTC than it speaks) gives way to the cache or a compile here.
-    let embedded = embedded_cubin(&arch).and_then(|(bin, note)| {
-        match ctx.load_module(Ptx::from_binary(bin.to_vec())) {
-            Ok(module) => Some((module, note)),
-            Err(e) => {
-                eprintln!(
-                    "zkpipe cuda: the embedded kernels for {arch} do not load ({e:?}): compiling"
-                );
-                None
-            }
-        }
-    });
-    let (module, note) = match embedded {
-        Some(loaded) => loaded,
-        None => {
-            let (cubin, note) = cubin_for(&arch)?;
-            let module = ctx
-                .load_module(Ptx::from_binary(cubin))
-                .map_err(|e| format!("loading kernels for {arch}: {e:?}"))?;
-            (module, note)
-        }
-    };
+    let (module, note) = load_module(&ctx, KernelCurve::Bls12_381, &arch)?;
     let f = |name: &str| {
         module
             .load_function(name)
@@ -141,19 +205,13 @@ fn open_gpu(ordinal: usize, lent: &Arc<LentMemory>) -> Result<(Gpu, String), Str
         name: ctx.name().unwrap_or_else(|_| "NVIDIA GPU".into()),
         memory: ctx.total_mem().unwrap_or(0) as u64,
         sms,
-        ntt_pass: f("ntt_pass")?,
-        ntt_pass_top: f("ntt_pass_top")?,
+        arch,
         ntt_shape: NttShape::from_env(),
-        scale: f("scale")?,
-        quotient_combine: f("quotient_combine")?,
-        powers: f("powers")?,
-        twiddle_lower: f("twiddle_lower")?,
         spmv_rows: f("spmv_rows")?,
         spmv_long: f("spmv_long")?,
         r1cs_check: f("r1cs_check")?,
-        msm: MsmKernels::load(&module)?,
-        twiddles: Mutex::new([None, None]),
-        factors: Mutex::new(HashMap::new()),
+        bls12_381: CurveKernels::load(&module)?,
+        bn254: OnceLock::new(),
         lanes: Mutex::new(Vec::new()),
         lent: lent.clone(),
         ctx,
@@ -193,7 +251,8 @@ pub(crate) fn discover(lent: &Arc<LentMemory>) -> (Vec<Gpu>, String) {
         notes.push("the driver reports no CUDA devices".into());
     }
     notes.push(
-        "ops: msm_g1, msm_g2 (resident bases), ntt, quotient, host_memory, spmv (resident r1cs)"
+        "ops: msm_g1, msm_g2 (resident bases), ntt, quotient, host_memory, spmv (resident r1cs); \
+         bn254.msm_g1, bn254.msm_g2, bn254.ntt"
             .into(),
     );
     (gpus, notes.join("; "))

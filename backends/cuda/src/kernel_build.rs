@@ -14,9 +14,36 @@ pub const KERNEL_SOURCES: [(&str, &str); 6] = [
     ("spmv.cu", include_str!("../kernels/spmv.cu")),
 ];
 
-/// The single translation unit NVRTC compiles.
-pub fn kernel_source() -> String {
-    KERNEL_SOURCES
+/// The curve a module of kernels is compiled for: the same sources, with
+/// the field constants of one curve (`ZKPIPE_BN254` selects BN254's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KernelCurve {
+    /// BLS12-381 (the default of the sources).
+    Bls12_381,
+    /// BN254.
+    Bn254,
+}
+
+impl KernelCurve {
+    /// Both, in the order the build embeds them.
+    pub const ALL: [KernelCurve; 2] = [KernelCurve::Bls12_381, KernelCurve::Bn254];
+
+    /// The name used in cache files and notes.
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelCurve::Bls12_381 => "bls12_381",
+            KernelCurve::Bn254 => "bn254",
+        }
+    }
+}
+
+/// The single translation unit NVRTC compiles for `curve`.
+pub fn kernel_source(curve: KernelCurve) -> String {
+    let define = match curve {
+        KernelCurve::Bls12_381 => "",
+        KernelCurve::Bn254 => "#define ZKPIPE_BN254\n",
+    };
+    let body = KERNEL_SOURCES
         .iter()
         .flat_map(|(_, s)| {
             s.lines().filter(|l| {
@@ -25,7 +52,8 @@ pub fn kernel_source() -> String {
             })
         })
         .collect::<Vec<_>>()
-        .join("\n")
+        .join("\n");
+    format!("{define}{body}")
 }
 
 /// What NVRTC produces.
@@ -37,11 +65,11 @@ pub enum Output {
     Cubin,
 }
 
-/// Compiles the kernels for `arch` (e.g. `sm_90`) with the NVRTC found at run time.
+/// Compiles `curve`'s kernels for `arch` (e.g. `sm_90`) with the NVRTC found at run time.
 ///
 /// # Errors
 /// The NVRTC log when compilation fails, or why NVRTC could not be used.
-pub fn compile(arch: &str, output: Output) -> Result<Vec<u8>, String> {
+pub fn compile(curve: KernelCurve, arch: &str, output: Output) -> Result<Vec<u8>, String> {
     use cudarc::nvrtc::{result, sys};
     // SAFETY: only checks whether the library can be loaded.
     if !unsafe { sys::is_culib_present() } {
@@ -49,7 +77,7 @@ pub fn compile(arch: &str, output: Output) -> Result<Vec<u8>, String> {
             "libnvrtc not found (install the CUDA 13 NVRTC and put it on the library path)".into(),
         );
     }
-    let src = std::ffi::CString::new(kernel_source()).expect("no NUL in the kernel sources");
+    let src = std::ffi::CString::new(kernel_source(curve)).expect("no NUL in the kernel sources");
     let opts = [
         format!("--gpu-architecture={arch}"),
         "--std=c++17".into(),
@@ -64,7 +92,10 @@ pub fn compile(arch: &str, output: Output) -> Result<Vec<u8>, String> {
                 Err(e) => {
                     let log = result::get_program_log(prog).unwrap_or_default();
                     let log = std::ffi::CStr::from_ptr(log.as_ptr()).to_string_lossy();
-                    Err(format!("NVRTC failed for {arch} ({e:?}):\n{log}"))
+                    Err(format!(
+                        "NVRTC failed for {} on {arch} ({e:?}):\n{log}",
+                        curve.name()
+                    ))
                 }
                 Ok(()) if output == Output::Ptx => result::get_ptx(prog)
                     .map(|p| {

@@ -37,10 +37,10 @@ use std::sync::Arc;
 use cudarc::driver::CudaSlice;
 use zkpipe_core::plugin::{
     AccelError, AcceleratorImpl, BackendConfig, BackendInfo, BackendPlugin, BasesHandle, BasesRef,
-    Capabilities, DeviceInfo, DeviceKind, ErrorCode, Handles, MsmConfig, NttConfig, OpSupport,
-    QuotientConfig, R1csHandle, R1csRef, SpmvConfig, ext_get, ops,
+    Capabilities, DeviceInfo, DeviceKind, ErrorCode, Handles, MsmConfig, NttConfig, NttConfigOf,
+    OpSupport, QuotientConfig, R1csHandle, R1csRef, SpmvConfig, ext_get, ops,
 };
-use zkpipe_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use zkpipe_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective, bn254};
 
 use device::{Gpu, discover};
 use error::driver_err;
@@ -49,8 +49,8 @@ use zkpipe_core::plugin::LentMemory;
 
 pub use msm::auto_window;
 pub use nvrtc::{
-    KERNEL_SOURCES, Output, cache_path, compile, cubin_for, embedded_archs, embedded_cubin,
-    kernel_source, nvrtc_version,
+    KERNEL_SOURCES, KernelCurve, Output, cache_path, compile, cubin_for, embedded_archs,
+    embedded_cubin, kernel_source, nvrtc_version,
 };
 
 /// Every kernel entry point, for loading and for the compile test.
@@ -277,7 +277,7 @@ impl CudaBackend {
     fn msm<C: msm::Curve>(
         &self,
         bases: BasesRef<'_, C::Affine>,
-        scalars: &[Fr],
+        scalars: &[C::Scalar],
         config: &MsmConfig,
         g2: bool,
     ) -> Result<C::Proj, AccelError> {
@@ -332,6 +332,27 @@ impl CudaBackend {
             }
             (None, BasesRef::Resident(_)) => unreachable!("resolved above"),
         }
+    }
+}
+
+impl CudaBackend {
+    /// An NTT over either curve's scalar field.
+    fn ntt_of<F: words::DeviceScalar>(
+        &self,
+        values: &mut [F],
+        config: &NttConfigOf<F>,
+    ) -> Result<(), AccelError> {
+        if config.coset.into_option().is_some_and(|g| g.is_zero()) {
+            return Err(AccelError::invalid_input(
+                "ntt: coset shift must be nonzero",
+            ));
+        }
+        if values.len() > 1 << 28 {
+            return Err(AccelError::invalid_input(
+                "ntt: the CUDA backend handles up to 2^28 elements",
+            ));
+        }
+        self.gpu(config.device)?.lane()?.ntt(values, config)
     }
 }
 
@@ -439,6 +460,10 @@ impl AcceleratorImpl for CudaBackend {
                 op(ops::QUOTIENT).with_scratch(quotient),
                 OpSupport::new(ops::HOST_MEMORY, MAX_LOG),
                 op(ops::SPMV).with_scratch(spmv),
+                op(ops::bn254::MSM_G1).with_scratch(msm(<msm::Bn254G1 as msm::Curve>::WORDS)),
+                op(ops::bn254::MSM_G2).with_scratch(msm(<msm::Bn254G2 as msm::Curve>::WORDS)),
+                OpSupport::new(ops::bn254::NTT, zkpipe_core::bn254::FR_TWO_ADICITY)
+                    .with_scratch(ntt),
             ]
             .into(),
         }
@@ -492,17 +517,7 @@ impl AcceleratorImpl for CudaBackend {
     }
 
     fn ntt(&self, values: &mut [Fr], config: &NttConfig) -> Result<(), AccelError> {
-        if config.coset.into_option().is_some_and(|g| g.is_zero()) {
-            return Err(AccelError::invalid_input(
-                "ntt: coset shift must be nonzero",
-            ));
-        }
-        if values.len() > 1 << 28 {
-            return Err(AccelError::invalid_input(
-                "ntt: the CUDA backend handles up to 2^28 elements",
-            ));
-        }
-        self.gpu(config.device)?.lane()?.ntt(values, config)
+        self.ntt_of(values, config)
     }
 
     fn upload_r1cs(&self, r1cs: R1csRef<'_>, device: u32) -> Result<R1csHandle, AccelError> {
@@ -546,6 +561,32 @@ impl AcceleratorImpl for CudaBackend {
             &config.coset,
             config.check,
         )
+    }
+
+    fn bn254_msm_g1(
+        &self,
+        bases: &[bn254::G1Affine],
+        scalars: &[bn254::Fr],
+        config: &MsmConfig,
+    ) -> Result<bn254::G1Projective, AccelError> {
+        self.msm::<msm::Bn254G1>(BasesRef::Host(bases.into()), scalars, config, false)
+    }
+
+    fn bn254_msm_g2(
+        &self,
+        bases: &[bn254::G2Affine],
+        scalars: &[bn254::Fr],
+        config: &MsmConfig,
+    ) -> Result<bn254::G2Projective, AccelError> {
+        self.msm::<msm::Bn254G2>(BasesRef::Host(bases.into()), scalars, config, true)
+    }
+
+    fn bn254_ntt(
+        &self,
+        values: &mut [bn254::Fr],
+        config: &NttConfigOf<bn254::Fr>,
+    ) -> Result<(), AccelError> {
+        self.ntt_of(values, config)
     }
 
     fn host_alloc(&self, bytes: u64) -> Result<u64, AccelError> {

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use zkpipe_core::bn254;
 use zkpipe_core::plugin::AccelError;
 use zkpipe_core::{Fp, Fp2, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
@@ -11,7 +12,7 @@ use crate::error::driver_err;
 use crate::lane::{Lane, Profile, grid};
 use crate::msm_bits::BitSplit;
 use crate::msm_kernels::{MsmKernels, PointKernels};
-use crate::words::limbs;
+use crate::words::{DeviceScalar, limbs};
 
 /// Points of a bucket one thread sums before the tree passes.
 const CHUNK: u32 = 32;
@@ -33,10 +34,13 @@ const REDUCE_FAN_IN: u32 = 8;
 pub(crate) trait Curve {
     type Affine: Copy;
     type Proj: Copy;
-    /// `u64` words per coordinate (6 for Fp, 12 for Fp2).
+    /// The scalars' field (it also names the kernel module).
+    type Scalar: DeviceScalar;
+    /// `u64` words per coordinate (BLS12-381: 6 for Fp, 12 for Fp2;
+    /// BN254: 4 and 8).
     const WORDS: usize;
     fn kernels(k: &MsmKernels) -> &PointKernels;
-    /// blst Jacobian point from device XYZZ words `[X, Y, ZZ, ZZZ]`.
+    /// The host's projective point from device XYZZ words `[X, Y, ZZ, ZZZ]`.
     fn from_xyzz(words: &[u64]) -> Self::Proj;
     fn identity() -> Self::Proj;
     fn double(p: &Self::Proj) -> Self::Proj;
@@ -88,6 +92,7 @@ pub(crate) struct G2;
 impl Curve for G1 {
     type Affine = G1Affine;
     type Proj = G1Projective;
+    type Scalar = Fr;
     const WORDS: usize = 6;
     fn kernels(k: &MsmKernels) -> &PointKernels {
         &k.g1
@@ -110,6 +115,7 @@ impl Curve for G1 {
 impl Curve for G2 {
     type Affine = G2Affine;
     type Proj = G2Projective;
+    type Scalar = Fr;
     const WORDS: usize = 12;
     fn kernels(k: &MsmKernels) -> &PointKernels {
         &k.g2
@@ -125,6 +131,84 @@ impl Curve for G2 {
         p.double()
     }
     fn add(p: &G2Projective, q: &G2Projective) -> G2Projective {
+        p.add(q)
+    }
+}
+
+pub(crate) struct Bn254G1;
+pub(crate) struct Bn254G2;
+
+fn bn254_fp(words: &[u64]) -> bn254::Fp {
+    bn254::Fp {
+        limbs: words.try_into().expect("4 words"),
+    }
+}
+
+fn bn254_fp2(words: &[u64]) -> bn254::Fp2 {
+    bn254::Fp2 {
+        c: [bn254_fp(&words[..4]), bn254_fp(&words[4..])],
+    }
+}
+
+/// Homogeneous (X·ZZZ, Y·ZZ, ZZ·ZZZ), BN254's host form, represents the
+/// same point as XYZZ (X, Y, ZZ, ZZZ); ZZ = 0 gives Z = 0, the identity.
+macro_rules! bn254_from_xyzz {
+    ($proj:ident, $base:ty, $read:ident, $w:expr, $words:expr) => {{
+        let w = $words;
+        let (x, y, zz, zzz) = (
+            $read(&w[..$w]).h2c(),
+            $read(&w[$w..2 * $w]).h2c(),
+            $read(&w[2 * $w..3 * $w]).h2c(),
+            $read(&w[3 * $w..]).h2c(),
+        );
+        bn254::$proj {
+            x: <$base>::from_h2c(x * zzz),
+            y: <$base>::from_h2c(y * zz),
+            z: <$base>::from_h2c(zz * zzz),
+        }
+    }};
+}
+
+impl Curve for Bn254G1 {
+    type Affine = bn254::G1Affine;
+    type Proj = bn254::G1Projective;
+    type Scalar = bn254::Fr;
+    const WORDS: usize = 4;
+    fn kernels(k: &MsmKernels) -> &PointKernels {
+        &k.g1
+    }
+    fn from_xyzz(words: &[u64]) -> bn254::G1Projective {
+        bn254_from_xyzz!(G1Projective, bn254::Fp, bn254_fp, 4, words)
+    }
+    fn identity() -> bn254::G1Projective {
+        bn254::G1Projective::identity()
+    }
+    fn double(p: &bn254::G1Projective) -> bn254::G1Projective {
+        p.add(p)
+    }
+    fn add(p: &bn254::G1Projective, q: &bn254::G1Projective) -> bn254::G1Projective {
+        p.add(q)
+    }
+}
+
+impl Curve for Bn254G2 {
+    type Affine = bn254::G2Affine;
+    type Proj = bn254::G2Projective;
+    type Scalar = bn254::Fr;
+    const WORDS: usize = 8;
+    fn kernels(k: &MsmKernels) -> &PointKernels {
+        &k.g2
+    }
+    fn from_xyzz(words: &[u64]) -> bn254::G2Projective {
+        bn254_from_xyzz!(G2Projective, bn254::Fp2, bn254_fp2, 8, words)
+    }
+    fn identity() -> bn254::G2Projective {
+        bn254::G2Projective::identity()
+    }
+    fn double(p: &bn254::G2Projective) -> bn254::G2Projective {
+        p.add(p)
+    }
+    fn add(p: &bn254::G2Projective, q: &bn254::G2Projective) -> bn254::G2Projective {
         p.add(q)
     }
 }
@@ -272,7 +356,7 @@ impl Lane<'_> {
     pub(crate) fn msm<C: Curve>(
         &self,
         bases: MsmBases<'_>,
-        scalars: &[Fr],
+        scalars: &[C::Scalar],
         c: u32,
     ) -> Result<C::Proj, AccelError> {
         let Some(split) = BitSplit::of(scalars) else {
@@ -312,7 +396,7 @@ impl Lane<'_> {
         let e = |what| driver_err(what);
         let bits = self.upload(ones)?;
         prof.mark("copy in");
-        let pk = C::kernels(&self.msm);
+        let pk = C::kernels(&self.kernels(C::Scalar::KERNELS)?.msm);
         let mut sums = s
             .alloc_zeros::<u64>(outs as usize * xw)
             .map_err(e("allocating"))?;
@@ -341,7 +425,7 @@ impl Lane<'_> {
     ) -> Result<Vec<u64>, AccelError> {
         let s = &self.stream;
         let e = |what| driver_err(what);
-        let pk = C::kernels(&self.msm);
+        let pk = C::kernels(&self.kernels(C::Scalar::KERNELS)?.msm);
         let xw = 4 * C::WORDS;
         while m > 1 {
             let outs = m.div_ceil(REDUCE_FAN_IN);
@@ -369,7 +453,7 @@ impl Lane<'_> {
     fn pippenger<C: Curve>(
         &self,
         bases: MsmBases<'_>,
-        scalars: &[Fr],
+        scalars: &[C::Scalar],
         index: Option<&CudaSlice<u64>>,
         c: u32,
     ) -> Result<C::Proj, AccelError> {
@@ -397,7 +481,8 @@ impl Lane<'_> {
         } = plan;
         let s = &self.stream;
         let mut prof = Profile::new(s);
-        let k = &self.msm.scalar;
+        let mk = &self.kernels(C::Scalar::KERNELS)?.msm;
+        let k = &mk.scalar;
         let e = |what| driver_err(what);
         let chunk = CHUNK;
         let tables = (sets * nb) as usize;
@@ -503,7 +588,7 @@ impl Lane<'_> {
                 &*copied
             }
         };
-        let pk = C::kernels(&self.msm);
+        let pk = C::kernels(mk);
         let xw = 4 * C::WORDS;
         let mut partial = s
             .alloc_zeros::<u64>(sets as usize * cap as usize * xw)
@@ -631,7 +716,8 @@ impl Lane<'_> {
         drop(plain);
         prof.mark("copy in");
         let (len32, stride) = (len as u32, len as u32);
-        let mut l = s.launch_builder(&C::kernels(&self.msm).precompute);
+        let pk = C::kernels(&self.kernels(C::Scalar::KERNELS)?.msm);
+        let mut l = s.launch_builder(&pk.precompute);
         l.arg(&mut words)
             .arg(&len32)
             .arg(&stride)

@@ -6,7 +6,7 @@
 //! non-zero digit at most.
 
 use rayon::prelude::*;
-use zkpipe_core::Fr;
+use zkpipe_core::ScalarField;
 
 /// MSMs below this size are not worth sampling.
 pub(crate) const MIN_SPLIT_SCALARS: usize = 1 << 16;
@@ -17,33 +17,33 @@ const TASK_SCALARS: usize = 1 << 16;
 
 /// Scalars split into a bitmap of the 1s and the rest (neither 0 nor 1).
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct BitSplit {
+pub(crate) struct BitSplit<F> {
     /// Bit `i % 64` of word `i / 64` is set where scalar `i` is 1.
     pub ones: Vec<u64>,
     /// Point index of each of `rest`, ascending.
     pub rest_index: Vec<u32>,
-    pub rest: Vec<Fr>,
+    pub rest: Vec<F>,
 }
 
-impl BitSplit {
+impl<F: ScalarField> BitSplit<F> {
     /// The split of `scalars` (Montgomery form, as the seam carries them)
     /// when a sample says at least half of them are 0 or 1; `None` for
     /// fewer than [`MIN_SPLIT_SCALARS`] or more than 2^32 scalars.
-    pub(crate) fn of(scalars: &[Fr]) -> Option<BitSplit> {
+    pub(crate) fn of(scalars: &[F]) -> Option<BitSplit<F>> {
         let n = scalars.len();
         if !(MIN_SPLIT_SCALARS..=1 << 32).contains(&n) {
             return None;
         }
-        let one = Fr::one();
-        let bit = |s: &Fr| s.is_zero() || *s == one;
+        let one = F::one();
+        let bit = |s: &F| s.is_zero() || *s == one;
         let hits = (0..SAMPLES)
             .filter(|k| bit(&scalars[k * n / SAMPLES]))
             .count();
         (2 * hits >= SAMPLES).then(|| Self::classify(scalars, &one))
     }
 
-    fn classify(scalars: &[Fr], one: &Fr) -> BitSplit {
-        let parts: Vec<(Vec<u64>, Vec<u32>, Vec<Fr>)> = scalars
+    fn classify(scalars: &[F], one: &F) -> BitSplit<F> {
+        let parts: Vec<(Vec<u64>, Vec<u32>, Vec<F>)> = scalars
             .par_chunks(TASK_SCALARS)
             .enumerate()
             .map(|(t, chunk)| {
@@ -87,6 +87,7 @@ impl BitSplit {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zkpipe_core::Fr;
 
     fn scalars(n: usize, dense_every: usize) -> Vec<Fr> {
         (0..n)

@@ -4,14 +4,15 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, DevicePtrMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaViewMut, DevicePtrMut, LaunchConfig, PushKernelArg};
 use zkpipe_core::Fr;
-use zkpipe_core::plugin::{AccelError, NttConfig, NttDirection, NttOrder};
+use zkpipe_core::plugin::{AccelError, NttConfig, NttConfigOf, NttDirection, NttOrder};
 
+use crate::device::CurveKernels;
 use crate::error::driver_err;
 use crate::lane::{IdleOnDrop, Lane, Profile, grid};
 use crate::ntt_plan::{NttPass, ntt_passes, with_top_rows};
-use crate::words::{limbs, limbs_mut};
+use crate::words::{DeviceScalar, limbs, limbs_mut};
 
 /// Consecutive powers each thread of the `powers` kernel writes (one
 /// exponentiation per thread, then one product per entry).
@@ -22,8 +23,13 @@ impl Lane<'_> {
     /// stage: entry 2^h + j is ω_(2^(h+1))^j (inverted for the inverse), so
     /// a stage's factors are contiguous and one table serves all smaller
     /// sizes. Rebuilt only when a larger transform comes.
-    fn twiddles(&self, log_n: u32, inverse: bool) -> Result<Arc<CudaSlice<u64>>, AccelError> {
-        let mut cache = self.twiddles.lock().unwrap();
+    fn twiddles<F: DeviceScalar>(
+        &self,
+        k: &CurveKernels,
+        log_n: u32,
+        inverse: bool,
+    ) -> Result<Arc<CudaSlice<u64>>, AccelError> {
+        let mut cache = k.twiddles.lock().unwrap();
         let slot = &mut cache[inverse as usize];
         if let Some((_, t)) = slot.as_ref().filter(|(log, _)| *log >= log_n) {
             return Ok(self.hold(t));
@@ -31,7 +37,7 @@ impl Lane<'_> {
         // Built on the device: on the host a 2^27 table was a 4-GiB vector
         // and a pageable upload on the first proof of that size.
         let (n, half) = (1usize << log_n, (1usize << log_n) / 2);
-        let mut w = Fr::root_of_unity(log_n);
+        let mut w = F::root_of_unity(log_n);
         if inverse {
             w = w.inverse().expect("roots of unity are nonzero");
         }
@@ -41,9 +47,9 @@ impl Lane<'_> {
             .map_err(driver_err("allocating twiddles"))?;
         // The top stage (entries half..n) holds ω^j; each lower stage every
         // 2^(log_n−1−h)-th of them; entry 0 is unused.
-        self.fill_powers(&mut dev.slice_mut(4 * half..), &w, &Fr::one(), n - half)?;
+        self.fill_powers(k, &mut dev.slice_mut(4 * half..), &w, &F::one(), n - half)?;
         if log_n >= 2 {
-            let mut l = self.stream.launch_builder(&self.twiddle_lower);
+            let mut l = self.stream.launch_builder(&k.twiddle_lower);
             l.arg(&mut dev).arg(&log_n);
             // SAFETY: the table holds n elements; the kernel reads entries
             // ≥ half and writes entries < half.
@@ -58,15 +64,16 @@ impl Lane<'_> {
     }
 
     /// `out[i] = c·x^i` for i < n (`out` holds n elements), on the device.
-    fn fill_powers(
+    fn fill_powers<F: DeviceScalar>(
         &self,
-        out: &mut cudarc::driver::CudaViewMut<'_, u64>,
-        x: &Fr,
-        c: &Fr,
+        k: &CurveKernels,
+        out: &mut CudaViewMut<'_, u64>,
+        x: &F,
+        c: &F,
         n: usize,
     ) -> Result<(), AccelError> {
-        let (x, c, n32, per) = (x.limbs, c.limbs, n as u32, POWERS_PER_THREAD);
-        let mut l = self.stream.launch_builder(&self.powers);
+        let (x, c, n32, per) = (x.limbs(), c.limbs(), n as u32, POWERS_PER_THREAD);
+        let mut l = self.stream.launch_builder(&k.powers);
         l.arg(out);
         for v in x.iter().chain(&c) {
             l.arg(v);
@@ -80,17 +87,18 @@ impl Lane<'_> {
 
     /// `buf[p] *= c·x^i` (i the natural index of p), with the factors kept
     /// on the device per (x, c, n): a prover's quotient repeats the same few.
-    fn scale(
+    fn scale<F: DeviceScalar>(
         &self,
+        k: &CurveKernels,
         buf: &mut CudaSlice<u64>,
-        x: &Fr,
-        c: &Fr,
+        x: &F,
+        c: &F,
         log_n: u32,
         reversed: bool,
     ) -> Result<(), AccelError> {
         let n = 1usize << log_n;
-        let key = (x.limbs, c.limbs, log_n);
-        let cached = self.factors.lock().unwrap().get(&key).cloned();
+        let key = (x.limbs(), c.limbs(), log_n);
+        let cached = k.factors.lock().unwrap().get(&key).cloned();
         let s = match cached {
             Some(s) => self.hold(&s),
             None => {
@@ -98,13 +106,13 @@ impl Lane<'_> {
                     .stream
                     .alloc_zeros::<u64>(4 * n)
                     .map_err(driver_err("allocating factors"))?;
-                self.fill_powers(&mut s.slice_mut(..), x, c, n)?;
+                self.fill_powers(k, &mut s.slice_mut(..), x, c, n)?;
                 let s = Arc::new(s);
                 self.stream
                     .synchronize()
                     .map_err(driver_err("synchronising"))?;
                 self.hold(&s);
-                let mut cache = self.factors.lock().unwrap();
+                let mut cache = k.factors.lock().unwrap();
                 if cache.len() >= 8 {
                     cache.clear(); // bound device memory held by the cache
                 }
@@ -113,20 +121,30 @@ impl Lane<'_> {
             }
         };
         let (n32, rev) = (n as u32, reversed as i32);
-        let mut l = self.stream.launch_builder(&self.scale);
+        let mut l = self.stream.launch_builder(&k.scale);
         l.arg(buf).arg(&*s).arg(&n32).arg(&log_n).arg(&rev);
         // SAFETY: `buf` and `s` hold n field elements; the kernel reads/writes indices < n.
         unsafe { l.launch(grid(n)) }.map_err(driver_err("scale kernel"))?;
         Ok(())
     }
 
-    pub(crate) fn ntt(&self, values: &mut [Fr], cfg: &NttConfig) -> Result<(), AccelError> {
+    /// An NTT of `values` over the scalar field `F` (either curve's).
+    ///
+    /// # Errors
+    /// `OUT_OF_MEMORY` when the buffers do not fit; the curve's kernels
+    /// failing to load; driver errors.
+    pub(crate) fn ntt<F: DeviceScalar>(
+        &self,
+        values: &mut [F],
+        cfg: &NttConfigOf<F>,
+    ) -> Result<(), AccelError> {
         let n = values.len();
         self.check_free(n * 32 * 3)?;
+        let k = self.kernels(F::KERNELS)?;
         let mut prof = Profile::new(&self.stream);
         let mut buf = self.upload(limbs(values))?;
         prof.mark("copy in");
-        self.ntt_on_device(&mut buf, n.trailing_zeros(), cfg)?;
+        self.ntt_on_device(k, &mut buf, n.trailing_zeros(), cfg)?;
         prof.mark("transform");
         self.download(&buf, limbs_mut(values))?;
         prof.mark("copy out");
@@ -198,8 +216,8 @@ impl Lane<'_> {
             coset: Some(*g).into(),
             ..Default::default()
         };
-        self.ntt_on_device(buf, log_n, &to_coeffs)?;
-        self.ntt_on_device(buf, log_n, &to_coset)
+        self.ntt_on_device(&self.bls12_381, buf, log_n, &to_coeffs)?;
+        self.ntt_on_device(&self.bls12_381, buf, log_n, &to_coset)
     }
 
     /// From a, b, c on the coset g·⟨ω⟩ (2^log_n elements each): the
@@ -214,7 +232,7 @@ impl Lane<'_> {
         let z_inv = zkpipe_core::groth16::vanishing_inverse(g, n)
             .ok_or_else(|| AccelError::invalid_input("quotient: gⁿ = 1 for this coset shift"))?;
         let (z, n32) = (z_inv.limbs, n as u32);
-        let mut l = self.stream.launch_builder(&self.quotient_combine);
+        let mut l = self.stream.launch_builder(&self.bls12_381.quotient_combine);
         l.arg(&mut qa)
             .arg(&qb)
             .arg(&qc)
@@ -230,26 +248,28 @@ impl Lane<'_> {
             coset: Some(*g).into(),
             ..Default::default()
         };
-        self.ntt_on_device(&mut qa, log_n, &from_coset)?;
+        self.ntt_on_device(&self.bls12_381, &mut qa, log_n, &from_coset)?;
         Ok(qa)
     }
 
-    /// The NTT of `buf` (2^log_n elements on this device), in place.
-    fn ntt_on_device(
+    /// The NTT of `buf` (2^log_n elements of `F` on this device), in
+    /// place, with `F`'s curve's `kernels`.
+    fn ntt_on_device<F: DeviceScalar>(
         &self,
+        kernels: &CurveKernels,
         buf: &mut CudaSlice<u64>,
         log_n: u32,
-        cfg: &NttConfig,
+        cfg: &NttConfigOf<F>,
     ) -> Result<(), AccelError> {
         let n = 1usize << log_n;
         let inverse = cfg.direction == NttDirection::Inverse;
         let coset = cfg.coset.into_option();
         let (in_rev, out_rev) = (cfg.order.input_reversed(), cfg.order.output_reversed());
         if let (false, Some(g)) = (inverse, coset) {
-            self.scale(buf, &g, &Fr::one(), log_n, in_rev)?;
+            self.scale(kernels, buf, &g, &F::one(), log_n, in_rev)?;
         }
         if n > 1 {
-            let tw = self.twiddles(log_n, inverse)?;
+            let tw = self.twiddles::<F>(kernels, log_n, inverse)?;
             // The permutation an order needs rides on the last pass's writes
             // (scattered 32-byte writes cost less than scattered reads, as
             // measured against permuting on the first pass's reads), so the
@@ -289,9 +309,9 @@ impl Lane<'_> {
                     .map(|t| t.device_ptr_mut(&self.stream));
                 let dst = out.as_ref().map_or(src, |t| t.0);
                 let kernel = if top {
-                    &self.ntt_pass_top
+                    &kernels.ntt_pass_top
                 } else {
-                    &self.ntt_pass
+                    &kernels.ntt_pass
                 };
                 let mut l = self.stream.launch_builder(kernel);
                 l.arg(&src)
@@ -325,11 +345,11 @@ impl Lane<'_> {
             }
         }
         if inverse {
-            let n_inv = Fr::from_u64(n as u64).inverse().expect("n < r");
+            let n_inv = F::from_u64(n as u64).inverse().expect("n < r");
             let g_inv = coset
-                .map(|g| g.inverse().unwrap_or(Fr::ZERO))
-                .unwrap_or_else(Fr::one);
-            self.scale(buf, &g_inv, &n_inv, log_n, out_rev)?;
+                .map(|g| g.inverse().unwrap_or(F::ZERO))
+                .unwrap_or_else(F::one);
+            self.scale(kernels, buf, &g_inv, &n_inv, log_n, out_rev)?;
         }
         Ok(())
     }

@@ -1,6 +1,6 @@
 // Host build of the kernels' field code for tests/field_host.rs: reads
 // "<op> <limbs of a> <limbs of b>" lines (hex u64 limbs, little-endian) and
-// prints the result's limbs.
+// prints the result's limbs. Built once per curve (-DZKPIPE_BN254 for BN254).
 #include <cstdio>
 #include <cstring>
 #include "fp.cuh"
@@ -20,9 +20,9 @@ int main() {
     while (scanf("%15s", op) == 1) {
         if (!strncmp(op, "fp_", 3)) {
             fp a, b;
-            if (!read(a, 6) || !read(b, 6)) return 2;
+            if (!read(a, FP_LIMBS) || !read(b, FP_LIMBS)) return 2;
             fp r = !strcmp(op, "fp_mul") ? mul(a, b) : !strcmp(op, "fp_add") ? add(a, b) : sub(a, b);
-            print(r, 6);
+            print(r, FP_LIMBS);
         } else {
             fr a, b;
             if (!read(a, 4) || !read(b, 4)) return 2;

@@ -1,6 +1,7 @@
 //! The kernels' field code (`kernels/arith.cuh`, `fr.cuh`, `fp.cuh`) built
 //! for the host with the system C++ compiler, its carry flag emulated, and
-//! checked against blst on edge values and seeded random ones. This catches
+//! checked against blst (BLS12-381) and halo2curves (BN254, the same source
+//! built with `ZKPIPE_BN254`) on edge values and seeded random ones. This catches
 //! arithmetic mistakes without a GPU; the device build of the same source is
 //! covered by the conformance suite on the GPU.
 //!
@@ -63,15 +64,21 @@ fn hex(l: &[u64]) -> String {
         .join(" ")
 }
 
-fn build_harness() -> Option<std::path::PathBuf> {
+/// The harness for BLS12-381, or for BN254 when `bn254`.
+fn build_harness(bn254: bool) -> Option<std::path::PathBuf> {
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let exe = dir.join("field_host");
+    let exe = dir.join(if bn254 {
+        "field_host_bn254"
+    } else {
+        "field_host"
+    });
     let kernels = concat!(env!("CARGO_MANIFEST_DIR"), "/kernels");
     let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/field_host.cpp");
     match Command::new(&cxx)
         .args(["-O1", "-std=c++17", "-I", kernels, src, "-o"])
         .arg(&exe)
+        .args(bn254.then_some("-DZKPIPE_BN254"))
         .status()
     {
         Ok(s) if s.success() => Some(exe),
@@ -130,7 +137,9 @@ fn fr_op(f: BlstFr) -> impl Fn(&[u64; 4], &[u64; 4]) -> [u64; 4] {
 
 #[test]
 fn kernel_field_code_matches_blst() {
-    let Some(exe) = build_harness() else { return };
+    let Some(exe) = build_harness(false) else {
+        return;
+    };
     let fp = values(FP_P, 300, 1);
     let fr = values(FR_P, 300, 2);
     let (mut input, mut expected) = (String::new(), Vec::new());
@@ -154,7 +163,69 @@ fn kernel_field_code_matches_blst() {
         &mut input,
         &mut expected,
     );
-    let mut child = Command::new(&exe)
+    check(&exe, input, &expected);
+}
+
+/// BN254's moduli, as halo2curves has them.
+const BN254_FP_P: [u64; 4] = [
+    0x3c208c16d87cfd47,
+    0x97816a916871ca8d,
+    0xb85045b68181585d,
+    0x30644e72e131a029,
+];
+const BN254_FR_P: [u64; 4] = [
+    0x43e1f593f0000001,
+    0x2833e84879b97091,
+    0xb85045b68181585d,
+    0x30644e72e131a029,
+];
+
+fn bn254_fp(f: fn(Bn254Fq, Bn254Fq) -> Bn254Fq) -> impl Fn(&[u64; 4], &[u64; 4]) -> [u64; 4] {
+    use zkpipe_core::bn254::Fp;
+    move |a, b| Fp::from_h2c(f(Fp { limbs: *a }.h2c(), Fp { limbs: *b }.h2c())).limbs
+}
+
+fn bn254_fr(f: fn(Bn254Fr, Bn254Fr) -> Bn254Fr) -> impl Fn(&[u64; 4], &[u64; 4]) -> [u64; 4] {
+    use zkpipe_core::bn254::Fr;
+    move |a, b| Fr::from_h2c(f(Fr { limbs: *a }.h2c(), Fr { limbs: *b }.h2c())).limbs
+}
+
+use halo2curves::bn256::{Fq as Bn254Fq, Fr as Bn254Fr};
+
+#[test]
+fn kernel_field_code_for_bn254_matches_halo2curves() {
+    let Some(exe) = build_harness(true) else {
+        return;
+    };
+    let fp = values(BN254_FP_P, 300, 3);
+    let fr = values(BN254_FR_P, 300, 4);
+    let (mut input, mut expected) = (String::new(), Vec::new());
+    cases(
+        &fp,
+        &[
+            ("fp_mul", &bn254_fp(|a, b| a * b)),
+            ("fp_add", &bn254_fp(|a, b| a + b)),
+            ("fp_sub", &bn254_fp(|a, b| a - b)),
+        ],
+        &mut input,
+        &mut expected,
+    );
+    cases(
+        &fr,
+        &[
+            ("fr_mul", &bn254_fr(|a, b| a * b)),
+            ("fr_add", &bn254_fr(|a, b| a + b)),
+            ("fr_sub", &bn254_fr(|a, b| a - b)),
+        ],
+        &mut input,
+        &mut expected,
+    );
+    check(&exe, input, &expected);
+}
+
+/// Runs the harness on `input` and compares its lines with `expected`.
+fn check(exe: &std::path::Path, input: String, expected: &[String]) {
+    let mut child = Command::new(exe)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()

@@ -4,11 +4,17 @@
 //! version) and sets `ZKPIPE_REQUIRE_NVRTC=1`, so there a build without
 //! embedded kernels fails; elsewhere the check is skipped with a message.
 
-use zkpipe_backend_cuda::{embedded_archs, embedded_cubin, kernels};
+use zkpipe_backend_cuda::{KernelCurve, embedded_archs, embedded_cubin, kernels};
 
 #[test]
 fn the_common_architectures_are_embedded_with_every_kernel() {
-    let (archs, version) = embedded_archs();
+    for curve in KernelCurve::ALL {
+        check_embedded(curve);
+    }
+}
+
+fn check_embedded(curve: KernelCurve) {
+    let (archs, version) = embedded_archs(curve);
     if archs.is_empty() {
         assert!(
             std::env::var_os("ZKPIPE_REQUIRE_NVRTC").is_none(),
@@ -20,7 +26,7 @@ fn the_common_architectures_are_embedded_with_every_kernel() {
     assert_eq!(archs, ["sm_80", "sm_86", "sm_89", "sm_90"]);
     assert!(version.starts_with("13."), "NVRTC {version}");
     for arch in archs {
-        let (bin, note) = embedded_cubin(arch).unwrap();
+        let (bin, note) = embedded_cubin(curve, arch).unwrap();
         // An ELF for CUDA (e_machine 190).
         assert_eq!(&bin[..4], b"\x7fELF", "{arch}");
         assert_eq!(u16::from_le_bytes([bin[18], bin[19]]), 190, "{arch}");
@@ -33,5 +39,5 @@ fn the_common_architectures_are_embedded_with_every_kernel() {
         }
         assert!(note.contains(arch) && note.contains(version), "{note}");
     }
-    assert!(embedded_cubin("sm_75").is_none());
+    assert!(embedded_cubin(curve, "sm_75").is_none());
 }

@@ -13,6 +13,7 @@ use rayon::prelude::*;
 use super::groth16::{KeyPoints, Proof};
 use super::{FR_TWO_ADICITY, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 use crate::plugin::{MsmConfig, NttConfigOf, NttDirection};
+use crate::r1cs::{R1cs, qap_coefficients};
 use crate::{Backend, Error};
 
 /// One QAP coefficient: `value` at (`row`, `signal`) of matrix A (0) or
@@ -45,6 +46,26 @@ pub struct ProvingKey {
 }
 
 impl ProvingKey {
+    /// The key of `r1cs` with `points` (from [`super::setup::setup`] or a
+    /// ceremony for the same circuit): its counts and QAP coefficients.
+    pub fn new(r1cs: &R1cs<Fr>, points: KeyPoints) -> ProvingKey {
+        let log_n = crate::groth16::domain_log_size(r1cs.num_constraints(), r1cs.num_inputs);
+        ProvingKey {
+            domain_size: 1 << log_n,
+            num_public: r1cs.num_inputs.saturating_sub(1),
+            num_vars: r1cs.num_inputs + r1cs.num_aux,
+            coefficients: qap_coefficients(r1cs)
+                .map(|(matrix, row, signal, value)| Coefficient {
+                    matrix,
+                    row,
+                    signal,
+                    value,
+                })
+                .collect(),
+            points,
+        }
+    }
+
     /// Why the key cannot prove, if it cannot: a domain that is not a power
     /// of two below 2^28 (the odd coset needs twice the domain), or queries
     /// and coefficients of other lengths than its counts say.

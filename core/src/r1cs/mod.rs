@@ -16,10 +16,12 @@ pub mod circuit;
 mod cs;
 mod file;
 mod pieces;
+mod qap;
 mod record;
 
 pub use cs::{CountingCs, Counts, RecordingCs, WitnessCs};
 pub use pieces::{Block, WitnessPiece, witness_in_pieces};
+pub use qap::qap_coefficients;
 pub use record::{Column, R1csBuilder, Witness};
 
 /// Converts a bellpepper scalar to the seam type (same bits, no copy of note).

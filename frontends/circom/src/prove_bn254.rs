@@ -15,8 +15,8 @@ use crate::field::zkey_coefficient_scale;
 use crate::r1cs::CircomR1cs;
 use crate::zkey::ZkeyHeader;
 use crate::zkey_bn254::{g1_of, g2_of, zkey_parts};
-use crate::zkey_write::qap_coefficients;
 use zkpipe_core::groth16::domain_log_size;
+use zkpipe_core::r1cs::qap_coefficients;
 
 fn g1s(f: &BinFile, section: u32, what: &str, count: usize) -> Result<Vec<G1Affine>, Error> {
     let mut s = f.section(section, what)?;

@@ -305,7 +305,7 @@ fn check_coefficients(f: &BinFile, circuit: &CircomR1cs, r1cs_name: &str) -> Res
         )));
     }
     let scale: Fr = zkey_coefficient_scale();
-    for (i, (tag, row, col, val)) in crate::zkey_write::qap_coefficients(r1cs).enumerate() {
+    for (i, (tag, row, col, val)) in zkpipe_core::r1cs::qap_coefficients(r1cs).enumerate() {
         let t = &terms[i * 44..(i + 1) * 44];
         let word = |k: usize| u32::from_le_bytes(t[4 * k..4 * k + 4].try_into().unwrap());
         let got = fr_canonical(&t[12..], || format!("{}: coefficient {i}", s.name()))?;

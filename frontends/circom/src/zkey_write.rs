@@ -15,7 +15,6 @@ use crate::field::{BLS12_381_P, zkey_coefficient_scale};
 use crate::r1cs::CircomR1cs;
 use zkpipe_core::bn254::groth16::KeyPoints;
 use zkpipe_core::groth16::{HQuery, Parameters, domain_log_size};
-use zkpipe_core::r1cs::R1cs;
 use zkpipe_core::util::fsutil::write_atomically_with;
 use zkpipe_core::{Error, Fp, G1Affine, G2Affine, ScalarField, bn254};
 
@@ -104,26 +103,6 @@ struct Points {
     h: Vec<u8>,
 }
 
-/// A zkey's QAP coefficients for `r1cs` in snarkjs's order, as
-/// `(matrix: 0 = A, 1 = B; row; signal; value)`: per constraint its A terms,
-/// then its B terms, then `1·signalᵢ` in A at row constraints + i for the
-/// one and each public signal. Rows past `u32` wrap: writers check first.
-pub fn qap_coefficients<F: ScalarField>(
-    r1cs: &R1cs<F>,
-) -> impl Iterator<Item = (u32, u32, u32, F)> + '_ {
-    let rows = r1cs.num_constraints();
-    (0..rows)
-        .flat_map(move |row| {
-            [(0u32, &r1cs.a), (1u32, &r1cs.b)]
-                .into_iter()
-                .flat_map(move |(tag, m)| {
-                    (m.row_ptr[row] as usize..m.row_ptr[row + 1] as usize)
-                        .map(move |k| (tag, row as u32, m.cols[k], m.vals[k]))
-                })
-        })
-        .chain((0..r1cs.num_inputs).map(move |i| (0, (rows + i) as u32, i as u32, F::one())))
-}
-
 /// The sections of a zkey for `circuit` with `points`, in file order.
 fn sections<F: ScalarField>(
     circuit: &CircomR1cs<F>,
@@ -149,7 +128,7 @@ fn sections<F: ScalarField>(
     u32_of(r1cs.num_constraints() + r1cs.num_inputs, "constraint")?;
     let mut coefs = Vec::with_capacity(4 + 44 * count);
     coefs.extend(u32_of(count, "coefficient count")?.to_le_bytes());
-    for (m, row, col, v) in qap_coefficients(r1cs) {
+    for (m, row, col, v) in zkpipe_core::r1cs::qap_coefficients(r1cs) {
         coefs.extend(m.to_le_bytes());
         coefs.extend(row.to_le_bytes());
         coefs.extend(col.to_le_bytes());

@@ -1,15 +1,18 @@
 //! Crosscheck: each op and one whole proof on a backend under test and on a
 //! reference backend, from identical seeded inputs, compared bit for bit.
+//! BLS12-381's here, BN254's in [`bn254`].
+
+mod bn254;
 
 use std::sync::Arc;
 
 use crate::backend::group::{G1, G2, Group};
 use crate::backend::loader::Registry;
 use crate::groth16::{self, ProverBuilder};
-use crate::plugin::{MsmConfig, NttConfig, NttDirection, NttOrder, SpmvConfig};
+use crate::plugin::{MsmConfig, NttConfigOf, NttDirection, NttOrder, SpmvConfig};
 use crate::r1cs::R1cs;
 use crate::r1cs::circuit::CircuitSource;
-use crate::{Backend, Error, Fr, util::sample};
+use crate::{Backend, Error, Fr, ScalarField, util::sample};
 
 /// Largest op size a crosscheck takes, as log2 (the reference's naive
 /// parts and the host memory bound it).
@@ -48,8 +51,9 @@ pub struct Spec {
     pub device: u32,
 }
 
-/// Runs every check, calling `report` as each finishes; returns whether
-/// all matched (skipped ops count as matched).
+/// Runs BLS12-381's checks (every op, and a whole proof of `circuit`),
+/// calling `report` as each finishes; returns whether all matched (skipped
+/// ops count as matched).
 ///
 /// # Errors
 /// [`Error::InvalidInput`] for a size past [`MAX_LOG_SIZE`]; the backend
@@ -63,42 +67,15 @@ pub fn run(
     spec: &Spec,
     report: &mut dyn FnMut(&Check),
 ) -> Result<bool, Error> {
-    if spec.max_log_size > MAX_LOG_SIZE {
-        return Err(Error::InvalidInput(format!(
-            "--max-log-size {} is over the {MAX_LOG_SIZE} a crosscheck takes",
-            spec.max_log_size
-        )));
-    }
-    test.device_info(spec.device)?;
-    let mut all = true;
-    let mut check = |what: String, result: Result<Option<String>, Error>| {
-        let outcome = match result {
-            Ok(None) => Outcome::Match,
-            Ok(Some(d)) => Outcome::Mismatch(d),
-            Err(e) if crate::backend::is_unsupported(&e) => Outcome::Skipped(e.to_string()),
-            Err(e) => Outcome::Failed(e.to_string()),
-        };
-        all &= matches!(outcome, Outcome::Match | Outcome::Skipped(_));
-        report(&Check { what, outcome });
-    };
-    let ops = Ops {
-        test,
-        reference,
-        seed: spec.seed,
-        device: spec.device,
-    };
-    let max = spec.max_log_size;
-    let sizes: Vec<usize> = [1usize, 5, 255]
-        .into_iter()
-        .chain((8..=max).step_by(4).map(|k| (1usize << k) + 1))
-        .chain([1usize << max])
-        .collect();
+    let (ops, sizes) = prepare(test, reference, spec)?;
+    let mut tally = Tally::new(report);
+    let mut check = |what, result| tally.check(what, result);
     for &n in &sizes {
         check(format!("msm_g1/{n}"), ops.msm::<G1>(n));
         check(format!("msm_g2/{n}"), ops.msm::<G2>(n.min(1 << 14)));
     }
-    for log in [1u32, 5, max] {
-        for (name, cfg) in ntt_configs(spec.device) {
+    for log in [1u32, 5, spec.max_log_size] {
+        for (name, cfg) in ntt_configs::<Fr>(spec.device) {
             check(format!("ntt/{name}/2^{log}"), ops.ntt(log, &cfg));
         }
     }
@@ -118,7 +95,78 @@ pub fn run(
         ),
         ops.whole_proof(registry, circuit, r1cs),
     );
-    Ok(all)
+    Ok(tally.all)
+}
+
+/// Runs BN254's checks (its MSMs and NTTs, and a whole proof of a
+/// squaring chain of its own), as [`run`] does BLS12-381's.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_bn254(
+    test: &Arc<Backend>,
+    reference: &Arc<Backend>,
+    spec: &Spec,
+    report: &mut dyn FnMut(&Check),
+) -> Result<bool, Error> {
+    let (ops, sizes) = prepare(test, reference, spec)?;
+    let mut tally = Tally::new(report);
+    bn254::checks(&ops, &sizes, spec.max_log_size, &mut |what, result| {
+        tally.check(what, result)
+    });
+    Ok(tally.all)
+}
+
+/// The ops of `spec` and the MSM sizes: 1, 5, 255, 2^k + 1 every fourth
+/// k from 8, and 2^max.
+fn prepare<'a>(
+    test: &'a Arc<Backend>,
+    reference: &'a Arc<Backend>,
+    spec: &Spec,
+) -> Result<(Ops<'a>, Vec<usize>), Error> {
+    if spec.max_log_size > MAX_LOG_SIZE {
+        return Err(Error::InvalidInput(format!(
+            "--max-log-size {} is over the {MAX_LOG_SIZE} a crosscheck takes",
+            spec.max_log_size
+        )));
+    }
+    test.device_info(spec.device)?;
+    let ops = Ops {
+        test,
+        reference,
+        seed: spec.seed,
+        device: spec.device,
+    };
+    let max = spec.max_log_size;
+    let sizes = [1usize, 5, 255]
+        .into_iter()
+        .chain((8..=max).step_by(4).map(|k| (1usize << k) + 1))
+        .chain([1usize << max])
+        .collect();
+    Ok((ops, sizes))
+}
+
+/// Outcomes told as they come, and whether all matched so far.
+struct Tally<'r> {
+    report: &'r mut dyn FnMut(&Check),
+    all: bool,
+}
+
+impl<'r> Tally<'r> {
+    fn new(report: &'r mut dyn FnMut(&Check)) -> Self {
+        Tally { report, all: true }
+    }
+
+    fn check(&mut self, what: String, result: Result<Option<String>, Error>) {
+        let outcome = match result {
+            Ok(None) => Outcome::Match,
+            Ok(Some(d)) => Outcome::Mismatch(d),
+            Err(e) if crate::backend::is_unsupported(&e) => Outcome::Skipped(e.to_string()),
+            Err(e) => Outcome::Failed(e.to_string()),
+        };
+        self.all &= matches!(outcome, Outcome::Match | Outcome::Skipped(_));
+        (self.report)(&Check { what, outcome });
+    }
 }
 
 /// Inputs with edge cases mixed in: zero and r − 1 scalars.
@@ -135,12 +183,22 @@ fn compare<T: PartialEq + std::fmt::Debug>(got: T, want: T) -> Option<String> {
     (got != want).then(|| format!("got {got:?}, reference {want:?}"))
 }
 
+/// Where two vectors first differ, said.
+fn first_mismatch<T: PartialEq + std::fmt::Debug>(got: &[T], want: &[T]) -> Option<String> {
+    got.iter().zip(want).position(|(x, y)| x != y).map(|i| {
+        format!(
+            "first mismatch at index {i}: got {:?}, reference {:?}",
+            got[i], want[i]
+        )
+    })
+}
+
 /// Every order × direction × coset combination, named, on `device`.
-pub fn ntt_configs(device: u32) -> Vec<(String, NttConfig)> {
+pub fn ntt_configs<F: ScalarField>(device: u32) -> Vec<(String, NttConfigOf<F>)> {
     let mut out = Vec::new();
     for order in NttOrder::ALL {
         for direction in [NttDirection::Forward, NttDirection::Inverse] {
-            for coset in [None, Some(Fr::from_u64(7))] {
+            for coset in [None, Some(F::from_u64(7))] {
                 let name = format!(
                     "{}/{order:?}{}",
                     if direction == NttDirection::Forward {
@@ -152,12 +210,12 @@ pub fn ntt_configs(device: u32) -> Vec<(String, NttConfig)> {
                 );
                 out.push((
                     name,
-                    NttConfig {
+                    NttConfigOf {
                         device,
                         direction,
                         order,
                         coset: coset.into(),
-                        ..Default::default()
+                        ext: Default::default(),
                     },
                 ));
             }
@@ -204,21 +262,16 @@ impl Ops<'_> {
         ))
     }
 
-    fn ntt(&self, log: u32, cfg: &NttConfig) -> Result<Option<String>, Error> {
+    fn ntt(&self, log: u32, cfg: &NttConfigOf<Fr>) -> Result<Option<String>, Error> {
         let input = sample::scalars(1 << log, self.seed);
         let (mut a, mut b) = (input.clone(), input);
         self.test.ntt(&mut a, cfg)?;
-        let on_reference = NttConfig {
+        let on_reference = NttConfigOf {
             device: 0,
             ..cfg.clone()
         };
         self.reference.ntt(&mut b, &on_reference)?;
-        Ok(a.iter().zip(&b).position(|(x, y)| x != y).map(|i| {
-            format!(
-                "first mismatch at index {i}: got {:?}, reference {:?}",
-                a[i], b[i]
-            )
-        }))
+        Ok(first_mismatch(&a, &b))
     }
 
     /// The circuit's `h` from its witness over uploaded matrices, with the
@@ -247,12 +300,7 @@ impl Ops<'_> {
             }
         };
         let (a, b) = (run(self.test, self.device)?, run(self.reference, 0)?);
-        Ok(a.iter().zip(&b).position(|(x, y)| x != y).map(|i| {
-            format!(
-                "first mismatch at index {i}: got {:?}, reference {:?}",
-                a[i], b[i]
-            )
-        }))
+        Ok(first_mismatch(&a, &b))
     }
 
     /// One proof with the same keys, witness and `r, s` on both backends.
