@@ -237,7 +237,9 @@ pub async fn connect(
         &Address::parse(addr)?,
         token.as_deref(),
         tls.as_ref(),
-        64 << 20,
+        // The daemon's own limit (daemon.max_message_bytes) refuses a
+        // larger request with its size; this one only caps what any daemon takes.
+        client::MAX_REQUEST_BYTES,
     )
     .await
 }

@@ -266,19 +266,43 @@ pub fn block_on<T>(work: impl Future<Output = Result<T, Error>>) -> Result<T, Er
         .block_on(work)
 }
 
+/// The largest request a daemon takes (`daemon.max_message_bytes` is at
+/// most this), and so the largest a client sends: 1 GiB.
+pub const MAX_REQUEST_BYTES: usize = 1 << 30;
+
 /// The largest .wtns file sent (the daemon's message limit applies too).
-const MAX_WTNS_BYTES: u64 = 1 << 30;
+const MAX_WTNS_BYTES: u64 = MAX_REQUEST_BYTES as u64;
 
 /// A circom job's key and inputs: the zkey named by its SHA-256 (the
 /// daemon holds the same file in its circom folder; it is never sent) and
 /// each partition's witness (snarkjs .wtns), read here.
 ///
 /// # Errors
-/// [`Error::Io`] for a file that cannot be read or a witness over 1 GiB.
+/// [`Error::Io`] for a file that cannot be read or a witness over 1 GiB;
+/// [`Error::InvalidInput`] for witnesses over [`MAX_REQUEST_BYTES`]
+/// together (no daemon takes the request), checked before any is read.
 pub fn circom_job(
     zkey: &Path,
     wtns: &[PathBuf],
 ) -> Result<(proto::KeyId, proto::submit_request::Inputs), Error> {
+    let mut total = 0u64;
+    for w in wtns {
+        total += std::fs::metadata(w)
+            .map_err(|source| Error::Io {
+                path: w.clone(),
+                source,
+            })?
+            .len();
+    }
+    if total > MAX_REQUEST_BYTES as u64 {
+        return Err(Error::InvalidInput(format!(
+            "the {} witnesses total {} MiB: over the {} MiB a daemon takes in one request \
+             (daemon.max_message_bytes is at most that); send them as several jobs",
+            wtns.len(),
+            total >> 20,
+            MAX_REQUEST_BYTES >> 20
+        )));
+    }
     let wtns = wtns
         .iter()
         .map(|w| zkpipe_core::util::fsutil::read_capped(w, MAX_WTNS_BYTES))

@@ -548,7 +548,7 @@ impl Config {
         self.queue.validate()?;
         parse_bytes("memory.device_budget", &self.memory.device_budget)?;
         let d = &self.daemon;
-        if !(4096..=(1 << 30)).contains(&d.max_message_bytes) {
+        if !(4096..=crate::client::MAX_REQUEST_BYTES).contains(&d.max_message_bytes) {
             return Err(Error::InvalidInput(
                 "daemon.max_message_bytes must be from 4096 to 1 GiB".into(),
             ));

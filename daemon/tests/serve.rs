@@ -1838,6 +1838,79 @@ fn bn254_circom_jobs_prove_verify_and_refuse_the_other_curve() {
     });
 }
 
+/// A circom job's witnesses travel in its request: past the client's old
+/// 64 MiB cap they reach a daemon whose limit allows them (they used to
+/// end in an opaque "h2 protocol error"), and witnesses no daemon takes
+/// (over 1 GiB together) are refused before any is read.
+#[test]
+fn large_circom_requests_reach_the_daemon_and_impossible_ones_are_refused_up_front() {
+    use support::circom_files::{BN254_R, square_r1cs, wtns_bytes_over};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let circom = d.join("circom");
+    std::fs::create_dir(&circom).unwrap();
+    std::fs::write(circom.join("bn.r1cs"), square_r1cs(BN254_R, 5)).unwrap();
+    let zkey = circom.join("bn.zkey");
+    let o = support::zkpipe_command()
+        .args(["setup", "--r1cs"])
+        .arg(circom.join("bn.r1cs"))
+        .arg("--zkey")
+        .arg(&zkey)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // 1.2 M values (~38 MiB) each: the right prime, the wrong length.
+    let values: Vec<u64> = (0..1_200_000).collect();
+    std::fs::write(d.join("big.wtns"), wtns_bytes_over(BN254_R, &values)).unwrap();
+    let served = Served::start(
+        &shared_keys(),
+        &[
+            "--circom-dir",
+            circom.to_str().unwrap(),
+            "--set",
+            "daemon.max_message_bytes=134217728",
+        ],
+    );
+    let zkey = zkey.to_str().unwrap();
+    let o = client_cli(
+        &served,
+        d,
+        &[
+            "prove", "--zkey", zkey, "--wtns", "big.wtns", "--wtns", "big.wtns",
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && !err.contains("protocol error"),
+        "{err}"
+    );
+    assert!(
+        err.contains("1200000"),
+        "the daemon read the witnesses: {err}"
+    );
+
+    for name in ["huge1.wtns", "huge2.wtns"] {
+        let f = std::fs::File::create(d.join(name)).unwrap();
+        f.set_len(600 << 20).unwrap(); // sparse: never read
+    }
+    let o = client_cli(
+        &served,
+        d,
+        &[
+            "submit",
+            "--zkey",
+            zkey,
+            "--wtns",
+            "huge1.wtns",
+            "--wtns",
+            "huge2.wtns",
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("over the 1024 MiB a daemon takes"), "{err}");
+}
+
 /// User and system CPU time of process `pid`, in clock ticks.
 fn cpu_ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();

@@ -151,10 +151,15 @@ fn bn254_fp2(words: &[u64]) -> bn254::Fp2 {
 }
 
 /// Homogeneous (X·ZZZ, Y·ZZ, ZZ·ZZZ), BN254's host form, represents the
-/// same point as XYZZ (X, Y, ZZ, ZZZ); ZZ = 0 gives Z = 0, the identity.
+/// same point as XYZZ (X, Y, ZZ, ZZZ) with ZZ ≠ 0. ZZ = 0 (the identity)
+/// becomes (0 : 1 : 0): (0 : 0 : 0) is no point, and halo2curves' complete
+/// addition formulas turn any sum with it into (0 : 0 : 0).
 macro_rules! bn254_from_xyzz {
     ($proj:ident, $base:ty, $read:ident, $w:expr, $words:expr) => {{
         let w = $words;
+        if w[2 * $w..3 * $w].iter().all(|&l| l == 0) {
+            return bn254::$proj::identity();
+        }
         let (x, y, zz, zzz) = (
             $read(&w[..$w]).h2c(),
             $read(&w[$w..2 * $w]).h2c(),
@@ -735,6 +740,40 @@ impl Lane<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// BN254's XYZZ words as the host's points: a point with ZZ = ZZZ = 1
+    /// is its affine self, and the identity (ZZ = 0) adds as the identity
+    /// (as (0 : 0 : 0) it turned every window sum it met into itself).
+    #[test]
+    fn bn254_xyzz_words_become_host_points() {
+        use halo2curves::ff::Field;
+        let one = bn254::Fp::from_h2c(halo2curves::bn256::Fq::ONE).limbs;
+        let g1 = bn254::G1Affine::generator();
+        let words: Vec<u64> = [g1.x.limbs, g1.y.limbs, one, one].concat();
+        assert_eq!(Bn254G1::from_xyzz(&words).to_affine(), g1);
+        let id = Bn254G1::from_xyzz(&[0; 16]);
+        let sum = Bn254G1::add(&id, &g1.to_projective());
+        assert_eq!(
+            Bn254G1::double(&sum).to_affine(),
+            g1.mul(&bn254::Fr::from_u64(2)).to_affine()
+        );
+
+        let g2 = bn254::G2Affine::generator();
+        let zero = [0u64; 4];
+        let words: Vec<u64> = [
+            g2.x.c[0].limbs,
+            g2.x.c[1].limbs,
+            g2.y.c[0].limbs,
+            g2.y.c[1].limbs,
+        ]
+        .into_iter()
+        .chain([one, zero, one, zero])
+        .flatten()
+        .collect();
+        assert_eq!(Bn254G2::from_xyzz(&words).to_affine(), g2);
+        let id = Bn254G2::from_xyzz(&[0; 32]);
+        assert_eq!(Bn254G2::add(&id, &g2.to_projective()).to_affine(), g2);
+    }
 
     #[test]
     fn plans_cover_every_bucket_and_bit() {
