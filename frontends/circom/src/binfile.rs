@@ -53,7 +53,7 @@ impl BinFile {
         };
         zkpipe_core::util::fsutil::check_input(path)?;
         check_size(path, std::fs::metadata(path).map_err(io)?.len())?;
-        let bytes = std::fs::read(path).map_err(io)?;
+        let bytes = zkpipe_core::util::fsutil::read_capped(path, MAX_FILE_BYTES)?;
         BinFile::parse(path.display().to_string(), bytes, magic, versions)
     }
 
