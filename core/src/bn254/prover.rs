@@ -164,13 +164,8 @@ where
 /// # Errors
 /// The backend's.
 pub fn quotient(be: &Backend, key: &ProvingKey, witness: &[Fr]) -> Result<Vec<Fr>, Error> {
+    let (mut a, mut b) = evaluate_a_b(key, witness);
     let n = key.domain_size;
-    let (mut a, mut b) = (vec![Fr::ZERO; n], vec![Fr::ZERO; n]);
-    for c in &key.coefficients {
-        let t = if c.matrix == 0 { &mut a } else { &mut b };
-        let row = c.row as usize;
-        t[row] = t[row].add(&c.value.mul(&witness[c.signal as usize]));
-    }
     let mut c: Vec<Fr> = a.par_iter().zip(&b).map(|(x, y)| x.mul(y)).collect();
     let inverse = &NttConfigOf {
         direction: NttDirection::Inverse,
@@ -192,6 +187,51 @@ pub fn quotient(be: &Backend, key: &ProvingKey, witness: &[Fr]) -> Result<Vec<Fr
         .into_par_iter()
         .map(|i| a[i].mul(&b[i]).sub(&c[i]))
         .collect())
+}
+
+/// Rows of the domain one task evaluates.
+const ROWS_PER_TASK: usize = 1 << 14;
+
+/// Most runs of row-ordered coefficients evaluated in pieces.
+const MAX_RUNS: usize = 16;
+
+/// A·w and B·w over the domain. The coefficients are cut into runs in row
+/// order (one for zkpipe's keys, a few where a writer lists A's before
+/// B's); each run is cut at row boundaries and evaluated side by side. A
+/// key in no such order is evaluated one coefficient after another.
+fn evaluate_a_b(key: &ProvingKey, witness: &[Fr]) -> (Vec<Fr>, Vec<Fr>) {
+    let n = key.domain_size;
+    let (mut a, mut b) = (vec![Fr::ZERO; n], vec![Fr::ZERO; n]);
+    let coefficients = &key.coefficients[..];
+    let add = |a: &mut [Fr], b: &mut [Fr], first_row: usize, terms: &[Coefficient]| {
+        for c in terms {
+            let t = if c.matrix == 0 { &mut *a } else { &mut *b };
+            let row = c.row as usize - first_row;
+            t[row] = t[row].add(&c.value.mul(&witness[c.signal as usize]));
+        }
+    };
+    let mut starts: Vec<usize> = (1..coefficients.len())
+        .into_par_iter()
+        .filter(|&i| coefficients[i].row < coefficients[i - 1].row)
+        .collect();
+    if starts.len() >= MAX_RUNS {
+        add(&mut a, &mut b, 0, coefficients);
+        return (a, b);
+    }
+    starts.insert(0, 0);
+    starts.push(coefficients.len());
+    for run in starts.windows(2).map(|w| &coefficients[w[0]..w[1]]) {
+        a.par_chunks_mut(ROWS_PER_TASK)
+            .zip(b.par_chunks_mut(ROWS_PER_TASK))
+            .enumerate()
+            .for_each(|(k, (a, b))| {
+                let first = k * ROWS_PER_TASK;
+                let lo = run.partition_point(|c| (c.row as usize) < first);
+                let hi = run.partition_point(|c| (c.row as usize) < first + a.len());
+                add(a, b, first, &run[lo..hi]);
+            });
+    }
+    (a, b)
 }
 
 /// The G1 sums of one proof (and B in G2 when it ran beside them).
@@ -351,6 +391,34 @@ mod tests {
                 h: g1(domain_size),
             },
         }
+    }
+
+    /// Row-ordered coefficients, two row-ordered runs (A's then B's), and
+    /// coefficients in no order give the same A·w and B·w.
+    #[test]
+    fn a_and_b_are_the_same_in_pieces_and_in_file_order() {
+        use crate::util::sample::rng;
+        use rand_core::RngCore;
+        let n = 3 * ROWS_PER_TASK + 5;
+        let mut r = rng(9);
+        let witness: Vec<Fr> = (0..50).map(|_| Fr::random(&mut r)).collect();
+        let mut k = key(4 * ROWS_PER_TASK, 1, witness.len());
+        k.coefficients = (0..4 * n)
+            .map(|i| Coefficient {
+                matrix: (i % 3 == 0) as u32,
+                row: (i / 4) as u32,
+                signal: (r.next_u32() % 50),
+                value: Fr::random(&mut r),
+            })
+            .collect();
+        let pieces = evaluate_a_b(&k, &witness);
+        assert!(pieces.0[n - 1] != Fr::ZERO && pieces.1[3] != Fr::ZERO);
+        k.coefficients.sort_by_key(|c| c.matrix); // stable: two runs
+        assert!(evaluate_a_b(&k, &witness) == pieces);
+        for i in 0..MAX_RUNS {
+            k.coefficients.swap(i * 7, n + i * 5); // past MAX_RUNS runs
+        }
+        assert!(evaluate_a_b(&k, &witness) == pieces);
     }
 
     #[test]
