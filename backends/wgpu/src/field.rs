@@ -8,9 +8,11 @@
 //! field code keeps per-point loops to the one over the points, and GPUs get
 //! registers instead of indexed arrays.
 //!
-//! [`wgsl`]: elements are `array<u32, NL>`, little-endian: blst's u64 limbs split in
-//! two, with R = 2^(32·NL), so values are bit-identical with blst's. Needs
-//! M < R/4 (true for Fr and Fp of BLS12-381), so sums need no carry out.
+//! [`wgsl`]: elements are `array<u32, NL>`, little-endian: the host's u64
+//! limbs (blst's, halo2curves') split in two, with R = 2^(32·NL), so values
+//! are bit-identical with the host's. Needs M < R/2 (true for Fr of
+//! BLS12-381, below 2^255, and of BN254, below 2^254, with R = 2^256), so
+//! sums and the product's result (below 2M) need no word above NL.
 //! Uses `mac(t, a, b, c) -> vec2<u32>` (t + a·b + c as low, high words).
 
 use std::fmt::Write;
@@ -189,6 +191,10 @@ pub(crate) fn narrow_from_words(p: &str, n: usize, bits: u32, nl: usize) -> Stri
     let mask = lit((1u32 << bits) - 1);
     for k in 0..nl {
         let (j, sh) = (k * bits as usize / 32, k * bits as usize % 32);
+        if j >= n {
+            writeln!(s, "  r[{k}] = 0u;").unwrap(); // above every word
+            continue;
+        }
         let mut v = format!("(w[{j}] >> {sh}u)");
         if sh + bits as usize > 32 && j + 1 < n {
             v = format!("{v} | (w[{}] << {}u)", j + 1, 32 - sh);

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use wgpu::util::DeviceExt;
+use zkpipe_core::Curve;
 use zkpipe_core::plugin::{AccelError, ErrorCode};
 
 use crate::shader::{self, FpLayout};
@@ -13,12 +14,12 @@ use crate::shape;
 use crate::slow_notice::SlowNotice;
 use crate::transfer::Ring;
 
-/// A device table of the NTT: twiddles `(log n, inverse)` or factors
-/// `c·x^i` `(x, c, log n)`.
+/// A device table of the NTT over a curve's Fr: twiddles `(log n,
+/// inverse)` or factors `c·x^i` `(x, c, log n)`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub(crate) enum TableKey {
-    Twiddles(u32, bool),
-    Factors([u64; 4], [u64; 4], u32),
+    Twiddles(Curve, u32, bool),
+    Factors(Curve, [u64; 4], [u64; 4], u32),
 }
 
 /// A table's buffers (one, or pieces of the data's piece length).
@@ -32,6 +33,9 @@ pub(crate) type Dispatch = (&'static str, wgpu::BindGroup, (u32, u32));
 /// build on a machine).
 const SLOW_BUILD: Duration = Duration::from_secs(2);
 
+/// Pipelines built at first use, or why they could not be.
+type Built = OnceLock<Result<Arc<Kernels>, String>>;
+
 /// Compute pipelines sharing one bind group layout.
 pub(crate) struct Kernels {
     pub layout: wgpu::BindGroupLayout,
@@ -44,22 +48,23 @@ pub(crate) struct Gpu {
     pub limits: wgpu::Limits,
     /// Whether the shaders multiply through 64-bit integers.
     pub int64: bool,
-    /// The MSM's Fp form (follows `int64`).
-    pub fp: FpLayout,
+    /// The MSM's Fp form per curve (follows `int64`); see [`Gpu::fp`].
+    fp_layouts: [FpLayout; 2],
     /// log2 of the NTT's workgroup-memory tile (elements), from the adapter's limit.
     pub ntt_tile_log: u32,
     /// Bytes one storage binding may hold: the adapter's limit, or less when
     /// the `max_binding_mib` setting asks (tests use it to force splits).
     pub max_binding: u64,
-    /// NTT pipelines for data in 1, 2 and 4 buffers.
-    ntt: [OnceLock<Result<Arc<Kernels>, String>>; 3],
-    /// MSM and base-conversion pipelines for G1 ([0]) and G2 ([1]).
-    msm: [OnceLock<Result<Arc<Kernels>, String>>; 2],
-    bases: [OnceLock<Result<Arc<Kernels>, String>>; 2],
+    /// Per curve (`Curve as usize`): NTT pipelines for data in 1, 2 and 4
+    /// buffers; MSM and base-conversion pipelines for G1 ([0]) and G2 ([1]).
+    /// Each is built at its first use, so BN254's cost a BLS12-381 user nothing.
+    ntt: [[Built; 3]; 2],
+    msm: [[Built; 2]; 2],
+    bases: [[Built; 2]; 2],
     /// SpMV pipelines for the private witness in 1 to 4 buffers, and the
     /// quotient's pointwise ones (spmv.rs).
-    spmv: [OnceLock<Result<Arc<Kernels>, String>>; 4],
-    quotient: OnceLock<Result<Arc<Kernels>, String>>,
+    spmv: [Built; 4],
+    quotient: Built,
     /// Device tables (twiddles, scaling factors) per key and piece length,
     /// in buffers of at most that many elements, kept across calls.
     pub tables: Mutex<HashMap<(TableKey, usize), TablePieces>>,
@@ -81,6 +86,15 @@ impl std::fmt::Debug for Gpu {
         f.debug_struct("Gpu")
             .field("int64", &self.int64)
             .finish_non_exhaustive()
+    }
+}
+
+/// What a pipeline's label starts with: nothing for BLS12-381 (the labels
+/// its traces always had), the curve for BN254.
+fn label_prefix(curve: Curve) -> &'static str {
+    match curve {
+        Curve::Bls12_381 => "",
+        Curve::Bn254 => "bn254 ",
     }
 }
 
@@ -159,7 +173,7 @@ impl Gpu {
             device,
             queue,
             int64,
-            fp: FpLayout::new(int64),
+            fp_layouts: Curve::ALL.map(|c| FpLayout::new(c, int64)),
             ntt_tile_log: shape::tile_log(limits.max_compute_workgroup_storage_size),
             max_binding: binding_limit(&limits, binding_cap),
             limits,
@@ -252,13 +266,18 @@ impl Gpu {
         }))
     }
 
-    /// NTT pipelines for data and tables in `pieces` (1, 2 or 4) buffers
-    /// each, compiled at first use.
+    /// The MSM's Fp form for `curve`.
+    pub fn fp(&self, curve: Curve) -> &FpLayout {
+        &self.fp_layouts[curve as usize]
+    }
+
+    /// NTT pipelines over `curve`'s Fr for data and tables in `pieces` (1,
+    /// 2 or 4) buffers each, compiled at first use.
     ///
     /// # Errors
     /// The shader compiler's message.
-    pub fn ntt_kernels(&self, pieces: u32) -> Result<Arc<Kernels>, AccelError> {
-        self.ntt[pieces.ilog2() as usize]
+    pub fn ntt_kernels(&self, curve: Curve, pieces: u32) -> Result<Arc<Kernels>, AccelError> {
+        self.ntt[curve as usize][pieces.ilog2() as usize]
             .get_or_init(|| {
                 let mut layout = vec![storage(0, false), storage(1, true), uniform(2)];
                 for k in 1..pieces {
@@ -266,8 +285,8 @@ impl Gpu {
                     layout.extend([storage(d, false), storage(t, true)]);
                 }
                 self.build(
-                    "ntt",
-                    shader::ntt(self.int64, self.ntt_tile_log, pieces),
+                    &format!("{}ntt", label_prefix(curve)),
+                    shader::ntt(curve, self.int64, self.ntt_tile_log, pieces),
                     &layout,
                     &["bit_reverse", "stages", "scale"],
                 )
@@ -276,18 +295,18 @@ impl Gpu {
             .map_err(internal)
     }
 
-    /// MSM pipelines over G1 or G2 (`g2`), compiled at first use.
+    /// MSM pipelines over `curve`'s G1 or G2 (`g2`), compiled at first use.
     ///
     /// # Errors
     /// The shader compiler's message.
-    pub fn msm_kernels(&self, g2: bool) -> Result<Arc<Kernels>, AccelError> {
-        self.msm[usize::from(g2)]
+    pub fn msm_kernels(&self, curve: Curve, g2: bool) -> Result<Arc<Kernels>, AccelError> {
+        self.msm[curve as usize][usize::from(g2)]
             .get_or_init(|| {
                 let mut layout = vec![uniform(0), storage(1, false), storage(2, true)];
                 layout.extend((3..8).map(|b| storage(b, false)));
                 self.build(
-                    if g2 { "msm g2" } else { "msm g1" },
-                    shader::msm(self.int64, &self.fp, g2),
+                    &format!("{}msm g{}", label_prefix(curve), 1 + u8::from(g2)),
+                    shader::msm(self.int64, self.fp(curve), g2),
                     &layout,
                     &[
                         "digits", "scan", "scatter", "chunk", "tree", "reduce", "merge",
@@ -298,17 +317,17 @@ impl Gpu {
             .map_err(internal)
     }
 
-    /// The pipeline converting G1 or G2 (`g2`) bases to the MSM's Fp form,
-    /// compiled at first use.
+    /// The pipeline converting `curve`'s G1 or G2 (`g2`) bases to the
+    /// MSM's Fp form, compiled at first use.
     ///
     /// # Errors
     /// The shader compiler's message.
-    pub fn bases_kernels(&self, g2: bool) -> Result<Arc<Kernels>, AccelError> {
-        self.bases[usize::from(g2)]
+    pub fn bases_kernels(&self, curve: Curve, g2: bool) -> Result<Arc<Kernels>, AccelError> {
+        self.bases[curve as usize][usize::from(g2)]
             .get_or_init(|| {
                 self.build(
-                    if g2 { "msm bases g2" } else { "msm bases g1" },
-                    shader::bases(&self.fp, g2),
+                    &format!("{}msm bases g{}", label_prefix(curve), 1 + u8::from(g2)),
+                    shader::bases(self.fp(curve), g2),
                     &[uniform(0), storage(1, true), storage(2, false)],
                     &["convert"],
                 )
@@ -604,118 +623,119 @@ compile_error!("the wgpu backend uploads blst's limbs as bytes: little-endian ho
 
 #[cfg(test)]
 mod tests {
-    use blst::blst_fp;
-
     use super::*;
-    use crate::shader::tests::{device_p, fp, fp_test_source, integer, plus_p, to_blst};
+    use crate::shader::tests::{
+        device_p, fp_test_source, host_add, host_sub, integer, plus_p, to_host,
+    };
+    use crate::shader::{HostFp, host_from_u64, host_mul};
 
-    /// The MSM's Fp code (both forms) on the first adapter against blst:
-    /// add, sub, mul, sqr and is_zero on every pair of 0, 1, 2, p − 1 and
+    /// The MSM's Fp code (both forms, both curves) on the first adapter
+    /// against the host's (blst for BLS12-381, halo2curves for BN254): add,
+    /// sub, mul, sqr and is_zero on every pair of 0, 1, 2, p − 1 and
     /// pseudo-random elements, each given reduced and plus p (the shaders'
     /// values lie anywhere in [0, 2p)); results must be limbs below 2^bits
     /// with a value below 2p. Passes with a note when there is no adapter.
     #[test]
-    fn narrow_field_ops_match_blst() {
+    fn narrow_field_ops_match_the_host() {
         let Some((_instance, adapter)) = crate::adapter::test_adapter() else {
             return;
         };
-        let op = |f: unsafe extern "C" fn(*mut blst_fp, *const blst_fp, *const blst_fp),
-                  a: &blst_fp,
-                  b: &blst_fp| {
-            let mut r = blst_fp::default();
-            // SAFETY: valid pointers to field elements.
-            unsafe { f(&mut r, a, b) };
-            r
-        };
-        let mut elems = vec![fp(0), fp(1), fp(2)];
-        let minus_one = op(blst::blst_fp_sub, &fp(0), &fp(1));
-        elems.push(minus_one);
-        let mut x = fp(7);
-        for _ in 0..4 {
-            x = op(blst::blst_fp_add, &op(blst::blst_fp_mul, &x, &x), &fp(3));
-            elems.push(x);
-        }
-        for int64 in [true, false] {
-            let gpu = Gpu::open(&adapter, int64, None).unwrap();
-            if gpu.int64 != int64 {
-                continue; // no SHADER_INT64 here
+        for curve in Curve::ALL {
+            let fp = |v| host_from_u64(curve, v);
+            let mut elems = vec![fp(0), fp(1), fp(2)];
+            elems.push(host_sub(curve, &fp(0), &fp(1)));
+            let mut x = fp(7);
+            for _ in 0..4 {
+                x = host_add(curve, &host_mul(curve, &x, &x), &fp(3));
+                elems.push(x);
             }
-            let l = gpu.fp;
-            let p = device_p(&l);
-            let two_p = integer(&l, &plus_p(&l, &p));
-            let values: Vec<(blst_fp, Vec<u32>)> = elems
-                .iter()
-                .flat_map(|e| {
-                    let d = l.device_form(e);
-                    let above = plus_p(&l, &d);
-                    [(*e, d), (*e, above)]
-                })
-                .collect();
-            let pairs: Vec<_> = values
-                .iter()
-                .flat_map(|a| values.iter().map(move |b| (a, b)))
-                .collect();
-            let input: Vec<u32> = pairs
-                .iter()
-                .flat_map(|(a, b)| a.1.iter().chain(&b.1).copied())
-                .collect();
-            let source = fp_test_source(&l);
-            let k = gpu
-                .build(
-                    "fp test",
-                    source,
-                    &[storage(0, true), storage(1, false)],
-                    &["fp_ops"],
-                )
-                .unwrap();
-            let per = 4 * l.limbs + 1;
-            let out_bytes = (pairs.len() * per * 4) as u64;
-            let inp = gpu
-                .upload("fp test in", as_bytes(&input), wgpu::BufferUsages::empty())
-                .unwrap();
-            let out = gpu.buffer("fp test out", out_bytes, wgpu::BufferUsages::COPY_SRC);
-            let bg = gpu.bind_group(
-                &k,
-                &[(0, inp.as_entire_binding()), (1, out.as_entire_binding())],
-            );
-            let groups = (pairs.len() as u32).div_ceil(64);
-            let enc = gpu.dispatch(&k, &[("fp_ops", &bg, (groups, 1))]).unwrap();
-            let bytes = gpu.finish_and_read(enc, &out, out_bytes).unwrap();
-            let words: Vec<u32> = bytes
-                .chunks_exact(4)
-                .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
-                .collect();
-            for (((a, da), (b, db)), got) in pairs.iter().zip(words.chunks_exact(per)) {
-                let want = [
-                    op(blst::blst_fp_add, a, b),
-                    op(blst::blst_fp_sub, a, b),
-                    op(blst::blst_fp_mul, a, b),
-                    op(blst::blst_fp_mul, a, a),
-                ];
-                for (i, (name, w)) in ["add", "sub", "mul", "sqr"].iter().zip(want).enumerate() {
-                    let g = &got[i * l.limbs..(i + 1) * l.limbs];
-                    let what = format!("int64={int64} {name}({da:x?}, {db:x?}) = {g:x?}");
-                    assert!(
-                        g.iter().all(|&v| v < 1 << l.bits),
-                        "{what}: a limb too wide"
-                    );
-                    let v = integer(&l, g);
-                    assert!(
-                        (0..7)
-                            .rev()
-                            .find(|&k| v[k] != two_p[k])
-                            .is_some_and(|k| v[k] < two_p[k]),
-                        "{what}: not below 2p"
-                    );
-                    assert_eq!(to_blst(&l, g).l, w.l, "{what}");
+            for int64 in [true, false] {
+                let gpu = Gpu::open(&adapter, int64, None).unwrap();
+                if gpu.int64 != int64 {
+                    continue; // no SHADER_INT64 here
                 }
-                let zero = a.l == [0; 6];
-                assert_eq!(
-                    got[4 * l.limbs] == 1,
-                    zero,
-                    "int64={int64} is_zero({da:x?})"
-                );
+                check_narrow_ops(&gpu, curve, &elems);
             }
+        }
+    }
+
+    fn check_narrow_ops(gpu: &Gpu, curve: Curve, elems: &[HostFp]) {
+        let int64 = gpu.int64;
+        let l = *gpu.fp(curve);
+        let p = device_p(&l);
+        let two_p = integer(&l, &plus_p(&l, &p));
+        let values: Vec<(HostFp, Vec<u32>)> = elems
+            .iter()
+            .flat_map(|e| {
+                let d = l.device_form(e);
+                let above = plus_p(&l, &d);
+                [(*e, d), (*e, above)]
+            })
+            .collect();
+        let pairs: Vec<_> = values
+            .iter()
+            .flat_map(|a| values.iter().map(move |b| (a, b)))
+            .collect();
+        let input: Vec<u32> = pairs
+            .iter()
+            .flat_map(|(a, b)| a.1.iter().chain(&b.1).copied())
+            .collect();
+        let source = fp_test_source(&l);
+        let k = gpu
+            .build(
+                "fp test",
+                source,
+                &[storage(0, true), storage(1, false)],
+                &["fp_ops"],
+            )
+            .unwrap();
+        let per = 4 * l.limbs + 1;
+        let out_bytes = (pairs.len() * per * 4) as u64;
+        let inp = gpu
+            .upload("fp test in", as_bytes(&input), wgpu::BufferUsages::empty())
+            .unwrap();
+        let out = gpu.buffer("fp test out", out_bytes, wgpu::BufferUsages::COPY_SRC);
+        let bg = gpu.bind_group(
+            &k,
+            &[(0, inp.as_entire_binding()), (1, out.as_entire_binding())],
+        );
+        let groups = (pairs.len() as u32).div_ceil(64);
+        let enc = gpu.dispatch(&k, &[("fp_ops", &bg, (groups, 1))]).unwrap();
+        let bytes = gpu.finish_and_read(enc, &out, out_bytes).unwrap();
+        let words: Vec<u32> = bytes
+            .chunks_exact(4)
+            .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
+            .collect();
+        for (((a, da), (b, db)), got) in pairs.iter().zip(words.chunks_exact(per)) {
+            let want = [
+                host_add(curve, a, b),
+                host_sub(curve, a, b),
+                host_mul(curve, a, b),
+                host_mul(curve, a, a),
+            ];
+            for (i, (name, w)) in ["add", "sub", "mul", "sqr"].iter().zip(want).enumerate() {
+                let g = &got[i * l.limbs..(i + 1) * l.limbs];
+                let what = format!("{curve:?} int64={int64} {name}({da:x?}, {db:x?}) = {g:x?}");
+                assert!(
+                    g.iter().all(|&v| v < 1 << l.bits),
+                    "{what}: a limb too wide"
+                );
+                let v = integer(&l, g);
+                assert!(
+                    (0..7)
+                        .rev()
+                        .find(|&k| v[k] != two_p[k])
+                        .is_some_and(|k| v[k] < two_p[k]),
+                    "{what}: not below 2p"
+                );
+                assert_eq!(to_host(&l, g), w, "{what}");
+            }
+            let zero = *a == [0; 6];
+            assert_eq!(
+                got[4 * l.limbs] == 1,
+                zero,
+                "{curve:?} int64={int64} is_zero({da:x?})"
+            );
         }
     }
 }

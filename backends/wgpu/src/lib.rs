@@ -1,18 +1,24 @@
 //! zkpipe's wgpu backend: NTT over Fr, G1 and G2 MSMs and Groth16's quotient
 //! from a witness over resident R1CS matrices (`spmv`) in WGSL (`shaders/`), on
 //! any adapter wgpu finds (Vulkan on Linux — lavapipe in CI, the NVIDIA
-//! driver on the H200 —, Metal, DX12).
+//! driver on the H200 —, Metal, DX12). BN254's ops (`bn254.ntt`,
+//! `bn254.msm_g1`, `bn254.msm_g2`, over host bases) run the same shader
+//! sources with BN254's constants generated in; their pipelines are built at
+//! the first BN254 op, so BLS12-381 alone never compiles them.
 //!
 //! Devices are the adapters, high-performance first (discrete, integrated,
 //! virtual, then CPU/software); `device` in an op's config is that index. A
 //! device is opened and its shaders compiled at first use. With no adapter
 //! the plugin reports zero devices and why.
 //!
-//! Fr (NTT, scalars) is Montgomery on u32 limbs, bit-identical with blst's
-//! u64 limbs. The MSM's Fp is Montgomery on narrow limbs with one carry per
-//! product column (field::narrow_wgsl): 28-bit limbs summed in 64-bit
-//! integers when the adapter offers `SHADER_INT64`, else 13-bit limbs summed
-//! in u32; bases are converted to that form at upload.
+//! Fr (NTT, scalars) is Montgomery on u32 limbs, bit-identical with the
+//! host's u64 limbs (blst's for BLS12-381, halo2curves' for BN254). The
+//! MSM's Fp is Montgomery on narrow limbs with one carry per product column
+//! (field::narrow_wgsl): 28-bit limbs summed in 64-bit integers when the
+//! adapter offers `SHADER_INT64`, else 13-bit limbs summed in u32; bases
+//! are converted to that form at upload. Results come back as
+//! XYZZ points, which the host turns into the seam's projective form
+//! (Jacobian for BLS12-381, homogeneous for BN254).
 //!
 //! Backend settings (`BackendConfig::ext`): `int64` = `auto` (default) or
 //! `off` (force the u32-only multiply); `max_binding_mib` = N caps one
@@ -26,8 +32,8 @@
 //! The G2 MSM runs the G1 shaders over Fp2 (Karatsuba products of the same
 //! Fp code) where every adapter multiplies through 64-bit integers; the
 //! u32-only G2 shaders took over 8 minutes to compile on lavapipe, so
-//! without `SHADER_INT64` (or with `int64=off`) G2 is declared unsupported
-//! and runs on the prover's CPU fallback.
+//! without `SHADER_INT64` (or with `int64=off`) G2 (either curve's) is
+//! declared unsupported and runs on the prover's CPU fallback.
 
 // Module dependencies point one way: lib → adapter, msm, ntt, spmv; spmv →
 // ntt; msm, ntt, spmv → gpu → shader → field; every module may use shape, a leaf.
@@ -47,10 +53,10 @@ use std::sync::{Arc, OnceLock};
 
 use zkpipe_core::plugin::{
     AccelError, AcceleratorImpl, BackendConfig, BackendInfo, BackendPlugin, BasesHandle, BasesRef,
-    Capabilities, DeviceInfo, DeviceKind, ErrorCode, Handles, MsmConfig, NttConfig, OpSupport,
-    R1csHandle, R1csRef, SpmvConfig, ext_get, ops,
+    Capabilities, DeviceInfo, DeviceKind, ErrorCode, Handles, MsmConfig, NttConfig, NttConfigOf,
+    OpSupport, R1csHandle, R1csRef, SpmvConfig, ext_get, ops,
 };
-use zkpipe_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use zkpipe_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective, bn254};
 
 use gpu::Gpu;
 
@@ -133,8 +139,9 @@ impl BackendPlugin for WgpuBackend {
             })
             .collect();
         notes.push(
-            "ops: ntt, msm_g1, msm_g2 (batch, resident bases), spmv (resident R1CS) on the \
-             adapter; msm_g2 needs SHADER_INT64 (else it runs on the CPU fallback)"
+            "ops: ntt, msm_g1, msm_g2 (batch, resident bases), spmv (resident R1CS), \
+             bn254.ntt, bn254.msm_g1, bn254.msm_g2 on the adapter; msm_g2 and bn254.msm_g2 \
+             need SHADER_INT64 (else they run on the CPU fallback)"
                 .into(),
         );
         Ok(WgpuBackend {
@@ -229,28 +236,42 @@ impl WgpuBackend {
                 .all(|s| s.adapter.features().contains(wgpu::Features::SHADER_INT64))
     }
 
-    /// One MSM over host or resident bases of `G`.
+    /// One MSM over host bases of `G` (either curve).
     ///
     /// # Errors
     /// `UNSUPPORTED` for G2 without 64-bit integers; as [`Gpu::msm`].
-    fn msm<G: msm::Group>(
+    fn msm_host<G: msm::Group>(
+        &self,
+        bases: &[G::Affine],
+        scalars: &[G::Scalar],
+        config: &MsmConfig,
+    ) -> Result<G::Proj, AccelError> {
+        if G::G2 && !self.g2_everywhere() {
+            return Err(AccelError::unsupported(G::OP));
+        }
+        let gpu = self.gpu(config.device)?;
+        if scalars.is_empty() {
+            return Ok(G::identity());
+        }
+        let buf = gpu.upload_bases::<G>(bases)?;
+        gpu.msm::<G>(&buf, scalars, config.window_bits)
+    }
+
+    /// One MSM over host or resident bases of BLS12-381's `G`.
+    ///
+    /// # Errors
+    /// `UNSUPPORTED` for G2 without 64-bit integers; as [`Gpu::msm`].
+    fn msm<G: msm::Group<Scalar = Fr>>(
         &self,
         bases: BasesRef<'_, G::Affine>,
         scalars: &[Fr],
         config: &MsmConfig,
     ) -> Result<G::Proj, AccelError> {
         if G::G2 && !self.g2_everywhere() {
-            return Err(AccelError::unsupported(ops::MSM_G2));
+            return Err(AccelError::unsupported(G::OP));
         }
         match bases {
-            BasesRef::Host(b) => {
-                let gpu = self.gpu(config.device)?;
-                if scalars.is_empty() {
-                    return Ok(G::identity());
-                }
-                let buf = gpu.upload_bases::<G>(b.as_slice())?;
-                gpu.msm::<G>(&buf, scalars, config.window_bits)
-            }
+            BasesRef::Host(b) => self.msm_host::<G>(b.as_slice(), scalars, config),
             BasesRef::Resident(h) => {
                 let r = self.resident(h, scalars.len())?;
                 if r.device != config.device {
@@ -271,7 +292,7 @@ impl WgpuBackend {
         device: u32,
     ) -> Result<BasesHandle, AccelError> {
         if G::G2 && !self.g2_everywhere() {
-            return Err(AccelError::unsupported(ops::MSM_G2));
+            return Err(AccelError::unsupported(G::OP));
         }
         let bases = self.gpu(device)?.upload_bases::<G>(bases)?;
         Ok(BasesHandle(
@@ -293,6 +314,22 @@ impl WgpuBackend {
             )));
         }
         Ok(m)
+    }
+
+    /// An NTT over either curve's Fr, the coset shift checked.
+    ///
+    /// # Errors
+    /// As [`Gpu::ntt`].
+    fn ntt_of<F: ntt::NttField>(
+        &self,
+        values: &mut [F],
+        config: &NttConfigOf<F>,
+    ) -> Result<(), AccelError> {
+        let gpu = self.gpu(config.device)?;
+        if values.len() == 1 {
+            return Ok(()); // every order, direction and coset leaves one element as it is
+        }
+        gpu.ntt(values, config)
     }
 
     /// Whether every adapter binds the SpMV kernels' storage buffers (five
@@ -360,6 +397,17 @@ impl AcceleratorImpl for WgpuBackend {
         if self.g2_everywhere() {
             ops.extend([op(ops::MSM_G2, msm), op(ops::MSM_G2_BATCH, msm)]);
         }
+        // BN254: host bases only (its seam ops take slices), Fr of two-adicity 28.
+        ops.extend([
+            op(ops::bn254::MSM_G1, msm),
+            op(
+                ops::bn254::NTT,
+                self.max_ntt_log().min(bn254::FR_TWO_ADICITY),
+            ),
+        ]);
+        if self.g2_everywhere() {
+            ops.push(op(ops::bn254::MSM_G2, msm));
+        }
         if self.spmv_everywhere() {
             // The domain's a, b, c are split as the NTT splits its data:
             // the same size limit. Scratch: a, b, c, the witness (taken as
@@ -408,11 +456,7 @@ impl AcceleratorImpl for WgpuBackend {
                 "ntt: coset shift must be nonzero",
             ));
         }
-        let gpu = self.gpu(config.device)?;
-        if values.len() == 1 {
-            return Ok(()); // every order, direction and coset leaves one element as it is
-        }
-        gpu.ntt(values, config)
+        self.ntt_of(values, config)
     }
 
     fn upload_r1cs(&self, r1cs: R1csRef<'_>, device: u32) -> Result<R1csHandle, AccelError> {
@@ -447,6 +491,38 @@ impl AcceleratorImpl for WgpuBackend {
             &config.coset,
             config.check,
         )
+    }
+
+    fn bn254_msm_g1(
+        &self,
+        bases: &[bn254::G1Affine],
+        scalars: &[bn254::Fr],
+        config: &MsmConfig,
+    ) -> Result<bn254::G1Projective, AccelError> {
+        self.msm_host::<msm::Bn254G1>(bases, scalars, config)
+    }
+
+    fn bn254_msm_g2(
+        &self,
+        bases: &[bn254::G2Affine],
+        scalars: &[bn254::Fr],
+        config: &MsmConfig,
+    ) -> Result<bn254::G2Projective, AccelError> {
+        self.msm_host::<msm::Bn254G2>(bases, scalars, config)
+    }
+
+    fn bn254_ntt(
+        &self,
+        values: &mut [bn254::Fr],
+        config: &NttConfigOf<bn254::Fr>,
+    ) -> Result<(), AccelError> {
+        let coset = config.coset.as_ref().into_option();
+        if coset.is_some_and(bn254::Fr::is_zero) {
+            return Err(AccelError::invalid_input(
+                "ntt: coset shift must be nonzero",
+            ));
+        }
+        self.ntt_of(values, config)
     }
 }
 

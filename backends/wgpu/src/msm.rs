@@ -1,13 +1,14 @@
-//! G1 and G2 MSMs on the device (shaders/msm.wgsl): the device sorts points into
-//! signed-digit buckets, sums the buckets in chunks and the chunk sums in a
-//! tree, weighs the buckets in short ranges and merges neighbouring ranges
-//! until a few per window are left; the host finishes those with blst and
-//! combines the windows. MSMs larger than the adapter's binding limit run in
-//! pieces.
+//! G1 and G2 MSMs of BLS12-381 and BN254 on the device (shaders/msm.wgsl,
+//! one source, the curve's fields generated in): the device sorts points
+//! into signed-digit buckets, sums the buckets in chunks and the chunk sums
+//! in a tree, weighs the buckets in short ranges and merges neighbouring
+//! ranges until a few per window are left; the host finishes those (blst
+//! for BLS12-381, halo2curves for BN254) and combines the windows. MSMs
+//! larger than the adapter's binding limit run in pieces.
 
 use blst::{blst_fp, blst_fp_mul, blst_fp_sqr, blst_fp2, blst_fp2_mul, blst_fp2_sqr};
-use zkpipe_core::plugin::AccelError;
-use zkpipe_core::{Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective};
+use zkpipe_core::plugin::{AccelError, ops};
+use zkpipe_core::{Curve, Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective, bn254};
 
 use crate::gpu::{Gpu, as_bytes};
 use crate::shader::FpLayout;
@@ -61,22 +62,33 @@ impl Plan {
     }
 }
 
-/// A curve the MSM shaders run over: G1 (coordinates in Fp) or G2 (in Fp2).
+/// A group the MSM shaders run over: a curve's G1 (coordinates in Fp) or
+/// G2 (in Fp2).
 pub(crate) trait Group {
+    /// Affine points as the seam has them (the host's Montgomery limbs).
     type Affine: Copy;
     type Proj: Copy + Send;
+    /// Scalars as the seam has them: 4 u64 Montgomery limbs, R = 2^256.
+    type Scalar: Copy;
+    const CURVE: Curve;
     /// Coordinates in Fp2 (the shaders' `g2` variant).
     const G2: bool;
+    /// The op, for a refusal.
+    const OP: &'static str;
     fn identity() -> Self::Proj;
     fn add(a: &Self::Proj, b: &Self::Proj) -> Self::Proj;
     fn double(a: &Self::Proj) -> Self::Proj;
     /// A device XYZZ point (4 coordinates of Fp elements as [`FpLayout`]
-    /// holds them) in blst's Jacobian coordinates.
+    /// holds them) in the seam's projective coordinates.
     fn from_xyzz(words: &[u32], fp: &FpLayout) -> Self::Proj;
 }
 
+/// BLS12-381's groups.
 pub(crate) struct G1;
 pub(crate) struct G2;
+/// BN254's groups.
+pub(crate) struct Bn254G1;
+pub(crate) struct Bn254G2;
 
 /// The little-endian u32 words of a device buffer.
 fn words(b: &[u8]) -> Vec<u32> {
@@ -94,7 +106,10 @@ fn words(b: &[u8]) -> Vec<u32> {
 impl Group for G1 {
     type Affine = G1Affine;
     type Proj = G1Projective;
+    type Scalar = zkpipe_core::Fr;
+    const CURVE: Curve = Curve::Bls12_381;
     const G2: bool = false;
+    const OP: &'static str = ops::MSM_G1;
     fn identity() -> G1Projective {
         G1Projective::identity()
     }
@@ -105,17 +120,20 @@ impl Group for G1 {
         a.double()
     }
     fn from_xyzz(words: &[u32], fp: &FpLayout) -> G1Projective {
-        let c = |i: usize| fp.scaled(&words[i * fp.limbs..(i + 1) * fp.limbs]);
+        let c = |i: usize| blst_fp {
+            l: fp.scaled(&words[i * fp.limbs..(i + 1) * fp.limbs]),
+        };
         let (x, y, zz, zzz) = (c(0), c(1), c(2), c(3));
         if zz.l == [0; 6] {
             return G1Projective::identity();
         }
+        let unscale = blst_fp { l: fp.unscale };
         let [mut t, mut xs, mut xo, mut yo] = [blst_fp::default(); 4];
         // SAFETY: valid pointers to initialised field elements below p.
         unsafe {
             blst_fp_sqr(&mut t, &zz);
             blst_fp_mul(&mut xs, &x, &t);
-            blst_fp_mul(&mut xo, &xs, &fp.unscale);
+            blst_fp_mul(&mut xo, &xs, &unscale);
             blst_fp_sqr(&mut t, &zzz);
             blst_fp_mul(&mut yo, &y, &t);
         }
@@ -130,7 +148,10 @@ impl Group for G1 {
 impl Group for G2 {
     type Affine = G2Affine;
     type Proj = G2Projective;
+    type Scalar = zkpipe_core::Fr;
+    const CURVE: Curve = Curve::Bls12_381;
     const G2: bool = true;
+    const OP: &'static str = ops::MSM_G2;
     fn identity() -> G2Projective {
         G2Projective::identity()
     }
@@ -142,23 +163,24 @@ impl Group for G2 {
     }
     fn from_xyzz(words: &[u32], fp: &FpLayout) -> G2Projective {
         let l = fp.limbs;
+        let e = |k: usize| blst_fp {
+            l: fp.scaled(&words[k * l..(k + 1) * l]),
+        };
         let c = |i: usize| blst_fp2 {
-            fp: [
-                fp.scaled(&words[2 * i * l..(2 * i + 1) * l]),
-                fp.scaled(&words[(2 * i + 1) * l..(2 * i + 2) * l]),
-            ],
+            fp: [e(2 * i), e(2 * i + 1)],
         };
         let (x, y, zz, zzz) = (c(0), c(1), c(2), c(3));
         if zz.fp.iter().all(|e| e.l == [0; 6]) {
             return G2Projective::identity();
         }
+        let unscale = blst_fp { l: fp.unscale };
         let [mut t, mut xs, mut xo, mut yo] = [blst_fp2::default(); 4];
         // SAFETY: valid pointers to initialised field elements below p.
         unsafe {
             blst_fp2_sqr(&mut t, &zz);
             blst_fp2_mul(&mut xs, &x, &t);
             for k in 0..2 {
-                blst_fp_mul(&mut xo.fp[k], &xs.fp[k], &fp.unscale);
+                blst_fp_mul(&mut xo.fp[k], &xs.fp[k], &unscale);
             }
             blst_fp2_sqr(&mut t, &zzz);
             blst_fp2_mul(&mut yo, &y, &t);
@@ -174,11 +196,88 @@ impl Group for G2 {
     }
 }
 
+// XYZZ (device form) → BN254's homogeneous projective: (X·ZZZ, Y·ZZ,
+// ZZ·ZZZ), since x = X/ZZ and y = Y/ZZZ. Every element as read carries the
+// factor s = R/H (Fp2: both halves), so each coordinate carries s²: the
+// same point, with no correction.
+
+/// BN254's Fp element `k` (device limbs) of `words`, times s, in halo2curves' form.
+fn bn254_fp(words: &[u32], k: usize, fp: &FpLayout) -> bn254::Fp {
+    let l = fp.scaled(&words[k * fp.limbs..(k + 1) * fp.limbs]);
+    bn254::Fp {
+        limbs: l[..4].try_into().unwrap(),
+    }
+}
+
+impl Group for Bn254G1 {
+    type Affine = bn254::G1Affine;
+    type Proj = bn254::G1Projective;
+    type Scalar = bn254::Fr;
+    const CURVE: Curve = Curve::Bn254;
+    const G2: bool = false;
+    const OP: &'static str = ops::bn254::MSM_G1;
+    fn identity() -> bn254::G1Projective {
+        bn254::G1Projective::identity()
+    }
+    fn add(a: &bn254::G1Projective, b: &bn254::G1Projective) -> bn254::G1Projective {
+        a.add(b)
+    }
+    fn double(a: &bn254::G1Projective) -> bn254::G1Projective {
+        a.add(a) // halo2curves' addition is complete
+    }
+    fn from_xyzz(words: &[u32], fp: &FpLayout) -> bn254::G1Projective {
+        let [x, y, zz, zzz] = [0, 1, 2, 3].map(|k| bn254_fp(words, k, fp));
+        if zz.limbs == [0; 4] {
+            return bn254::G1Projective::identity();
+        }
+        let (x, y, zz, zzz) = (x.h2c(), y.h2c(), zz.h2c(), zzz.h2c());
+        bn254::G1Projective {
+            x: bn254::Fp::from_h2c(x * zzz),
+            y: bn254::Fp::from_h2c(y * zz),
+            z: bn254::Fp::from_h2c(zz * zzz),
+        }
+    }
+}
+
+impl Group for Bn254G2 {
+    type Affine = bn254::G2Affine;
+    type Proj = bn254::G2Projective;
+    type Scalar = bn254::Fr;
+    const CURVE: Curve = Curve::Bn254;
+    const G2: bool = true;
+    const OP: &'static str = ops::bn254::MSM_G2;
+    fn identity() -> bn254::G2Projective {
+        bn254::G2Projective::identity()
+    }
+    fn add(a: &bn254::G2Projective, b: &bn254::G2Projective) -> bn254::G2Projective {
+        a.add(b)
+    }
+    fn double(a: &bn254::G2Projective) -> bn254::G2Projective {
+        a.add(a) // halo2curves' addition is complete
+    }
+    fn from_xyzz(words: &[u32], fp: &FpLayout) -> bn254::G2Projective {
+        let c = |i: usize| bn254::Fp2 {
+            c: [bn254_fp(words, 2 * i, fp), bn254_fp(words, 2 * i + 1, fp)],
+        };
+        let [x, y, zz, zzz] = [0, 1, 2, 3].map(c);
+        if zz.c.iter().all(|e| e.limbs == [0; 4]) {
+            return bn254::G2Projective::identity();
+        }
+        let (x, y, zz, zzz) = (x.h2c(), y.h2c(), zz.h2c(), zzz.h2c());
+        bn254::G2Projective {
+            x: bn254::Fp2::from_h2c(x * zzz),
+            y: bn254::Fp2::from_h2c(y * zz),
+            z: bn254::Fp2::from_h2c(zz * zzz),
+        }
+    }
+}
+
 /// Bases on one device, in buffers of at most one storage binding each
 /// (lengths in points, every buffer but the last full).
 pub(crate) struct DeviceBases {
     pub pieces: Vec<(wgpu::Buffer, usize)>,
     pub len: usize,
+    pub curve: Curve,
     /// G2 points (else G1).
     pub g2: bool,
 }
@@ -196,21 +295,21 @@ fn coord_fps(g2: bool) -> u64 {
 }
 
 impl Gpu {
-    /// Bytes of one XYZZ point on the device.
-    fn xyzz_bytes(&self, g2: bool) -> u64 {
-        4 * coord_fps(g2) * self.fp.bytes()
+    /// Bytes of one XYZZ point of `G` on the device.
+    fn xyzz_bytes<G: Group>(&self) -> u64 {
+        4 * coord_fps(G::G2) * self.fp(G::CURVE).bytes()
     }
 
-    /// Bytes of one affine base on the device.
-    fn base_bytes(&self, g2: bool) -> u64 {
-        2 * coord_fps(g2) * self.fp.bytes()
+    /// Bytes of one affine base of `G` on the device.
+    fn base_bytes<G: Group>(&self) -> u64 {
+        2 * coord_fps(G::G2) * self.fp(G::CURVE).bytes()
     }
 
     /// Points a bases binding may start at: offsets are multiples of the
     /// adapter's storage offset alignment.
-    fn point_align(&self, g2: bool) -> usize {
+    fn point_align<G: Group>(&self) -> usize {
         let a = self.limits.min_storage_buffer_offset_alignment.max(1) as usize;
-        let b = self.base_bytes(g2) as usize;
+        let b = self.base_bytes::<G>() as usize;
         let (mut x, mut y) = (a, b);
         while y != 0 {
             (x, y) = (y, x % y);
@@ -222,15 +321,15 @@ impl Gpu {
     ///
     /// # Errors
     /// `INVALID_INPUT` naming the first buffer that does not.
-    fn check_msm_bindings(&self, n: u64, window_bits: u32, g2: bool) -> Result<(), AccelError> {
+    fn check_msm_bindings<G: Group>(&self, n: u64, window_bits: u32) -> Result<(), AccelError> {
         let plan = Plan::new(n as usize, window_bits);
         let (w, nb, nt) = (
             plan.windows as u64,
             plan.buckets as u64,
             plan.threads as u64,
         );
-        let xyzz_bytes = self.xyzz_bytes(g2);
-        self.check_binding("the MSM's bases", n * self.base_bytes(g2))?;
+        let xyzz_bytes = self.xyzz_bytes::<G>();
+        self.check_binding("the MSM's bases", n * self.base_bytes::<G>())?;
         self.check_binding("the MSM's sorted indices", w * n * 4)?;
         self.check_binding("the MSM's bucket tables", (3 * w * nb + w) * 4)?;
         self.check_binding("the MSM's buckets", w * nb * xyzz_bytes)?;
@@ -250,9 +349,9 @@ impl Gpu {
     ///
     /// # Errors
     /// `INVALID_INPUT` naming the buffer that does not fit.
-    fn msm_shape(&self, n: usize, window_bits: u32, g2: bool) -> Result<(usize, u32), AccelError> {
-        let fits = |piece: usize, bits: u32| self.check_msm_bindings(piece as u64, bits, g2);
-        let align = self.point_align(g2);
+    fn msm_shape<G: Group>(&self, n: usize, window_bits: u32) -> Result<(usize, u32), AccelError> {
+        let fits = |piece: usize, bits: u32| self.check_msm_bindings::<G>(piece as u64, bits);
+        let align = self.point_align::<G>();
         let mut piece = n;
         let mut bits = window_bits;
         while let Err(e) = fits(piece, bits) {
@@ -283,23 +382,24 @@ impl Gpu {
     pub(crate) fn msm<G: Group>(
         &self,
         bases: &DeviceBases,
-        scalars: &[zkpipe_core::Fr],
+        scalars: &[G::Scalar],
         window_bits: u32,
     ) -> Result<G::Proj, AccelError> {
         let n = scalars.len();
         if n >= 1 << 31 {
             return Err(AccelError::invalid_input("MSM of 2^31 points or more"));
         }
-        if bases.g2 != G::G2 {
+        if (bases.curve, bases.g2) != (G::CURVE, G::G2) {
+            let group = |curve: Curve, g2: bool| format!("{} G{}", curve.name(), 1 + u8::from(g2));
             return Err(AccelError::invalid_input(format!(
                 "the resident bases are {} points, the MSM is over {}",
-                if bases.g2 { "G2" } else { "G1" },
-                if G::G2 { "G2" } else { "G1" }
+                group(bases.curve, bases.g2),
+                group(G::CURVE, G::G2)
             )));
         }
-        let (piece, window_bits) = self.msm_shape(n, window_bits, G::G2)?;
+        let (piece, window_bits) = self.msm_shape::<G>(n, window_bits)?;
         let mut sum = G::identity();
-        let base_bytes = self.base_bytes(G::G2);
+        let base_bytes = self.base_bytes::<G>();
         let mut first = 0; // of the current buffer
         for (buffer, len) in &bases.pieces {
             let end = (first + len).min(n);
@@ -326,7 +426,7 @@ impl Gpu {
     fn msm_piece<G: Group>(
         &self,
         bases: wgpu::BufferBinding<'_>,
-        scalars: &[zkpipe_core::Fr],
+        scalars: &[G::Scalar],
         window_bits: u32,
     ) -> Result<G::Proj, AccelError> {
         let n = scalars.len();
@@ -347,9 +447,10 @@ impl Gpu {
             wlog += FAN.ilog2();
         }
         let host_groups = m as u64;
-        let xyzz_bytes = self.xyzz_bytes(G::G2);
+        let xyzz_bytes = self.xyzz_bytes::<G>();
         let oslots = overflow_slots(n as u64, &plan);
-        let k = self.msm_kernels(G::G2)?;
+        let k = self.msm_kernels(G::CURVE, G::G2)?;
+        let fp = self.fp(G::CURVE);
         let busy = self.busy.lock().unwrap();
         let partial_bytes = 2 * w * host_groups * xyzz_bytes;
         // After an odd number of merges the groups are in `overflow`.
@@ -438,10 +539,7 @@ impl Gpu {
                 .chunks_exact(2 * xyzz_bytes as usize)
                 .map(|p| {
                     let (a, r) = p.split_at(xyzz_bytes as usize);
-                    (
-                        G::from_xyzz(&words(a), &self.fp),
-                        G::from_xyzz(&words(r), &self.fp),
-                    )
+                    (G::from_xyzz(&words(a), fp), G::from_xyzz(&words(r), fp))
                 })
                 .collect();
             let (mut run, mut weighted) = (G::identity(), G::identity());
@@ -495,18 +593,18 @@ impl Gpu {
         bases: &[G::Affine],
     ) -> Result<DeviceBases, AccelError> {
         // Whole multiples of the offset alignment, so that MSM pieces start
-        // on bindable offsets. The blst form (96 bytes a G1 point, 192 a G2
-        // one) is the smaller one.
-        let align = self.point_align(G::G2);
-        let base_bytes = self.base_bytes(G::G2);
+        // on bindable offsets. The host's form (blst's 96 bytes a G1 point,
+        // 192 a G2 one; halo2curves' 64 and 128) is the smaller one.
+        let align = self.point_align::<G>();
+        let base_bytes = self.base_bytes::<G>();
         let per_buffer = ((self.max_binding / base_bytes) as usize / align * align).max(align);
-        let k = self.bases_kernels(G::G2)?;
+        let k = self.bases_kernels(G::CURVE, G::G2)?;
         let pieces = bases
             .chunks(per_buffer)
             .map(|c| {
                 let buf = self.scoped(|| {
                     let raw = self.upload(
-                        "bases (blst form)",
+                        "bases (host form)",
                         as_bytes(c),
                         wgpu::BufferUsages::empty(),
                     )?;
@@ -534,6 +632,7 @@ impl Gpu {
         Ok(DeviceBases {
             pieces,
             len: bases.len(),
+            curve: G::CURVE,
             g2: G::G2,
         })
     }

@@ -1,4 +1,5 @@
-//! Radix-2 NTT over Fr on the device, with the CPU backend's semantics:
+//! Radix-2 NTT over a curve's Fr (BLS12-381's or BN254's: one shader
+//! source, the modulus generated in) on the device, with the CPU backend's semantics:
 //! natural input runs Gentleman–Sande stages and ends bit-reversed,
 //! bit-reversed input runs Cooley–Tukey stages and ends natural, the other
 //! two orders add one permutation; coset shifts and 1/n are pointwise passes
@@ -19,8 +20,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use zkpipe_core::Fr;
-use zkpipe_core::plugin::{AccelError, NttConfig, NttDirection};
+use zkpipe_core::plugin::{AccelError, NttConfigOf, NttDirection};
+use zkpipe_core::{Curve, Fr, bn254};
 
 use crate::gpu::{Dispatch, Gpu, Kernels, TableKey, TablePieces, as_bytes, as_bytes_mut};
 use crate::shader;
@@ -60,32 +61,81 @@ fn ms(t: Instant) -> f64 {
 /// One dispatch: kernel, table pieces, parameters, workgroups (x, y).
 type Step = (&'static str, TablePieces, [u32; 8], (u32, u32));
 
-fn powers(x: &Fr, c: &Fr, n: usize) -> Vec<Fr> {
+/// A scalar field the NTT runs over: four u64 Montgomery limbs with
+/// R = 2^256, as the shaders' `Fr_t` holds them.
+pub(crate) trait NttField: Copy + Send + Sync + 'static {
+    const CURVE: Curve;
+    fn limbs(&self) -> [u64; 4];
+    fn from_limbs(limbs: [u64; 4]) -> Self;
+    fn one() -> Self;
+    fn from_u64(v: u64) -> Self;
+    fn inverse(&self) -> Option<Self>;
+    fn mul(&self, rhs: &Self) -> Self;
+    /// A primitive 2^`log_n`-th root of unity (the one the CPU backend uses).
+    fn root_of_unity(log_n: u32) -> Self;
+}
+
+macro_rules! ntt_field {
+    ($t:ty, $curve:expr) => {
+        impl NttField for $t {
+            const CURVE: Curve = $curve;
+            fn limbs(&self) -> [u64; 4] {
+                self.limbs
+            }
+            fn from_limbs(limbs: [u64; 4]) -> Self {
+                Self { limbs }
+            }
+            fn one() -> Self {
+                <$t>::one()
+            }
+            fn from_u64(v: u64) -> Self {
+                <$t>::from_u64(v)
+            }
+            fn inverse(&self) -> Option<Self> {
+                <$t>::inverse(self)
+            }
+            fn mul(&self, rhs: &Self) -> Self {
+                <$t>::mul(self, rhs)
+            }
+            fn root_of_unity(log_n: u32) -> Self {
+                <$t>::root_of_unity(log_n)
+            }
+        }
+    };
+}
+
+ntt_field!(Fr, Curve::Bls12_381);
+ntt_field!(bn254::Fr, Curve::Bn254);
+
+fn powers<F: NttField>(x: &F, c: &F, n: usize) -> Vec<F> {
     let mut out = Vec::with_capacity(n);
     let mut acc = *c;
     for _ in 0..n {
         out.push(acc);
-        acc = acc.mul(x);
+        acc = NttField::mul(&acc, x);
     }
     out
 }
 
 impl Gpu {
-    /// The table `key` in buffers of at most `piece` elements.
-    fn table(&self, key: TableKey, piece: usize) -> Result<TablePieces, AccelError> {
+    /// The table `key` (over `F`, whose curve the key names) in buffers of
+    /// at most `piece` elements.
+    fn table<F: NttField>(&self, key: TableKey, piece: usize) -> Result<TablePieces, AccelError> {
         if let Some(t) = self.tables.lock().unwrap().get(&(key, piece)) {
             return Ok(t.clone());
         }
-        let host = match key {
-            TableKey::Twiddles(log_n, inverse) => {
-                let mut w = Fr::root_of_unity(log_n);
+        let host: Vec<F> = match key {
+            TableKey::Twiddles(curve, log_n, inverse) => {
+                debug_assert_eq!(curve, F::CURVE);
+                let mut w = F::root_of_unity(log_n);
                 if inverse {
-                    w = w.inverse().expect("roots of unity are nonzero");
+                    w = NttField::inverse(&w).expect("roots of unity are nonzero");
                 }
-                powers(&w, &Fr::one(), (1usize << log_n) / 2)
+                powers(&w, &F::one(), (1usize << log_n) / 2)
             }
-            TableKey::Factors(x, c, log_n) => {
-                powers(&Fr { limbs: x }, &Fr { limbs: c }, 1 << log_n)
+            TableKey::Factors(curve, x, c, log_n) => {
+                debug_assert_eq!(curve, F::CURVE);
+                powers(&F::from_limbs(x), &F::from_limbs(c), 1 << log_n)
             }
         };
         let bufs = host
@@ -132,25 +182,26 @@ impl Gpu {
     ///
     /// # Errors
     /// Device errors while making the tables.
-    pub(crate) fn ntt_steps(
+    pub(crate) fn ntt_steps<F: NttField>(
         &self,
         k: &Kernels,
         data: &[wgpu::Buffer],
         log_n: u32,
-        cfg: &NttConfig,
+        cfg: &NttConfigOf<F>,
     ) -> Result<Vec<Dispatch>, AccelError> {
         let n = 1usize << log_n;
         let piece = n / data.len();
         let inverse = cfg.direction == NttDirection::Inverse;
-        let coset = cfg.coset.into_option();
+        let coset = cfg.coset.as_ref().into_option().copied();
         let (in_rev, out_rev) = (cfg.order.input_reversed(), cfg.order.output_reversed());
-        let twiddles = self.table(TableKey::Twiddles(log_n, inverse), piece)?;
+        let twiddles = self.table::<F>(TableKey::Twiddles(F::CURVE, log_n, inverse), piece)?;
         let piece_log = piece.ilog2();
         let n32 = n as u32;
         let mut steps: Vec<Step> = Vec::new();
         let pointwise = self.grid(n as u64);
-        let scale = |x: &Fr, c: &Fr, rev: bool| {
-            let t = self.table(TableKey::Factors(x.limbs, c.limbs, log_n), piece)?;
+        let scale = |x: &F, c: &F, rev: bool| {
+            let key = TableKey::Factors(F::CURVE, x.limbs(), c.limbs(), log_n);
+            let t = self.table::<F>(key, piece)?;
             Ok::<_, AccelError>((
                 "scale",
                 t,
@@ -159,7 +210,7 @@ impl Gpu {
             ))
         };
         if let (false, Some(g)) = (inverse, coset) {
-            steps.push(scale(&g, &Fr::one(), in_rev)?);
+            steps.push(scale(&g, &F::one(), in_rev)?);
         }
         let permute = (
             "bit_reverse",
@@ -178,10 +229,10 @@ impl Gpu {
             steps.push(("stages", twiddles.clone(), p, self.groups((n >> w) as u64)));
         }
         if inverse {
-            let n_inv = Fr::from_u64(n as u64).inverse().expect("n < r");
+            let n_inv = NttField::inverse(&F::from_u64(n as u64)).expect("n < r");
             let g_inv = coset
-                .map(|g| g.inverse().unwrap_or(Fr::ZERO))
-                .unwrap_or_else(Fr::one);
+                .map(|g| NttField::inverse(&g).unwrap_or(F::from_limbs([0; 4])))
+                .unwrap_or_else(F::one);
             steps.push(scale(&g_inv, &n_inv, out_rev)?);
         }
         Ok(steps
@@ -206,10 +257,14 @@ impl Gpu {
     /// # Errors
     /// `INVALID_INPUT` when the data need more buffers of one binding each
     /// than [`max_pieces`]; device errors.
-    pub(crate) fn ntt(&self, values: &mut [Fr], cfg: &NttConfig) -> Result<(), AccelError> {
+    pub(crate) fn ntt<F: NttField>(
+        &self,
+        values: &mut [F],
+        cfg: &NttConfigOf<F>,
+    ) -> Result<(), AccelError> {
         let n = values.len();
         let (pieces, piece) = self.ntt_split(n)?;
-        let k = self.ntt_kernels(pieces as u32)?;
+        let k = self.ntt_kernels(F::CURVE, pieces as u32)?;
         let traced = std::env::var_os("ZKPIPE_WGPU_TRACE").is_some();
         let t_all = Instant::now();
         let _busy = self.busy.lock().unwrap();
@@ -262,7 +317,7 @@ impl Gpu {
 mod tests {
     use super::*;
     use zkpipe_core::backend::reference;
-    use zkpipe_core::plugin::{NttDirection, NttOrder};
+    use zkpipe_core::plugin::{NttConfig, NttDirection, NttOrder};
     use zkpipe_core::util::sample;
 
     #[test]

@@ -1,8 +1,11 @@
 //! WGSL assembly: the multiply-accumulate variant (u32 emulation or 64-bit
-//! integers), the generated field code for Fr and Fp, then the op shaders.
+//! integers), the generated field code for a curve's Fr and Fp, then the op
+//! shaders. One source per op serves both curves: BLS12-381 and BN254 differ
+//! only in the constants generated here (moduli, limb counts, the words of
+//! a host element), and both keep Fr in 8 u32 words (R = 2^256).
 
 use blst::blst_fp;
-use zkpipe_core::Fr;
+use zkpipe_core::{Curve, Fr, bn254};
 
 use crate::{field, shape};
 
@@ -28,42 +31,57 @@ fn wgsl_list(l: &[u32]) -> String {
         .join(", ")
 }
 
-/// r, from blst: the canonical form of −1, plus one.
-fn fr_modulus() -> Vec<u64> {
-    let b = Fr::one().neg().to_bytes_le();
-    let mut l: Vec<u64> = b
+fn u64_limbs(bytes: &[u8]) -> Vec<u64> {
+    bytes
         .chunks(8)
         .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-        .collect();
-    l[0] += 1; // r − 1 is even: no carry
-    l
+        .collect()
 }
 
-/// p, from blst: the canonical form of −1, plus one.
-fn fp_modulus() -> Vec<u64> {
-    let one = fp_from_u64(1);
-    let mut minus_one = blst::blst_fp::default();
-    let mut bytes = [0u8; 48];
-    // SAFETY: valid pointers to blst values; `bytes` has 48 bytes.
-    unsafe {
-        blst::blst_fp_cneg(&mut minus_one, &one, true);
-        blst::blst_lendian_from_fp(bytes.as_mut_ptr(), &minus_one);
+/// The curve's r: for BLS12-381 from blst (the canonical form of −1, plus
+/// one), for BN254 from core.
+fn fr_modulus(curve: Curve) -> Vec<u64> {
+    match curve {
+        Curve::Bls12_381 => {
+            let mut l = u64_limbs(&Fr::one().neg().to_bytes_le());
+            l[0] += 1; // r − 1 is even: no carry
+            l
+        }
+        Curve::Bn254 => u64_limbs(&Curve::Bn254.scalar_modulus_le()),
     }
-    let mut l: Vec<u64> = bytes
-        .chunks(8)
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-        .collect();
-    l[0] += 1; // p − 1 is even
-    l
+}
+
+/// The curve's p: for BLS12-381 from blst (the canonical form of −1, plus
+/// one), for BN254 from core.
+fn fp_modulus(curve: Curve) -> Vec<u64> {
+    match curve {
+        Curve::Bls12_381 => {
+            let one = fp_from_u64(1);
+            let mut minus_one = blst::blst_fp::default();
+            let mut bytes = [0u8; 48];
+            // SAFETY: valid pointers to blst values; `bytes` has 48 bytes.
+            unsafe {
+                blst::blst_fp_cneg(&mut minus_one, &one, true);
+                blst::blst_lendian_from_fp(bytes.as_mut_ptr(), &minus_one);
+            }
+            let mut l = u64_limbs(&bytes);
+            l[0] += 1; // p − 1 is even
+            l
+        }
+        Curve::Bn254 => bn254::Fp::MODULUS.to_vec(),
+    }
 }
 
 fn field(prefix: &str, modulus: &[u64]) -> String {
     field::wgsl(prefix, &u32_limbs(modulus))
 }
 
-fn prelude(int64: bool) -> String {
+fn prelude(int64: bool, curve: Curve) -> String {
     let mac = if int64 { MAC_U64 } else { MAC_U32 };
-    format!("{mac}\n{}", field("Fr", &fr_modulus()))
+    let r = fr_modulus(curve);
+    // ntt.wgsl, msm.wgsl and the accessors here read Fr as 8 words.
+    assert_eq!(r.len(), 4, "{curve:?}'s Fr is not 256-bit");
+    format!("{mac}\n{}", field("Fr", &r))
 }
 
 /// Binding numbers of piece `k` of the NTT's data and of its table
@@ -115,13 +133,13 @@ fn ntt_io(pieces: u32) -> String {
     s
 }
 
-/// The NTT module; `int64`: multiply through 64-bit integers (SHADER_INT64);
-/// tiles of 2^`tile_log` elements in workgroup memory; data and tables in
-/// `pieces` buffers each (see ntt.rs).
-pub(crate) fn ntt(int64: bool, tile_log: u32, pieces: u32) -> String {
+/// The NTT module over `curve`'s Fr; `int64`: multiply through 64-bit
+/// integers (SHADER_INT64); tiles of 2^`tile_log` elements in workgroup
+/// memory; data and tables in `pieces` buffers each (see ntt.rs).
+pub(crate) fn ntt(curve: Curve, int64: bool, tile_log: u32, pieces: u32) -> String {
     format!(
         "{}\nconst TILE: u32 = {}u;\nconst TILE_WG: u32 = {}u;\n{NTT}\n{}",
-        prelude(int64),
+        prelude(int64, curve),
         1u32 << tile_log,
         shape::tile_threads(tile_log),
         ntt_io(pieces),
@@ -168,7 +186,7 @@ fn spmv_io(aux_pieces: u32) -> String {
 pub(crate) fn spmv(int64: bool, aux_pieces: u32) -> String {
     format!(
         "{}\nconst SEG: u32 = {}u;\nconst ONE: u32 = 0x{:08x}u;\n{}{SPMV}",
-        prelude(int64),
+        prelude(int64, Curve::Bls12_381),
         shape::SPMV_SEGMENT,
         shape::SPMV_ONE_BIT,
         spmv_io(aux_pieces),
@@ -177,48 +195,123 @@ pub(crate) fn spmv(int64: bool, aux_pieces: u32) -> String {
 
 /// The quotient's pointwise module (quotient.wgsl); `int64` as for [`ntt`].
 pub(crate) fn quotient(int64: bool) -> String {
-    format!("{}\n{QUOTIENT}", prelude(int64))
+    format!("{}\n{QUOTIENT}", prelude(int64, Curve::Bls12_381))
 }
 
-/// How the MSM's shaders hold an Fp element (field::narrow_wgsl): limbs of
-/// 28 bits summed in 64-bit integers, or of 13 bits in u32 ones, Montgomery
-/// form with R = 2^(bits·limbs), values in [0, 2p).
+/// An element of a curve's Fp on the host, in that curve's Montgomery form:
+/// blst's six limbs (H = 2^384) for BLS12-381, halo2curves' four (H =
+/// 2^256) for BN254, the limbs above them zero.
+pub(crate) type HostFp = [u64; 6];
+
+fn bn254_fp(a: &HostFp) -> bn254::Fp {
+    bn254::Fp {
+        limbs: a[..4].try_into().unwrap(),
+    }
+}
+
+fn padded(l: &[u64]) -> HostFp {
+    let mut out = [0u64; 6];
+    out[..l.len()].copy_from_slice(l);
+    out
+}
+
+/// `a·b` in `curve`'s Fp (blst or halo2curves).
+pub(crate) fn host_mul(curve: Curve, a: &HostFp, b: &HostFp) -> HostFp {
+    match curve {
+        Curve::Bls12_381 => {
+            let mut out = blst_fp::default();
+            // SAFETY: valid pointers to field elements.
+            unsafe { blst::blst_fp_mul(&mut out, &blst_fp { l: *a }, &blst_fp { l: *b }) };
+            out.l
+        }
+        Curve::Bn254 => padded(&bn254::Fp::from_h2c(bn254_fp(a).h2c() * bn254_fp(b).h2c()).limbs),
+    }
+}
+
+/// The element `v` of `curve`'s Fp.
+pub(crate) fn host_from_u64(curve: Curve, v: u64) -> HostFp {
+    match curve {
+        Curve::Bls12_381 => fp_from_u64(v).l,
+        Curve::Bn254 => {
+            let mut bytes = [0u8; 32];
+            bytes[..8].copy_from_slice(&v.to_le_bytes());
+            padded(&bn254::Fp::from_bytes_le(&bytes).expect("below p").limbs)
+        }
+    }
+}
+
+/// `1/a` for a nonzero `a` of `curve`'s Fp: blst's inverse, or a^(p−2)
+/// for BN254 (halo2curves' `invert` is a trait method; the operators need
+/// no import).
+fn host_inverse(curve: Curve, a: &HostFp) -> HostFp {
+    match curve {
+        Curve::Bls12_381 => {
+            let mut out = blst_fp::default();
+            // SAFETY: valid pointers to blst values.
+            unsafe { blst::blst_fp_inverse(&mut out, &blst_fp { l: *a }) };
+            out.l
+        }
+        Curve::Bn254 => {
+            let mut e = bn254::Fp::MODULUS;
+            e[0] -= 2; // p is odd and its low limb above 2: no borrow
+            let x = bn254_fp(a).h2c();
+            let mut acc = bn254_fp(&host_from_u64(curve, 1)).h2c();
+            for bit in (0..256).rev() {
+                acc = acc * acc;
+                if e[bit / 64] >> (bit % 64) & 1 == 1 {
+                    acc *= x;
+                }
+            }
+            padded(&bn254::Fp::from_h2c(acc).limbs)
+        }
+    }
+}
+
+/// How the MSM's shaders hold an element of a curve's Fp
+/// (field::narrow_wgsl): limbs of 28 bits summed in 64-bit integers, or of
+/// 13 bits in u32 ones, Montgomery form with R = 2^(bits·limbs), values in
+/// [0, 2p).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct FpLayout {
+    pub curve: Curve,
     pub bits: u32,
     pub limbs: usize,
     /// Column sums in 64-bit integers (28-bit limbs), else in u32.
     wide: bool,
-    /// s = 2^(log2 R − 384) in blst's form: blst's limbs of e·s are the
-    /// device's integer e·R mod p.
-    scale: blst_fp,
-    /// 1/s in blst's form: a device value read by [`FpLayout::scaled`]
-    /// times this is that value in blst's form.
-    pub unscale: blst_fp,
-    /// p, blst's limbs.
-    p: [u64; 6],
+    /// u64 limbs of a host element: 6 for BLS12-381, 4 for BN254.
+    host_limbs: usize,
+    /// s = R/H in the host's form: the host limbs of e·s are the device's
+    /// integer e·R mod p.
+    scale: HostFp,
+    /// 1/s in the host's form: a device value read by [`FpLayout::scaled`]
+    /// times this is that value in the host's form.
+    pub unscale: HostFp,
+    /// p, the host's limbs.
+    p: HostFp,
 }
 
 impl FpLayout {
-    pub fn new(int64: bool) -> FpLayout {
+    pub fn new(curve: Curve, int64: bool) -> FpLayout {
         let bits = if int64 {
             shape::FP_LIMB_BITS_INT64
         } else {
             shape::FP_LIMB_BITS_U32
         };
-        let p: [u64; 6] = fp_modulus().try_into().expect("six limbs");
+        let p = fp_modulus(curve);
+        let host_limbs = p.len();
         let limbs = field::narrow_len(&u32_limbs(&p), bits);
-        let scale = fp_from_u64(1 << (bits as usize * limbs - 384));
-        let mut unscale = blst_fp::default();
-        // SAFETY: valid pointers to blst values.
-        unsafe { blst::blst_fp_inverse(&mut unscale, &scale) };
+        let shift = bits as usize * limbs - 64 * host_limbs;
+        assert!(shift < 64, "{curve:?}: R/H = 2^{shift}");
+        let scale = host_from_u64(curve, 1 << shift);
         FpLayout {
+            curve,
             bits,
             limbs,
             wide: int64,
+            host_limbs,
             scale,
-            unscale,
-            p,
+            unscale: host_inverse(curve, &scale),
+            p: padded(&p),
         }
     }
 
@@ -227,18 +320,22 @@ impl FpLayout {
         4 * self.limbs as u64
     }
 
-    /// The device form of the element `e` (blst's form): the integer
-    /// e·R mod p in limbs of `bits` bits.
-    pub fn device_form(&self, e: &blst_fp) -> Vec<u32> {
-        let mut out = blst_fp::default();
-        // SAFETY: valid pointers to field elements.
-        unsafe { blst::blst_fp_mul(&mut out, e, &self.scale) };
-        field::narrow_limbs(&u32_limbs(&out.l), self.bits, self.limbs)
+    /// u32 words of one element in the host's form, as bases arrive.
+    pub fn host_words(&self) -> usize {
+        2 * self.host_limbs
     }
 
-    /// A device element (limbs below 2^bits, value < 2p) as blst's form of
-    /// that element times 2^(log2 R − 384): its integer, reduced below p.
-    pub fn scaled(&self, limbs: &[u32]) -> blst_fp {
+    /// The device form of the element `e` (the host's form): the integer
+    /// e·R mod p in limbs of `bits` bits.
+    pub fn device_form(&self, e: &HostFp) -> Vec<u32> {
+        let out = host_mul(self.curve, e, &self.scale);
+        field::narrow_limbs(&u32_limbs(&out[..self.host_limbs]), self.bits, self.limbs)
+    }
+
+    /// A device element (limbs below 2^bits, value < 2p) as the host's form
+    /// of that element times s = R/H: its integer, reduced below p.
+    pub fn scaled(&self, limbs: &[u32]) -> HostFp {
+        // 2p < 2^383 for either curve: six words hold the value.
         let mut w = [0u64; 7];
         let (mut acc, mut have, mut i) = (0u128, 0u32, 0usize);
         for &l in limbs {
@@ -263,9 +360,7 @@ impl FpLayout {
                 (w[k], borrow) = (d, u64::from(b1 | b2));
             }
         }
-        blst_fp {
-            l: w[..6].try_into().unwrap(),
-        }
+        w[..6].try_into().unwrap()
     }
 }
 
@@ -281,10 +376,15 @@ fn fp_narrow(layout: &FpLayout) -> String {
     let (bits, nl) = (layout.bits, layout.limbs);
     format!(
         "{}\n{}const FP_ONE = Fp_t({});\nconst FP_CONV = Fp_t({});\n",
-        field::narrow_wgsl("Fp", &u32_limbs(&layout.p), bits, layout.wide),
-        field::narrow_from_words("Fp", 12, bits, nl),
-        wgsl_list(&layout.device_form(&fp_from_u64(1))),
-        // R²/2^384 is the device form of the element s = R/2^384.
+        field::narrow_wgsl(
+            "Fp",
+            &u32_limbs(&layout.p[..layout.host_limbs]),
+            bits,
+            layout.wide
+        ),
+        field::narrow_from_words("Fp", layout.host_words(), bits, nl),
+        wgsl_list(&layout.device_form(&host_from_u64(layout.curve, 1))),
+        // R²/H is the device form of the element s = R/H.
         wgsl_list(&layout.device_form(&layout.scale)),
     )
 }
@@ -359,12 +459,12 @@ fn fq_access(nl: usize, g2: bool) -> String {
     s
 }
 
-/// The MSM module over G1 or G2 (`g2`) for the Fp form `layout`; `int64`
-/// as for [`ntt`].
+/// The MSM module over G1 or G2 (`g2`) of the curve whose Fp form is
+/// `layout`; `int64` as for [`ntt`].
 pub(crate) fn msm(int64: bool, layout: &FpLayout, g2: bool) -> String {
     format!(
         "{}\n{}{}const XYZZ_W: u32 = 4u * Fq_W;\nconst CHUNK: u32 = {}u;\nconst FAN: u32 = {}u;\n{}{MSM}",
-        prelude(int64),
+        prelude(int64, layout.curve),
         fp_narrow(layout),
         fq(g2),
         shape::CHUNK,
@@ -373,12 +473,14 @@ pub(crate) fn msm(int64: bool, layout: &FpLayout, g2: bool) -> String {
     )
 }
 
-/// The module converting G1 or G2 (`g2`) bases to the MSM's Fp form `layout`.
+/// The module converting G1 or G2 (`g2`) bases from the host's form to the
+/// MSM's Fp form `layout`.
 pub(crate) fn bases(layout: &FpLayout, g2: bool) -> String {
     let coords = if g2 { 4 } else { 2 };
     format!(
-        "{}const COORDS: u32 = {coords}u;\n{BASES}",
-        fp_narrow(layout)
+        "{}const COORDS: u32 = {coords}u;\nconst RAW_W: u32 = {}u;\n{BASES}",
+        fp_narrow(layout),
+        layout.host_words(),
     )
 }
 
@@ -389,14 +491,39 @@ pub(crate) mod tests {
     use super::*;
     use crate::field::minv;
 
-    /// The element `v` in blst's form.
-    pub(crate) fn fp(v: u64) -> blst_fp {
-        fp_from_u64(v)
-    }
-
     /// p in the device limbs of `l`.
     pub(crate) fn device_p(l: &FpLayout) -> Vec<u32> {
         field::narrow_limbs(&u32_limbs(&l.p), l.bits, l.limbs)
+    }
+
+    /// `a + b` in `curve`'s Fp.
+    pub(crate) fn host_add(curve: Curve, a: &HostFp, b: &HostFp) -> HostFp {
+        match curve {
+            Curve::Bls12_381 => {
+                let mut out = blst_fp::default();
+                // SAFETY: valid pointers to field elements.
+                unsafe { blst::blst_fp_add(&mut out, &blst_fp { l: *a }, &blst_fp { l: *b }) };
+                out.l
+            }
+            Curve::Bn254 => {
+                padded(&bn254::Fp::from_h2c(bn254_fp(a).h2c() + bn254_fp(b).h2c()).limbs)
+            }
+        }
+    }
+
+    /// `a − b` in `curve`'s Fp.
+    pub(crate) fn host_sub(curve: Curve, a: &HostFp, b: &HostFp) -> HostFp {
+        match curve {
+            Curve::Bls12_381 => {
+                let mut out = blst_fp::default();
+                // SAFETY: valid pointers to field elements.
+                unsafe { blst::blst_fp_sub(&mut out, &blst_fp { l: *a }, &blst_fp { l: *b }) };
+                out.l
+            }
+            Curve::Bn254 => {
+                padded(&bn254::Fp::from_h2c(bn254_fp(a).h2c() - bn254_fp(b).h2c()).limbs)
+            }
+        }
     }
 
     /// The MSM's Fp code in `l` followed by shaders/fp_test.wgsl.
@@ -411,7 +538,7 @@ pub(crate) mod tests {
     #[test]
     fn constants() {
         assert_eq!(
-            fr_modulus(),
+            fr_modulus(Curve::Bls12_381),
             [
                 0xffffffff00000001,
                 0x53bda402fffe5bfe,
@@ -419,9 +546,34 @@ pub(crate) mod tests {
                 0x73eda753299d7d48
             ]
         );
-        assert_eq!(fp_modulus()[5], 0x1a0111ea397fe69a);
+        assert_eq!(fp_modulus(Curve::Bls12_381)[5], 0x1a0111ea397fe69a);
+        assert_eq!(
+            fr_modulus(Curve::Bn254),
+            [
+                0x43e1f593f0000001,
+                0x2833e84879b97091,
+                0xb85045b68181585d,
+                0x30644e72e131a029
+            ]
+        );
         assert_eq!(minv(1), 0xffffffff);
-        assert_eq!(minv(fp_modulus()[0] as u32), 0xfffcfffd);
+        assert_eq!(minv(fp_modulus(Curve::Bls12_381)[0] as u32), 0xfffcfffd);
+        // The u32 Fr code needs r < 2^256/2, the narrow Fp code R > 4p.
+        for curve in Curve::ALL {
+            assert!(fr_modulus(curve)[3] >> 63 == 0, "{curve:?}");
+            for int64 in [false, true] {
+                let l = FpLayout::new(curve, int64);
+                let p = fp_modulus(curve);
+                let top = 64 * (p.len() - 1) + 64 - p[p.len() - 1].leading_zeros() as usize;
+                assert!(l.bits as usize * l.limbs >= top + 2, "{l:?}");
+            }
+        }
+        // 1/s·s = 1 on either host field.
+        for curve in Curve::ALL {
+            let l = FpLayout::new(curve, true);
+            let one = host_mul(curve, &l.scale, &l.unscale);
+            assert_eq!(one, host_from_u64(curve, 1), "{curve:?}");
+        }
     }
 
     /// The device limbs `d` plus p (with `d` below p: the same element as
@@ -439,27 +591,26 @@ pub(crate) mod tests {
             .collect()
     }
 
-    /// Device limbs (value < 2p) as an element in blst's form.
-    pub(crate) fn to_blst(l: &FpLayout, v: &[u32]) -> blst_fp {
-        let mut out = blst_fp::default();
-        // SAFETY: valid pointers to field elements below p.
-        unsafe { blst::blst_fp_mul(&mut out, &l.scaled(v), &l.unscale) };
-        out
+    /// Device limbs (value < 2p) as an element in the host's form.
+    pub(crate) fn to_host(l: &FpLayout, v: &[u32]) -> HostFp {
+        host_mul(l.curve, &l.scaled(v), &l.unscale)
     }
 
-    /// Device values, reduced or up to p above, read back as blst's.
+    /// Device values, reduced or up to p above, read back as the host's.
     #[test]
     fn fp_layouts_round_trip() {
-        for int64 in [false, true] {
-            let l = FpLayout::new(int64);
-            assert!(l.bits as usize * l.limbs >= 384, "{l:?}");
-            for e in [0u64, 1, 7, 12_345_678_901] {
-                let d = l.device_form(&fp_from_u64(e));
-                assert!(d.iter().all(|&v| v < 1 << l.bits));
-                assert_eq!(to_blst(&l, &d).l, fp_from_u64(e).l, "{l:?} {e}");
-                let plus_p = plus_p(&l, &d);
-                assert_ne!(plus_p, d);
-                assert_eq!(to_blst(&l, &plus_p).l, fp_from_u64(e).l, "{l:?} {e} + p");
+        for curve in Curve::ALL {
+            for int64 in [false, true] {
+                let l = FpLayout::new(curve, int64);
+                for e in [0u64, 1, 7, 12_345_678_901] {
+                    let e = host_from_u64(curve, e);
+                    let d = l.device_form(&e);
+                    assert!(d.iter().all(|&v| v < 1 << l.bits));
+                    assert_eq!(to_host(&l, &d), e, "{l:?} {e:x?}");
+                    let plus_p = plus_p(&l, &d);
+                    assert_ne!(plus_p, d);
+                    assert_eq!(to_host(&l, &plus_p), e, "{l:?} {e:x?} + p");
+                }
             }
         }
     }
@@ -476,14 +627,16 @@ pub(crate) mod tests {
         w
     }
 
-    /// Both variants are assembled (tests/device.rs compiles and runs them).
+    /// Every variant is assembled (tests/device.rs compiles and runs them).
     #[test]
     fn substituted() {
-        for int64 in [false, true] {
-            for g2 in [false, true] {
-                let s = msm(int64, &FpLayout::new(int64), g2);
-                assert!(s.contains("fn Fp_mul") && s.contains("fn Fr_mul"));
-                assert_eq!(s.contains("struct Fq_t"), g2);
+        for curve in Curve::ALL {
+            for int64 in [false, true] {
+                for g2 in [false, true] {
+                    let s = msm(int64, &FpLayout::new(curve, int64), g2);
+                    assert!(s.contains("fn Fp_mul") && s.contains("fn Fr_mul"));
+                    assert_eq!(s.contains("struct Fq_t"), g2);
+                }
             }
         }
     }

@@ -12,10 +12,10 @@
 //! way, over up to four buffers.
 
 use rayon::prelude::*;
-use zkpipe_core::Fr;
 use zkpipe_core::plugin::{
     AccelError, CsrRef, NttConfig, NttDirection, NttOrder, R1csRef, R1csShape,
 };
+use zkpipe_core::{Curve, Fr};
 
 use crate::gpu::{Dispatch, Gpu, Kernels, as_bytes, as_bytes_mut};
 use crate::shape::{SPMV_ONE_BIT, SPMV_SEGMENT};
@@ -276,7 +276,7 @@ impl Gpu {
         })?;
         let (pieces, piece) = self.ntt_split(n)?;
         debug_assert!(piece >= 1 << r.block_log.min(log_n), "a chunk spans pieces");
-        let ntt = self.ntt_kernels(pieces as u32)?;
+        let ntt = self.ntt_kernels(Curve::Bls12_381, pieces as u32)?;
         let sp = self.spmv_kernels(r.aux_pieces)?;
         let q = self.quotient_kernels()?;
         let _busy = self.busy.lock().unwrap();

@@ -109,7 +109,10 @@ fn read_in_pieces(path: &Path, file: &std::fs::File, len: u64) -> Result<Vec<u8>
         source,
     };
     let size = usize::try_from(len).map_err(|_| {
-        Error::InvalidInput(format!("{}: {len} bytes do not fit in memory", path.display()))
+        Error::InvalidInput(format!(
+            "{}: {len} bytes do not fit in memory",
+            path.display()
+        ))
     })?;
     // Zeroed by the allocator's fresh mapping: its pages are touched first
     // by the reads below, each on its own thread.
@@ -382,7 +385,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("big");
         let len = PARALLEL_READ_FROM as usize + READ_PIECE / 2 + 3;
-        let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8 ^ (i >> 20) as u8).collect();
+        let data: Vec<u8> = (0..len)
+            .map(|i| (i % 251) as u8 ^ (i >> 20) as u8)
+            .collect();
         std::fs::write(&path, &data).unwrap();
         assert!(read_capped(&path, len as u64).unwrap() == data);
         assert!(matches!(
