@@ -1289,6 +1289,7 @@ fn main() {
             };
             resident_trials::<G1>(&target, &mut trials);
             resident_trials::<G2>(&target, &mut trials);
+            bn254::resident_trials_under_settings(&target, &mut trials);
         }
     }
     libtest_mimic::run(&args, trials).exit();

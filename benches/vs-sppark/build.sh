@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds sppark_bench (sppark's BLS12-381 MSM/NTT, timed as zkpipe times its
-# own) on a machine with no GPU: nvcc 13.0 for sm_90 (the H200), the CUDA
-# runtime linked statically (it loads the driver's libcuda where it runs),
-# blst built from the registry copy's C and assembly. Output
-# target/vs-sppark/sppark_bench, stripped copy in .gpu/sppark_bench.
+# own) and sppark_bench_bn254 (the same source with -DFEATURE_BN254: BN254
+# G1 MSM and NTT) on a machine with no GPU: nvcc 13.0 for sm_90 (the H200),
+# the CUDA runtime linked statically (it loads the driver's libcuda where it
+# runs), blst built from the registry copy's C and assembly (blst's API for
+# the BLS12-381 side; its assembly under sppark's host field types for both).
+# Output target/vs-sppark/sppark_bench{,_bn254}, stripped copies in .gpu/.
 # Idempotent: only what is older than its inputs is rebuilt.
 # Usage: benches/vs-sppark/build.sh   (from anywhere in the repo)
 set -euo pipefail
@@ -50,9 +52,14 @@ if stale "$out/libblst.a" "$blst/src/server.c" "$blst/build/assembly.S"; then
   ar rcs "$out/libblst.a" "$out/blst_server.o" "$out/blst_assembly.o"
 fi
 
-# blst's side of the bench (inputs, reference results): plain C++.
+# The host side of the bench (inputs, reference results): plain C++. BLS12-381
+# through blst's API; BN254 through sppark's host-side types.
 if stale "$out/ref.o" "$here/ref.cpp" "$here/ref.hpp"; then
   c++ -O2 -std=c++17 -Wall -Wextra -I"$blst/bindings" -c "$here/ref.cpp" -o "$out/ref.o"
+fi
+if stale "$out/ref_bn254.o" "$here/ref_bn254.cpp" "$here/ref.hpp"; then
+  c++ -O2 -std=c++17 -Wall -Wextra -Wno-unused-function -D__ADX__ -DFEATURE_BN254 \
+    -I"$sppark/sppark" -I"$blst/src" -c "$here/ref_bn254.cpp" -o "$out/ref_bn254.o"
 fi
 
 gencode="arch=compute_90,code=sm_90"   # the H200's own SASS, nothing else
@@ -66,22 +73,32 @@ if stale "$out/all_gpus.o" "$sppark/sppark/util/all_gpus.cpp"; then
   nvcc "${nvcc_flags[@]}" -c "$sppark/sppark/util/all_gpus.cpp" -o "$out/all_gpus.o"
 fi
 
-if stale "$out/sppark_bench.o" "$here/sppark_bench.cu" "$here/ref.hpp"; then
-  echo "compiling sppark_bench.cu for sm_90 (G1, G2 and NTT kernels: ~30 s on 2 cores)"
-  t=$SECONDS
-  nvcc "${nvcc_flags[@]}" -DSPPARK_VERSION="\"$sppark_version\"" \
-    -c "$here/sppark_bench.cu" -o "$out/sppark_bench.o"
-  echo "  nvcc: $((SECONDS - t)) s"
-fi
-
-objs=("$out/sppark_bench.o" "$out/ref.o" "$out/all_gpus.o" "$out/libblst.a")
-if stale "$out/sppark_bench" "${objs[@]}"; then
-  nvcc -gencode "$gencode" -cudart static -o "$out/sppark_bench" "${objs[@]}" \
-    -lpthread -ldl -lrt
-fi
+# The two curves' objects from the one source, side by side (one nvcc each).
+t=$SECONDS pids=()
+for curve in bls bn254; do
+  obj=$out/sppark_bench.o defs=()
+  [ $curve = bn254 ] && obj=$out/sppark_bench_bn254.o defs=(-DFEATURE_BN254)
+  if stale "$obj" "$here/sppark_bench.cu" "$here/ref.hpp"; then
+    echo "compiling sppark_bench.cu${defs:+ ${defs[*]}} for sm_90 (MSM and NTT kernels: ~30 s on 2 cores)"
+    nvcc "${nvcc_flags[@]}" "${defs[@]}" -DSPPARK_VERSION="\"$sppark_version\"" \
+      -c "$here/sppark_bench.cu" -o "$obj" &
+    pids+=($!)
+  fi
+done
+for p in "${pids[@]}"; do wait "$p" || { echo "build.sh: nvcc failed" >&2; exit 1; }; done
+[ ${#pids[@]} -gt 0 ] && echo "  nvcc: $((SECONDS - t)) s"
 
 mkdir -p .gpu
-cp "$out/sppark_bench" .gpu/sppark_bench
-strip .gpu/sppark_bench
-ls -la "$out/sppark_bench" .gpu/sppark_bench
+for bin in sppark_bench sppark_bench_bn254; do
+  ref=$out/ref.o
+  [ $bin = sppark_bench_bn254 ] && ref=$out/ref_bn254.o
+  objs=("$out/$bin.o" "$ref" "$out/all_gpus.o" "$out/libblst.a")
+  if stale "$out/$bin" "${objs[@]}"; then
+    nvcc -gencode "$gencode" -cudart static -o "$out/$bin" "${objs[@]}" \
+      -lpthread -ldl -lrt
+  fi
+  cp "$out/$bin" ".gpu/$bin"
+  strip ".gpu/$bin"
+  ls -la "$out/$bin" ".gpu/$bin"
+done
 echo "sppark: $sppark_version; build took $((SECONDS - start)) s"

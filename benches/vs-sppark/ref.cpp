@@ -13,51 +13,16 @@ static_assert(sizeof(G1Jac) == sizeof(blst_p1), "G1 Jacobian layout");
 static_assert(sizeof(G2Aff) == sizeof(blst_p2_affine), "G2 affine layout");
 static_assert(sizeof(G2Jac) == sizeof(blst_p2), "G2 Jacobian layout");
 
-// splitmix64: fast, good enough for benchmark inputs.
-namespace {
-struct Rng {
-    uint64_t s;
-    explicit Rng(uint64_t seed) : s(seed) {}
-    uint64_t next()
-    {
-        uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-    }
-};
-}  // namespace
-
-static uint64_t chunk_seed(uint64_t seed, uint64_t tag, size_t chunk)
-{
-    return Rng(seed * 0x2545f4914f6cdd1dULL ^ tag ^ (chunk * 0x9e3779b97f4a7c15ULL)).next();
-}
-
 static const uint64_t R_MOD[4] = {   // r, the order of G1, G2 and Fr
     0xffffffff00000001ULL, 0x53bda402fffe5bfeULL,
     0x3339d80809a1d805ULL, 0x73eda753299d7d48ULL};
-
-// Uniform below r, by rejection from 255 random bits (~9.5 % rejected).
-static void random_below_r(uint64_t out[4], Rng& rng)
-{
-    for (;;) {
-        for (int i = 0; i < 4; i++) out[i] = rng.next();
-        out[3] &= 0x7fffffffffffffffULL;
-        for (int i = 3; i >= 0; i--) {
-            if (out[i] < R_MOD[i]) return;
-            if (out[i] > R_MOD[i]) break;
-        }
-    }
-}
-
-static const size_t CHUNK = 4096;
 
 void random_frs(Fr* out, size_t n, uint64_t seed)
 {
     par_for((n + CHUNK - 1) / CHUNK, [&](size_t c) {
         Rng rng(chunk_seed(seed, 0x5ca1, c));
         for (size_t i = c * CHUNK; i < std::min(n, (c + 1) * CHUNK); i++)
-            random_below_r(out[i].l, rng);
+            random_below(out[i].l, rng, R_MOD);   // 255 bits, ~9.5 % rejected
     });
 }
 
@@ -110,7 +75,7 @@ template<class B> static void walk_points(typename B::A* out, size_t n, uint64_t
         blst_scalar k[2];
         for (auto& s : k) {
             uint64_t v[4];
-            random_below_r(v, rng);
+            random_below(v, rng, R_MOD);
             blst_scalar_from_uint64(&s, v);
         }
         std::vector<typename B::P> walk(len);
@@ -205,6 +170,7 @@ Fr fr_from_u64(uint64_t v)
     return r;
 }
 
+Fr fr_add(const Fr& a, const Fr& b) { Fr r; blst_fr_add(F(r), F(a), F(b)); return r; }
 Fr fr_mul(const Fr& a, const Fr& b) { Fr r; blst_fr_mul(F(r), F(a), F(b)); return r; }
 Fr fr_neg(const Fr& a) { Fr r; blst_fr_cneg(F(r), F(a), true); return r; }
 Fr fr_inverse(const Fr& a) { Fr r; blst_fr_inverse(F(r), F(a)); return r; }

@@ -7,16 +7,21 @@
 # Runs ON the GPU machine, from the repo root, with .gpu/ carried:
 #   .gpu/zkpipe                     target/release/zkpipe
 #   .gpu/libzkpipe_backend_cuda.so  target/release/libzkpipe_backend_cuda.so
-#   .gpu/sppark_bench               benches/vs-sppark/build.sh
+#   .gpu/sppark_bench               benches/vs-sppark/build.sh (CURVE=bls12-381)
+#   .gpu/sppark_bench_bn254         benches/vs-sppark/build.sh (CURVE=bn254)
 # (any of them may travel as NAME.xz; it is unpacked here).
 #
-# Usage: benches/vs-sppark/run.sh [OUTDIR]    (default $OUT, else /tmp/vs-sppark)
-# Writes OUTDIR/vs-sppark.md (table and machine), OUTDIR/sppark.log and
-# OUTDIR/zkpipe.log (raw output). Sizes (log2) and runs from the environment:
+# Usage: [CURVE=bn254] benches/vs-sppark/run.sh [OUTDIR]
+#   (OUTDIR: default $OUT, else /tmp/vs-sppark)
+# CURVE=bls12-381 (default) writes OUTDIR/vs-sppark.md (table and machine),
+# OUTDIR/sppark.log and OUTDIR/zkpipe.log (raw output); CURVE=bn254 writes
+# OUTDIR/vs-sppark-bn254.md, sppark-bn254.log and zkpipe-bn254.log (no G2).
+# Sizes (log2) and runs from the environment:
 #   RUNS=5 G1_RESIDENT="16 18 20 22 24" G1_HOST="20 22 24" G2_RESIDENT="16 18 20 22"
 #   NTT_NN="20 22 24 26" NTT_NR="24 26" NTT_HOST="24 26"; empty skips an op.
 #   NTT_LENT (default: NTT_HOST) times zkpipe's host → host NTT again with
 #   its values in memory the backend lent (page-locked, like sppark's).
+#   BN254's defaults: G2_RESIDENT (always), NTT_NR and NTT_LENT empty.
 # ZKPIPE_COMMIT names zkpipe's commit where the copy has no .git.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
@@ -25,20 +30,32 @@ mkdir -p "$dest"
 RUNS=${RUNS:-5}
 G1_RESIDENT=${G1_RESIDENT-16 18 20 22 24}
 G1_HOST=${G1_HOST-20 22 24}
-G2_RESIDENT=${G2_RESIDENT-16 18 20 22}
 NTT_NN=${NTT_NN-20 22 24 26}
-NTT_NR=${NTT_NR-24 26}
 NTT_HOST=${NTT_HOST-24 26}
-NTT_LENT=${NTT_LENT-$NTT_HOST}
+# Per curve: sppark's binary, zkpipe's curve option, the output names.
+CURVE=${CURVE:-bls12-381}
+case $CURVE in
+  bls12-381)
+    sppark_bin=.gpu/sppark_bench curve_args=() curve_name=BLS12-381 tag=
+    G2_RESIDENT=${G2_RESIDENT-16 18 20 22}
+    NTT_NR=${NTT_NR-24 26}
+    NTT_LENT=${NTT_LENT-$NTT_HOST} ;;
+  bn254)
+    sppark_bin=.gpu/sppark_bench_bn254 curve_args=(--curve bn254) curve_name=BN254 tag=-bn254
+    G2_RESIDENT=   # no G2 on this side
+    NTT_NR=${NTT_NR-}
+    NTT_LENT=${NTT_LENT-} ;;
+  *) echo "run.sh: CURVE must be bls12-381 or bn254, not '$CURVE'" >&2; exit 2 ;;
+esac
 
 for f in .gpu/*.xz; do [ -e "$f" ] && xz -df "$f" && chmod +x "${f%.xz}"; done
-for f in .gpu/zkpipe .gpu/libzkpipe_backend_cuda.so .gpu/sppark_bench; do
+for f in .gpu/zkpipe .gpu/libzkpipe_backend_cuda.so "$sppark_bin"; do
   [ -e "$f" ] || { echo "run.sh: $f is missing (see the header of $0)" >&2; exit 2; }
 done
 export ZKPIPE_PLUGIN_PATH=$PWD/.gpu
 export ZKPIPE_CUDA_CACHE=${ZKPIPE_CUDA_CACHE:-$PWD/.gpu/cuda-cache}
 gpu=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)
-echo "GPU: ${gpu:-unknown (no nvidia-smi)}; $(nproc) CPUs"
+echo "GPU: ${gpu:-unknown (no nvidia-smi)}; $(nproc) CPUs; curve $curve_name"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 start=$SECONDS
@@ -68,15 +85,16 @@ logged() {
   return 0
 }
 
-slog=$dest/sppark.log zlog=$dest/zkpipe.log
+slog=$dest/sppark$tag.log zlog=$dest/zkpipe$tag.log
 : > "$slog"; : > "$zlog"
 
 # sppark: G1 and NTTs in one process, G2 in another (a failure in one does
-# not lose the other). Checks against blst run before each family's timings.
-logged sppark_main "$slog" .gpu/sppark_bench --runs "$RUNS" \
+# not lose the other). Checks (against blst; BN254: on the host with
+# sppark's host types) run before each family's timings.
+logged sppark_main "$slog" "$sppark_bin" --runs "$RUNS" \
   --g1-resident "$(csv "$G1_RESIDENT")" --g1-host "$(csv "$G1_HOST")" --g2-resident none \
   --ntt-nn "$(csv "$NTT_NN")" --ntt-nr "$(csv "$NTT_NR")" --ntt-host "$(csv "$NTT_HOST")"
-[ -n "$G2_RESIDENT" ] && logged sppark_g2 "$slog" .gpu/sppark_bench --runs "$RUNS" \
+[ -n "$G2_RESIDENT" ] && logged sppark_g2 "$slog" "$sppark_bin" --runs "$RUNS" \
   --g1-resident none --g1-host none --g2-resident "$(csv "$G2_RESIDENT")" \
   --ntt-nn none --ntt-nr none --ntt-host none
 
@@ -87,7 +105,7 @@ zbench() {  # NAME [VAR=VALUE...] BENCH-ARGS...
   local name=$1 envs=()
   shift
   while [[ $1 == *=* ]]; do envs+=("$1"); shift; done
-  logged "$name" "$zlog" env "${envs[@]}" .gpu/zkpipe bench "$@" --backend cuda --runs "$RUNS"
+  logged "$name" "$zlog" env "${envs[@]}" .gpu/zkpipe bench "$@" "${curve_args[@]}" --backend cuda --runs "$RUNS"
 }
 [ -n "$G1_RESIDENT" ] && zbench z_g1r msm --resident --log-size "$(span "$G1_RESIDENT")"
 [ -n "$G1_HOST" ] && zbench z_g1h msm --log-size "$(span "$G1_HOST")"
@@ -120,7 +138,7 @@ transform_rows() {  # NAME ORDER: median "transform" of the profile lines, warm-
 }
 value() { awk -v k="$2" '$1 == k { print $2; exit }' <<< "$1"; }
 
-md=$dest/vs-sppark.md
+md=$dest/vs-sppark$tag.md
 commit=${ZKPIPE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 dirty=
 if git status --porcelain --untracked-files=no 2>/dev/null | grep -q .; then dirty=", with uncommitted changes"; fi
@@ -131,7 +149,7 @@ checks_ok=$(cat "$tmp"/sppark_*.out 2>/dev/null | grep -c '^check .* ok$')
 checks_bad=$(cat "$tmp"/sppark_*.out 2>/dev/null | grep -c '^check .* FAIL')
 
 {
-  echo "# zkpipe vs sppark, one run on one GPU"
+  echo "# zkpipe vs sppark, $curve_name, one run on one GPU"
   echo
   echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "- GPU: ${gpu:-unknown (no nvidia-smi)}"
@@ -139,10 +157,16 @@ checks_bad=$(cat "$tmp"/sppark_*.out 2>/dev/null | grep -c '^check .* FAIL')
   echo "- zkpipe: commit $commit$dirty; ${z_backend:-backend line missing}"
   echo "- sppark: ${sp_header#sppark_bench: }"
   echo "- inputs: random bases and scalars; sppark's host inputs pinned (cudaHostAlloc), zkpipe's pageable"
-  echo "  except in the \"lent memory\" row (page-locked, lent by the plugin: \`bench ntt --lent\`)"
+  [ -n "$NTT_LENT" ] &&
+    echo "  except in the \"lent memory\" row (page-locked, lent by the plugin: \`bench ntt --lent\`)"
   echo "- timing: $RUNS runs after 1 warm-up (at most 3 where the warm-up took over 5 s), median;"
   echo "  wall clock to a synchronise on both sides"
-  echo "- sppark checked against blst: $checks_ok ok, $checks_bad failed"
+  if [ "$CURVE" = bn254 ]; then
+    echo "- sppark checked on the host (G1 MSM: t·G by double-and-add, from the bases' scalars;"
+    echo "  NTT: the DFT by definition): $checks_ok ok, $checks_bad failed"
+  else
+    echo "- sppark checked against blst: $checks_ok ok, $checks_bad failed"
+  fi
   echo
   echo "| op | zkpipe | sppark | ratio |"
   echo "|---|---:|---:|---:|"
@@ -181,9 +205,10 @@ checks_bad=$(cat "$tmp"/sppark_*.out 2>/dev/null | grep -c '^check .* FAIL')
   echo "  transform-only bench; the profile synchronises around the step);"
   echo "  sppark: \`NTT::Base_dev_ptr\` then a stream synchronise."
   echo "- NTT host → host: zkpipe \`bench ntt\` (pageable in and out); sppark \`NTT::Base\`"
-  echo "  (pinned buffer; device buffer, copy in, transform, copy out). The lent-memory"
-  echo "  row: \`bench ntt --lent\` (values in page-locked memory the plugin lent, as a"
-  echo "  prover's evaluation vectors are)."
+  echo "  (pinned buffer; device buffer, copy in, transform, copy out).${NTT_LENT:+ The lent-memory}"
+  [ -n "$NTT_LENT" ] &&
+    echo "  row: \`bench ntt --lent\` (values in page-locked memory the plugin lent, as a" &&
+    echo "  prover's evaluation vectors are)."
   echo
   echo "Commands (from the repo root, ZKPIPE_PLUGIN_PATH=.gpu), exit status, wall time:"
   echo

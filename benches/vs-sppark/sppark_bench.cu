@@ -1,8 +1,13 @@
-// sppark's BLS12-381 MSM and NTT timed the way `zkpipe bench` times its own
-// (one warm-up, then the median of R runs, wall clock to a synchronise), so
-// that run.sh can put both in one table from one run on one GPU. Inputs
-// live in pinned host memory. Before each family's timings (G1 MSM, G2 MSM,
-// NTT) sppark's results are checked against blst; a mismatch stops the run.
+// sppark's MSM and NTT timed the way `zkpipe bench` times its own (one
+// warm-up, then the median of R runs, wall clock to a synchronise), so that
+// run.sh can put both in one table from one run on one GPU. Inputs live in
+// pinned host memory. Before each family's timings (G1 MSM, G2 MSM, NTT)
+// sppark's results are checked on the host; a mismatch stops the run.
+//
+// One source, two binaries: sppark_bench (BLS12-381: inputs and reference
+// results from blst, ref.cpp) and, built with -DFEATURE_BN254,
+// sppark_bench_bn254 (G1 and NTT only; inputs and reference results from
+// sppark's own host-side types, ref_bn254.cpp).
 //
 // sppark (crate 0.1.16) and blst (crate 0.3.17) are used from their cargo
 // registry copies, as their own users include them; nothing of theirs is
@@ -15,11 +20,19 @@
 // ntt_nr_device, ntt_nn_host. Exit status: 0 done, 1 a check failed or
 // CUDA/sppark reported an error, 2 no usable CUDA device or bad arguments.
 
-#define FEATURE_BLS12_381
 #define TAKE_RESPONSIBILITY_FOR_ERROR_MESSAGE   // RustError carries the text
 
 #include <cuda.h>
-#include <ff/bls12-381-fp2.hpp>
+#ifdef FEATURE_BN254
+# include <ff/alt_bn128.hpp>
+# define CURVE "BN254"
+# define REF "linear_identity"   // the reference the MSM checks are named after
+#else
+# define FEATURE_BLS12_381
+# include <ff/bls12-381-fp2.hpp>
+# define CURVE "BLS12-381"
+# define REF "blst"
+#endif
 #include <ec/jacobian_t.hpp>
 #include <ec/xyzz_t.hpp>
 
@@ -28,9 +41,11 @@
 typedef jacobian_t<fp_t> point_t;
 typedef xyzz_t<fp_t> bucket_t;
 typedef bucket_t::affine_t affine_t;
+#ifndef FEATURE_BN254
 typedef jacobian_t<fp2_t> point_fp2_t;
 typedef xyzz_t<fp2_t> bucket_fp2_t;
 typedef bucket_fp2_t::affine_t affine_fp2_t;
+#endif
 typedef fr_t scalar_t;
 
 #include <msm/pippenger.cuh>
@@ -51,15 +66,17 @@ typedef fr_t scalar_t;
 #endif
 
 // sppark's host types are blst's memory layout (Montgomery form, 64-bit
-// limbs): inputs made by blst go to sppark as they are, results come back
-// to blst for the checks. (Host pass only: on the device an fp2_t is the
-// half of an Fp2 that one of a pair of threads holds.)
+// limbs): inputs made by ref.cpp / ref_bn254.cpp go to sppark as they are,
+// results come back to them for the checks. (Host pass only: on the device
+// an fp2_t is the half of an Fp2 that one of a pair of threads holds.)
 #ifndef __CUDA_ARCH__
 static_assert(sizeof(affine_t) == sizeof(ref::G1Aff), "G1 affine layout");
 static_assert(sizeof(point_t) == sizeof(ref::G1Jac), "G1 Jacobian layout");
+static_assert(sizeof(scalar_t) == sizeof(ref::Fr), "Fr layout");
+# ifndef FEATURE_BN254
 static_assert(sizeof(affine_fp2_t) == sizeof(ref::G2Aff), "G2 affine layout");
 static_assert(sizeof(point_fp2_t) == sizeof(ref::G2Jac), "G2 Jacobian layout");
-static_assert(sizeof(scalar_t) == sizeof(ref::Fr), "Fr layout");
+# endif
 #endif
 
 using ref::par_for;
@@ -159,9 +176,14 @@ static void check(const char* what, int log, bool ok, const char* why = "")
 struct Options {
     std::vector<int> g1_resident{16, 18, 20, 22, 24};
     std::vector<int> g1_host{20, 22, 24};
-    std::vector<int> g2_resident{16, 18, 20, 22};
     std::vector<int> ntt_nn{20, 22, 24, 26};
+#ifdef FEATURE_BN254
+    std::vector<int> g2_resident{};   // no G2 here
+    std::vector<int> ntt_nr{};
+#else
+    std::vector<int> g2_resident{16, 18, 20, 22};
     std::vector<int> ntt_nr{24, 26};
+#endif
     std::vector<int> ntt_host{24, 26};
     int runs = 5;
     uint64_t seed = 1;
@@ -172,7 +194,20 @@ struct Options {
 static void usage(int code)
 {
     std::fprintf(code ? stderr : stdout,
-"usage: sppark_bench [options]\n"
+#ifdef FEATURE_BN254
+"usage: sppark_bench_bn254 [options]   (sppark over BN254: G1 MSM and NTT)\n"
+"  --g1-resident LIST  G1 MSM, bases uploaded once per size (default 16,18,20,22,24)\n"
+"  --g1-host LIST      G1 MSM, bases from pinned host memory per call (default 20,22,24)\n"
+"  --ntt-nn LIST       forward NTT, natural in and out, data on the GPU (default 20,22,24,26)\n"
+"  --ntt-nr LIST       forward NTT, natural in, bit-reversed out, on the GPU (default none)\n"
+"  --ntt-host LIST     forward NTT NN, pinned host buffer in and out (default 24,26)\n"
+"  --runs R            timed runs after one warm-up (default 5)\n"
+"  --seed S            seed of the random inputs (default 1)\n"
+"  --no-check          skip the correctness checks on the host\n"
+"  --host-check        no GPU: check this program's host side (points, the\n"
+"                      MSM identity, roots of unity, the DFT) and exit\n"
+#else
+"usage: sppark_bench [options]   (sppark over BLS12-381)\n"
 "  --g1-resident LIST  G1 MSM, bases uploaded once per size (default 16,18,20,22,24)\n"
 "  --g1-host LIST      G1 MSM, bases from pinned host memory per call (default 20,22,24)\n"
 "  --g2-resident LIST  G2 MSM, bases uploaded once per size (default 16,18,20,22)\n"
@@ -184,6 +219,7 @@ static void usage(int code)
 "  --no-check          skip the correctness checks against blst\n"
 "  --host-check        no GPU: check this program's host side (points, blst,\n"
 "                      roots of unity) and exit\n"
+#endif
 "LIST: log2 sizes, comma-separated, or 'none'.\n");
     std::exit(code);
 }
@@ -225,6 +261,9 @@ static Options parse(int argc, char** argv)
         else if (a == "--help" || a == "-h") usage(0);
         else { std::fprintf(stderr, "sppark_bench: unknown option %s\n", a.c_str()); usage(2); }
     }
+#ifdef FEATURE_BN254
+    if (!o.g2_resident.empty()) die(2, "no G2 MSM in the BN254 build (--g2-resident none)");
+#endif
     return o;
 }
 
@@ -239,6 +278,78 @@ template<class Aff> static bool in_group_sampled(const Aff* pts, size_t n, size_
     return true;
 }
 
+// No GPU: that the roots of unity the NTT checks use are the ones sppark's
+// forward/inverse transforms use (its tables), and the DFT helper.
+static void ntt_host_checks(const Options& o)
+{
+    const ref::Fr one = ref::fr_from_u64(1), minus_one = ref::fr_neg(one);
+    for (unsigned k : {1u, 2u, 10u, 20u, 24u, 26u, 28u}) {
+        ref::Fr w = ref::root_of_unity(k), wi = ref::fr_inverse(w);
+        check("root_of_unity_order", (int)k, ref::fr_pow(w, 1ull << (k - 1)) == minus_one);
+        check("root_of_unity_is_sppark_table", (int)k,
+              !std::memcmp(&w, &forward_roots_of_unity[k], sizeof(w)) &&
+              !std::memcmp(&wi, &inverse_roots_of_unity[k], sizeof(wi)));
+    }
+    {   // by hand: x = (1, 2, 3, 4), w^2 = -1: X_j = sum x_i w^(ij) is
+        // (10, -2(1 + w), -2, -2(1 - w))
+        ref::Fr x[4] = {ref::fr_from_u64(1), ref::fr_from_u64(2), ref::fr_from_u64(3), ref::fr_from_u64(4)};
+        ref::Fr w = ref::root_of_unity(2), m2 = ref::fr_neg(ref::fr_from_u64(2));
+        ref::Fr want[4] = {ref::fr_from_u64(10), ref::fr_mul(m2, ref::fr_add(one, w)), m2,
+                           ref::fr_mul(m2, ref::fr_add(one, ref::fr_neg(w)))};
+        bool ok = true;
+        for (unsigned j = 0; j < 4; j++) ok &= ref::dft_at(x, 4, ref::fr_pow(w, j)) == want[j];
+        check("naive_dft_by_hand", 2, ok);
+    }
+    {   // the DFT helper: the inverse DFT of the DFT is the input
+        const size_t m = 64;
+        std::vector<ref::Fr> a(m), f(m);
+        ref::random_frs(a.data(), m, o.seed);
+        ref::Fr w = ref::root_of_unity(6), wi = ref::fr_inverse(w);
+        ref::Fr minv = ref::fr_inverse(ref::fr_from_u64(m));
+        for (size_t j = 0; j < m; j++) f[j] = ref::dft_at(a.data(), m, ref::fr_pow(w, j));
+        bool ok = true;
+        for (size_t j = 0; j < m; j++)
+            ok &= ref::fr_mul(ref::dft_at(f.data(), m, ref::fr_pow(wi, j)), minv) == a[j];
+        check("naive_dft_round_trip", 6, ok);
+    }
+}
+
+#ifdef FEATURE_BN254
+// No GPU: this program's host side. The random walk's points against
+// double-and-add from their scalars, and the MSM reference (t*G, from the
+// walks' scalars) against the plain sum of k_i * P_i, across chunks.
+static int host_check(const Options& o)
+{
+    std::printf("sppark_bench_bn254 --host-check: host side only, no GPU used\n");
+    const ref::G1Aff g = ref::g1_generator();
+    check("g1_generator_on_curve", 0, ref::in_group(g));
+    const size_t n = 2 * ref::CHUNK + 100;   // three chunks
+    std::vector<ref::G1Aff> pts(n);
+    ref::random_points(pts.data(), n, o.seed);
+    check("g1_points_on_curve", 13, in_group_sampled(pts.data(), n, n));
+    bool ok = true;
+    for (size_t i : {size_t(0), size_t(1), ref::CHUNK - 1, ref::CHUNK, ref::CHUNK + 1, n - 1}) {
+        ref::G1Jac p;
+        ref::walk_point(p, i, o.seed);
+        ok &= p == pts[i];
+    }
+    check("g1_walk_vs_double_and_add_6_points", 13, ok);
+
+    const size_t m = ref::CHUNK + 64;   // two chunks
+    std::vector<ref::Fr> sc(m);
+    ref::random_frs(sc.data(), m, o.seed + 7);
+    ref::G1Jac by_identity, naive;
+    ref::msm_of_walk(by_identity, sc.data(), m, o.seed);
+    ref::msm_naive(naive, pts.data(), sc.data(), m);
+    check("g1_msm_linear_identity_vs_naive", 12, by_identity == naive);
+    sc[m - 1] = ref::fr_from_u64(1);   // and the identity notices a change
+    ref::msm_of_walk(by_identity, sc.data(), m, o.seed);
+    check("g1_msm_linear_identity_sees_a_change", 12, !(by_identity == naive));
+
+    ntt_host_checks(o);
+    return failures ? 1 : 0;
+}
+#else
 // blst's Pippenger against the plain sum of k_i * P_i: checks the inputs
 // and the scalar conversion that the GPU checks rely on.
 template<class Aff, class Jac> static bool pippenger_vs_naive(size_t n, uint64_t seed)
@@ -268,29 +379,10 @@ static int host_check(const Options& o)
     // (sizes of 2 or more parts of 1024 where there are 2 or more threads)
     check("g1_blst_pippenger_vs_naive", 12, pippenger_vs_naive<ref::G1Aff, ref::G1Jac>(1 << 12, o.seed + 7));
     check("g2_blst_pippenger_vs_naive", 11, pippenger_vs_naive<ref::G2Aff, ref::G2Jac>(1 << 11, o.seed + 7));
-
-    const ref::Fr minus_one = ref::fr_neg(ref::fr_from_u64(1));
-    for (unsigned k : {1u, 10u, 20u, 24u, 26u, 28u}) {
-        ref::Fr w = ref::root_of_unity(k), wi = ref::fr_inverse(w);
-        check("root_of_unity_order", (int)k, ref::fr_pow(w, 1ull << (k - 1)) == minus_one);
-        check("root_of_unity_is_sppark_table", (int)k,
-              !std::memcmp(&w, &forward_roots_of_unity[k], sizeof(w)) &&
-              !std::memcmp(&wi, &inverse_roots_of_unity[k], sizeof(wi)));
-    }
-    {   // the DFT helper: the inverse DFT of the DFT is the input
-        const size_t m = 64;
-        std::vector<ref::Fr> a(m), f(m);
-        ref::random_frs(a.data(), m, o.seed);
-        ref::Fr w = ref::root_of_unity(6), wi = ref::fr_inverse(w);
-        ref::Fr minv = ref::fr_inverse(ref::fr_from_u64(m));
-        for (size_t j = 0; j < m; j++) f[j] = ref::dft_at(a.data(), m, ref::fr_pow(w, j));
-        bool ok = true;
-        for (size_t j = 0; j < m; j++)
-            ok &= ref::fr_mul(ref::dft_at(f.data(), m, ref::fr_pow(wi, j)), minv) == a[j];
-        check("naive_dft_round_trip", 6, ok);
-    }
+    ntt_host_checks(o);
     return failures ? 1 : 0;
 }
+#endif
 
 // Checks run before each family's timings; a failure stops the program.
 static void stop_on_failures(const char* what)
@@ -299,8 +391,10 @@ static void stop_on_failures(const char* what)
         die(1, std::to_string(failures) + " check(s) FAILED (" + what + "); not timing");
 }
 
-// sppark's resident and one-shot G1 MSMs against blst's Pippenger; at 2^18
-// sppark splits the MSM into 4 batches, as it does at the timed sizes.
+// sppark's resident and one-shot G1 MSMs against blst's Pippenger (BN254:
+// against t*G, t = sum s_i*(k0 + j*k1) from the random walks' scalars, by
+// double-and-add on the host); at 2^18 sppark splits the MSM into 4
+// batches, as it does at the timed sizes.
 static void g1_checks(const Options& o)
 {
     for (int log : {10, 18}) {
@@ -310,7 +404,11 @@ static void g1_checks(const Options& o)
         ref::random_points(pts.data(), n, o.seed + 100 + log);
         ref::random_frs(sc.data(), n, o.seed + 200 + log);
         ref::G1Jac want;
+#ifdef FEATURE_BN254
+        ref::msm_of_walk(want, sc.data(), n, o.seed + 100 + log);
+#else
         ref::msm(want, pts.data(), sc.data(), n);
+#endif
 
         auto* bases = (const affine_t*)pts.data();
         auto* scalars = (const scalar_t*)sc.data();
@@ -320,13 +418,14 @@ static void g1_checks(const Options& o)
             bases_uploaded();
             ok_or_die(msm.invoke(got, no_bases<affine_t>, n, scalars, true), "G1 MSM (resident), check");
         }
-        check("g1_msm_resident_vs_blst", log, (const ref::G1Jac&)got == want, "differs from blst");
+        check("g1_msm_resident_vs_" REF, log, (const ref::G1Jac&)got == want, "differs from " REF);
         ok_or_die(mult_pippenger<bucket_t>(&got, bases, n, scalars, true), "G1 MSM (host bases), check");
-        check("g1_msm_host_vs_blst", log, (const ref::G1Jac&)got == want, "differs from blst");
+        check("g1_msm_host_vs_" REF, log, (const ref::G1Jac&)got == want, "differs from " REF);
     }
-    stop_on_failures("sppark G1 MSM against blst");
+    stop_on_failures("sppark G1 MSM against " REF);
 }
 
+#ifndef FEATURE_BN254   // (no G2 in the BN254 build)
 // sppark's resident G2 MSM (fp2 kernels) against blst's Pippenger.
 static void g2_checks(const Options& o)
 {
@@ -348,6 +447,8 @@ static void g2_checks(const Options& o)
     }
     stop_on_failures("sppark G2 MSM against blst");
 }
+
+#endif
 
 // sppark's forward NN against the DFT by definition: every output at 2^10
 // (host to host), three outputs at 2^20 (on the device); and the inverse
@@ -440,6 +541,7 @@ static void bench_g1(const Options& o)
     }
 }
 
+#ifndef FEATURE_BN254
 static void bench_g2(const Options& o)
 {
     int max = max_of(o.g2_resident);
@@ -467,6 +569,8 @@ static void bench_g2(const Options& o)
         }));
     }
 }
+
+#endif
 
 static void bench_ntt(const Options& o, const gpu_t& gpu)
 {
@@ -529,7 +633,7 @@ int main(int argc, char** argv)
         (void)cudaDriverGetVersion(&drv);
         (void)cudaRuntimeGetVersion(&rt);
         const auto& p = gpu.props();
-        std::printf("sppark_bench: sppark %s; device 0: %s, %d SMs, sm_%d%d, %.0f MiB; "
+        std::printf("sppark_bench: sppark %s, " CURVE "; device 0: %s, %d SMs, sm_%d%d, %.0f MiB; "
                     "CUDA driver %d, runtime %d; %u host threads; %d runs after 1 warm-up; seed %llu\n",
                     SPPARK_VERSION, p.name, p.multiProcessorCount, p.major, p.minor,
                     p.totalGlobalMem / 1048576.0, drv, rt, std::thread::hardware_concurrency(),
@@ -537,7 +641,9 @@ int main(int argc, char** argv)
         std::fflush(stdout);
 
         bench_g1(o);
+#ifndef FEATURE_BN254
         bench_g2(o);
+#endif
         bench_ntt(o, gpu);
         cuda_or_die(cudaDeviceSynchronize(), "final synchronise");
     } catch (const sppark_error& e) {

@@ -7,7 +7,7 @@ use ark_ec::{AffineRepr, CurveGroup, VariableBaseMSM};
 use ark_ff::{FftField, Field, One, PrimeField, Zero};
 use libtest_mimic::{Failed, Trial};
 use zkpipe::bn254::{self, Fr, G1Affine, G2Affine, sample};
-use zkpipe::plugin::{ErrorCode, MsmConfig, NttConfigOf, NttDirection, NttOrder, ops};
+use zkpipe::plugin::{BasesHandle, ErrorCode, MsmConfig, NttConfigOf, NttDirection, NttOrder, ops};
 use zkpipe::{Backend, Curve, Error};
 
 use super::{Target, expect_code, fail_on, max_log, order_name};
@@ -45,6 +45,8 @@ trait Group: 'static {
     fn coords(p: &Self::Aff) -> Vec<[u8; 32]>;
     fn ark_coords(p: &<Self::Ark as CurveGroup>::Affine) -> Vec<[u8; 32]>;
     fn msm(be: &Backend, b: &[Self::Aff], s: &[Fr]) -> Result<Self::Aff, Error>;
+    fn upload(be: &Backend, b: &[Self::Aff]) -> Result<BasesHandle, Error>;
+    fn msm_resident(be: &Backend, h: BasesHandle, s: &[Fr]) -> Result<Self::Aff, Error>;
 }
 
 struct G1;
@@ -78,6 +80,13 @@ impl Group for G1 {
     }
     fn msm(be: &Backend, b: &[G1Affine], s: &[Fr]) -> Result<G1Affine, Error> {
         be.bn254_msm_g1(b, s, &MsmConfig::default())
+            .map(|p| p.to_affine())
+    }
+    fn upload(be: &Backend, b: &[G1Affine]) -> Result<BasesHandle, Error> {
+        be.bn254_upload_bases_g1(b, 0)
+    }
+    fn msm_resident(be: &Backend, h: BasesHandle, s: &[Fr]) -> Result<G1Affine, Error> {
+        be.bn254_msm_g1(h, s, &MsmConfig::default())
             .map(|p| p.to_affine())
     }
 }
@@ -117,10 +126,26 @@ impl Group for G2 {
         be.bn254_msm_g2(b, s, &MsmConfig::default())
             .map(|p| p.to_affine())
     }
+    fn upload(be: &Backend, b: &[G2Affine]) -> Result<BasesHandle, Error> {
+        be.bn254_upload_bases_g2(b, 0)
+    }
+    fn msm_resident(be: &Backend, h: BasesHandle, s: &[Fr]) -> Result<G2Affine, Error> {
+        be.bn254_msm_g2(h, s, &MsmConfig::default())
+            .map(|p| p.to_affine())
+    }
 }
 
 fn check_msm<G: Group>(be: &Backend, bases: &[G::Aff], scalars: &[Fr]) -> Result<(), Failed> {
-    let got = fail_on(G::msm(be, bases, scalars))?;
+    check_against_ark::<G>(fail_on(G::msm(be, bases, scalars))?, bases, scalars)
+}
+
+/// `got` equals arkworks' MSM of the first `scalars.len()` of `bases`.
+fn check_against_ark<G: Group>(
+    got: G::Aff,
+    bases: &[G::Aff],
+    scalars: &[Fr],
+) -> Result<(), Failed> {
+    let bases = &bases[..scalars.len()];
     let ark_bases: Vec<_> = bases.iter().map(G::to_ark).collect();
     let ark_scalars: Vec<_> = scalars.iter().map(ark_fr).collect();
     let want = G::Ark::msm(&ark_bases, &ark_scalars)
@@ -192,6 +217,80 @@ fn msm_trials<G: Group>(t: &Target, max: u32, out: &mut Vec<Trial>) {
             ErrorCode::INVALID_INPUT,
         )
     }));
+    if t.caps.supports(ops::bn254::RESIDENT_BASES) {
+        resident_trials::<G>(t, max, out);
+    }
+}
+
+/// MSMs on resident bases: a prefix of the set, twice, edge cases at 2^15,
+/// and the handle's lifetime and checks.
+fn resident_trials<G: Group>(t: &Target, max: u32, out: &mut Vec<Trial>) {
+    let n = (1usize << max) + 1;
+    out.push(t.trial(format!("{}/resident/{n}", G::OP), move |be| {
+        let bases = G::points(n + 3, 72);
+        let scalars = sample::scalars(n, 73);
+        let h = fail_on(G::upload(be, &bases))?;
+        // Two calls on one handle: residency must survive use.
+        for _ in 0..2 {
+            check_against_ark::<G>(fail_on(G::msm_resident(be, h, &scalars))?, &bases, &scalars)?;
+        }
+        expect_code(
+            G::msm_resident(be, h, &sample::scalars(n + 4, 74)),
+            ErrorCode::INVALID_INPUT,
+        )?;
+        fail_on(be.drop_bases(h))?;
+        expect_code(G::msm_resident(be, h, &scalars), ErrorCode::INVALID_INPUT)?;
+        expect_code(be.drop_bases(h), ErrorCode::INVALID_INPUT)
+    }));
+    out.push(t.trial(format!("{}/resident edges at 2^15", G::OP), |be| {
+        let (bases, scalars) = edges::<G>(1 << 15);
+        let h = fail_on(G::upload(be, &bases))?;
+        let got = fail_on(G::msm_resident(be, h, &scalars))?;
+        fail_on(be.drop_bases(h))?;
+        check_against_ark::<G>(got, &bases, &scalars)
+    }));
+}
+
+/// A handle of BN254 G1 points is refused by a BN254 G2 MSM and by
+/// BLS12-381's MSMs, a BLS12-381 handle by BN254's; each handle still
+/// works afterwards.
+fn other_group_trials(t: &Target, out: &mut Vec<Trial>) {
+    let needs = [
+        ops::bn254::RESIDENT_BASES,
+        ops::bn254::MSM_G1,
+        ops::bn254::MSM_G2,
+        ops::RESIDENT_BASES,
+        ops::MSM_G1,
+    ];
+    if !needs.iter().all(|op| t.caps.supports(op)) {
+        return;
+    }
+    out.push(t.trial(
+        "bn254.resident_bases/handles of other groups refused".into(),
+        |be| {
+            let (bases, scalars) = (G1::points(9, 75), sample::scalars(9, 76));
+            let h = fail_on(G1::upload(be, &bases))?;
+            expect_code(G2::msm_resident(be, h, &scalars), ErrorCode::INVALID_INPUT)?;
+            let bls_scalars = zkpipe::util::sample::scalars(9, 77);
+            expect_code(
+                be.msm_g1(h, &bls_scalars, &MsmConfig::default()),
+                ErrorCode::INVALID_INPUT,
+            )?;
+            check_against_ark::<G1>(
+                fail_on(G1::msm_resident(be, h, &scalars))?,
+                &bases,
+                &scalars,
+            )?;
+            fail_on(be.drop_bases(h))?;
+            let bls = fail_on(be.upload_bases_g1(&zkpipe::util::sample::g1_points(9, 78), 0))?;
+            expect_code(
+                G1::msm_resident(be, bls, &scalars),
+                ErrorCode::INVALID_INPUT,
+            )?;
+            fail_on(be.msm_g1(bls, &bls_scalars, &MsmConfig::default()))?;
+            fail_on(be.drop_bases(bls))
+        },
+    ));
 }
 
 fn bit_reversed(v: &[ArkFr]) -> Vec<ArkFr> {
@@ -336,6 +435,15 @@ fn fr_bytes(x: &ArkFr) -> [u8; 32] {
     out
 }
 
+/// The resident-bases trials again, for a backend made with settings that
+/// change how it keeps bases (precomputed tables, window widths).
+pub fn resident_trials_under_settings(t: &Target, out: &mut Vec<Trial>) {
+    if t.caps.supports(ops::bn254::RESIDENT_BASES) {
+        resident_trials::<G1>(t, max_log().min(12), out);
+        resident_trials::<G2>(t, max_log().min(10), out);
+    }
+}
+
 /// BN254's trials for one backend: conformance for what it lists, a
 /// clean refusal of the rest.
 pub fn trials(t: &Target, out: &mut Vec<Trial>) {
@@ -349,6 +457,7 @@ pub fn trials(t: &Target, out: &mut Vec<Trial>) {
     if t.caps.supports(ops::bn254::NTT) {
         ntt_trials(t, out);
     }
+    other_group_trials(t, out);
     let unlisted: Vec<&'static str> = ops::bn254::ALL
         .iter()
         .copied()
@@ -366,11 +475,12 @@ pub fn trials(t: &Target, out: &mut Vec<Trial>) {
             for op in &unlisted {
                 let r = match *op {
                     ops::bn254::MSM_G1 => be
-                        .bn254_msm_g1(&[p], &[Fr::one()], &MsmConfig::default())
+                        .bn254_msm_g1(&[p][..], &[Fr::one()], &MsmConfig::default())
                         .map(drop),
                     ops::bn254::MSM_G2 => be
-                        .bn254_msm_g2(&[q], &[Fr::one()], &MsmConfig::default())
+                        .bn254_msm_g2(&[q][..], &[Fr::one()], &MsmConfig::default())
                         .map(drop),
+                    ops::bn254::RESIDENT_BASES => be.bn254_upload_bases_g1(&[p], 0).map(drop),
                     _ => be.bn254_ntt(&mut [Fr::one(); 2], &NttConfigOf::default()),
                 };
                 expect_code(r, ErrorCode::UNSUPPORTED)?;

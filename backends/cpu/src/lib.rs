@@ -34,7 +34,48 @@ use zkpipe_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 enum Bases {
     G1(Arc<Vec<G1Affine>>),
     G2(Arc<Vec<G2Affine>>),
+    Bn254G1(Arc<Vec<zkpipe_core::bn254::G1Affine>>),
+    Bn254G2(Arc<Vec<zkpipe_core::bn254::G2Affine>>),
 }
+
+impl Bases {
+    fn group(&self) -> &'static str {
+        match self {
+            Bases::G1(_) => "BLS12-381 G1",
+            Bases::G2(_) => "BLS12-381 G2",
+            Bases::Bn254G1(_) => "BN254 G1",
+            Bases::Bn254G2(_) => "BN254 G2",
+        }
+    }
+}
+
+/// A group whose bases a [`Bases`] may hold.
+trait Held: Sized {
+    const GROUP: &'static str;
+    fn of(b: &Bases) -> Option<&Arc<Vec<Self>>>;
+    fn wrap(b: Vec<Self>) -> Bases;
+}
+
+macro_rules! held {
+    ($t:ty, $variant:ident, $name:literal) => {
+        impl Held for $t {
+            const GROUP: &'static str = $name;
+            fn of(b: &Bases) -> Option<&Arc<Vec<Self>>> {
+                match b {
+                    Bases::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn wrap(b: Vec<Self>) -> Bases {
+                Bases::$variant(Arc::new(b))
+            }
+        }
+    };
+}
+held!(G1Affine, G1, "BLS12-381 G1");
+held!(G2Affine, G2, "BLS12-381 G2");
+held!(zkpipe_core::bn254::G1Affine, Bn254G1, "BN254 G1");
+held!(zkpipe_core::bn254::G2Affine, Bn254G2, "BN254 G2");
 
 /// Bases kept on one logical device.
 #[derive(Debug)]
@@ -164,8 +205,13 @@ impl CpuBackend {
             ))
         })
     }
-    /// The bases behind `h`, which must live on `device`.
-    fn resident(&self, h: BasesHandle, device: u32) -> Result<Bases, AccelError> {
+    /// The first `n` of the `T` bases behind `h`, which must live on `device`.
+    fn resident<T: Held>(
+        &self,
+        h: BasesHandle,
+        device: u32,
+        n: usize,
+    ) -> Result<Arc<Vec<T>>, AccelError> {
         let r = self.resident.get(h.0)?;
         if r.device != device {
             return Err(AccelError::invalid_input(format!(
@@ -173,40 +219,21 @@ impl CpuBackend {
                 h.0, r.device
             )));
         }
-        Ok(r.bases.clone())
-    }
-    fn resident_g1(
-        &self,
-        h: BasesHandle,
-        device: u32,
-        n: usize,
-    ) -> Result<Arc<Vec<G1Affine>>, AccelError> {
-        match self.resident(h, device)? {
-            Bases::G1(b) if b.len() >= n => Ok(b),
-            Bases::G1(b) => Err(short_bases(h, b.len(), n)),
-            Bases::G2(_) => Err(AccelError::invalid_input(format!(
-                "bases handle {} holds G2 points, not G1",
-                h.0
+        match T::of(&r.bases) {
+            Some(b) if b.len() >= n => Ok(b.clone()),
+            Some(b) => Err(short_bases(h, b.len(), n)),
+            None => Err(AccelError::invalid_input(format!(
+                "bases handle {:#x} holds {} points, not {}",
+                h.0,
+                r.bases.group(),
+                T::GROUP
             ))),
         }
     }
-    fn resident_g2(
-        &self,
-        h: BasesHandle,
-        device: u32,
-        n: usize,
-    ) -> Result<Arc<Vec<G2Affine>>, AccelError> {
-        match self.resident(h, device)? {
-            Bases::G2(b) if b.len() >= n => Ok(b),
-            Bases::G2(b) => Err(short_bases(h, b.len(), n)),
-            Bases::G1(_) => Err(AccelError::invalid_input(format!(
-                "bases handle {} holds G1 points, not G2",
-                h.0
-            ))),
-        }
-    }
-    fn insert(&self, device: u32, bases: Bases) -> Result<BasesHandle, AccelError> {
+    /// Keeps a copy of `bases` for `device`.
+    fn insert<T: Held + Clone>(&self, device: u32, bases: &[T]) -> Result<BasesHandle, AccelError> {
         self.pool(device)?;
+        let bases = T::wrap(bases.to_vec());
         Ok(BasesHandle(
             self.resident.insert(Resident { device, bases }),
         ))
@@ -283,6 +310,7 @@ impl AcceleratorImpl for CpuBackend {
                 // halo2curves' copies of the inputs, and its buckets.
                 op(ops::bn254::MSM_G1, 64 + 32),
                 op(ops::bn254::MSM_G2, 128 + 32),
+                OpSupport::new(ops::bn254::RESIDENT_BASES, 32),
                 OpSupport::new(ops::bn254::NTT, zkpipe_core::bn254::FR_TWO_ADICITY)
                     .with_scratch(|n| 32 * n),
             ]);
@@ -301,7 +329,7 @@ impl AcceleratorImpl for CpuBackend {
         let sum = match bases {
             BasesRef::Host(b) => pool.install(|| msm::msm::<msm::G1>(&b, scalars, window)),
             BasesRef::Resident(h) => {
-                let b = self.resident_g1(h, config.device, scalars.len())?;
+                let b = self.resident::<G1Affine>(h, config.device, scalars.len())?;
                 pool.install(|| msm::msm::<msm::G1>(&b[..scalars.len()], scalars, window))
             }
         };
@@ -319,18 +347,18 @@ impl AcceleratorImpl for CpuBackend {
         Ok(match bases {
             BasesRef::Host(b) => pool.install(|| msm::msm::<msm::G2>(&b, scalars, window)),
             BasesRef::Resident(h) => {
-                let b = self.resident_g2(h, config.device, scalars.len())?;
+                let b = self.resident::<G2Affine>(h, config.device, scalars.len())?;
                 pool.install(|| msm::msm::<msm::G2>(&b[..scalars.len()], scalars, window))
             }
         })
     }
 
     fn upload_bases_g1(&self, bases: &[G1Affine], device: u32) -> Result<BasesHandle, AccelError> {
-        self.insert(device, Bases::G1(Arc::new(bases.to_vec())))
+        self.insert(device, bases)
     }
 
     fn upload_bases_g2(&self, bases: &[G2Affine], device: u32) -> Result<BasesHandle, AccelError> {
-        self.insert(device, Bases::G2(Arc::new(bases.to_vec())))
+        self.insert(device, bases)
     }
 
     fn drop_bases(&self, handle: BasesHandle) -> Result<(), AccelError> {
@@ -361,23 +389,51 @@ impl AcceleratorImpl for CpuBackend {
 
     fn bn254_msm_g1(
         &self,
-        bases: &[zkpipe_core::bn254::G1Affine],
+        bases: BasesRef<'_, zkpipe_core::bn254::G1Affine>,
         scalars: &[zkpipe_core::bn254::Fr],
         config: &MsmConfig,
     ) -> Result<zkpipe_core::bn254::G1Projective, AccelError> {
         let pool = self.pool(config.device)?;
-        self.faults
-            .g1(pool.install(|| bn254::msm_g1(bases, scalars)))
+        let sum = match bases {
+            BasesRef::Host(b) => pool.install(|| bn254::msm_g1(&b, scalars)),
+            BasesRef::Resident(h) => {
+                let b = self.resident(h, config.device, scalars.len())?;
+                pool.install(|| bn254::msm_g1(&b[..scalars.len()], scalars))
+            }
+        };
+        self.faults.g1(sum)
     }
 
     fn bn254_msm_g2(
         &self,
-        bases: &[zkpipe_core::bn254::G2Affine],
+        bases: BasesRef<'_, zkpipe_core::bn254::G2Affine>,
         scalars: &[zkpipe_core::bn254::Fr],
         config: &MsmConfig,
     ) -> Result<zkpipe_core::bn254::G2Projective, AccelError> {
         let pool = self.pool(config.device)?;
-        Ok(pool.install(|| bn254::msm_g2(bases, scalars)))
+        Ok(match bases {
+            BasesRef::Host(b) => pool.install(|| bn254::msm_g2(&b, scalars)),
+            BasesRef::Resident(h) => {
+                let b = self.resident(h, config.device, scalars.len())?;
+                pool.install(|| bn254::msm_g2(&b[..scalars.len()], scalars))
+            }
+        })
+    }
+
+    fn bn254_upload_bases_g1(
+        &self,
+        bases: &[zkpipe_core::bn254::G1Affine],
+        device: u32,
+    ) -> Result<BasesHandle, AccelError> {
+        self.insert(device, bases)
+    }
+
+    fn bn254_upload_bases_g2(
+        &self,
+        bases: &[zkpipe_core::bn254::G2Affine],
+        device: u32,
+    ) -> Result<BasesHandle, AccelError> {
+        self.insert(device, bases)
     }
 
     fn bn254_ntt(

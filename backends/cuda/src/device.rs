@@ -252,7 +252,7 @@ pub(crate) fn discover(lent: &Arc<LentMemory>) -> (Vec<Gpu>, String) {
     }
     notes.push(
         "ops: msm_g1, msm_g2 (resident bases), ntt, quotient, host_memory, spmv (resident r1cs); \
-         bn254.msm_g1, bn254.msm_g2, bn254.ntt"
+         bn254.msm_g1, bn254.msm_g2 (resident bases), bn254.ntt"
             .into(),
     );
     (gpus, notes.join("; "))

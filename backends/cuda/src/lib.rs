@@ -73,7 +73,8 @@ pub fn kernels() -> impl Iterator<Item = &'static str> {
 /// A base set kept on a device.
 struct Resident {
     device: u32,
-    g2: bool,
+    /// [`msm::Curve::GROUP`] of the points.
+    group: &'static str,
     len: usize,
     words: ResidentWords,
 }
@@ -248,7 +249,6 @@ impl CudaBackend {
         &self,
         bases: &[C::Affine],
         device: u32,
-        g2: bool,
     ) -> Result<BasesHandle, AccelError> {
         let lane = self.gpu(device)?.lane()?;
         let size = std::mem::size_of_val(bases);
@@ -268,7 +268,7 @@ impl CudaBackend {
         };
         Ok(BasesHandle(self.resident.insert(Resident {
             device,
-            g2,
+            group: C::GROUP,
             len: bases.len(),
             words,
         })))
@@ -279,7 +279,6 @@ impl CudaBackend {
         bases: BasesRef<'_, C::Affine>,
         scalars: &[C::Scalar],
         config: &MsmConfig,
-        g2: bool,
     ) -> Result<C::Proj, AccelError> {
         check_window(config.window_bits)?;
         if scalars.len() > 1 << 28 {
@@ -299,15 +298,15 @@ impl CudaBackend {
             BasesRef::Host(_) => None,
             BasesRef::Resident(h) => {
                 let r = self.resident.get(h.0)?;
-                if r.g2 != g2 || r.device != config.device || r.len < scalars.len() {
+                if r.group != C::GROUP || r.device != config.device || r.len < scalars.len() {
                     return Err(AccelError::invalid_input(format!(
                         "bases handle {:#x} holds {} {} points on device {}; this MSM needs {} {} points on device {}",
                         h.0,
                         r.len,
-                        if r.g2 { "G2" } else { "G1" },
+                        r.group,
                         r.device,
                         scalars.len(),
-                        if g2 { "G2" } else { "G1" },
+                        C::GROUP,
                         config.device
                     )));
                 }
@@ -462,6 +461,7 @@ impl AcceleratorImpl for CudaBackend {
                 op(ops::SPMV).with_scratch(spmv),
                 op(ops::bn254::MSM_G1).with_scratch(msm(<msm::Bn254G1 as msm::Curve>::WORDS)),
                 op(ops::bn254::MSM_G2).with_scratch(msm(<msm::Bn254G2 as msm::Curve>::WORDS)),
+                op(ops::bn254::RESIDENT_BASES),
                 OpSupport::new(ops::bn254::NTT, zkpipe_core::bn254::FR_TWO_ADICITY)
                     .with_scratch(ntt),
             ]
@@ -475,7 +475,7 @@ impl AcceleratorImpl for CudaBackend {
         scalars: &[Fr],
         config: &MsmConfig,
     ) -> Result<G1Projective, AccelError> {
-        self.msm::<msm::G1>(bases, scalars, config, false)
+        self.msm::<msm::G1>(bases, scalars, config)
     }
 
     fn msm_g2(
@@ -484,15 +484,15 @@ impl AcceleratorImpl for CudaBackend {
         scalars: &[Fr],
         config: &MsmConfig,
     ) -> Result<G2Projective, AccelError> {
-        self.msm::<msm::G2>(bases, scalars, config, true)
+        self.msm::<msm::G2>(bases, scalars, config)
     }
 
     fn upload_bases_g1(&self, bases: &[G1Affine], device: u32) -> Result<BasesHandle, AccelError> {
-        self.upload::<msm::G1>(bases, device, false)
+        self.upload::<msm::G1>(bases, device)
     }
 
     fn upload_bases_g2(&self, bases: &[G2Affine], device: u32) -> Result<BasesHandle, AccelError> {
-        self.upload::<msm::G2>(bases, device, true)
+        self.upload::<msm::G2>(bases, device)
     }
 
     fn drop_bases(&self, handle: BasesHandle) -> Result<(), AccelError> {
@@ -565,20 +565,36 @@ impl AcceleratorImpl for CudaBackend {
 
     fn bn254_msm_g1(
         &self,
-        bases: &[bn254::G1Affine],
+        bases: BasesRef<'_, bn254::G1Affine>,
         scalars: &[bn254::Fr],
         config: &MsmConfig,
     ) -> Result<bn254::G1Projective, AccelError> {
-        self.msm::<msm::Bn254G1>(BasesRef::Host(bases.into()), scalars, config, false)
+        self.msm::<msm::Bn254G1>(bases, scalars, config)
+    }
+
+    fn bn254_upload_bases_g1(
+        &self,
+        bases: &[bn254::G1Affine],
+        device: u32,
+    ) -> Result<BasesHandle, AccelError> {
+        self.upload::<msm::Bn254G1>(bases, device)
     }
 
     fn bn254_msm_g2(
         &self,
-        bases: &[bn254::G2Affine],
+        bases: BasesRef<'_, bn254::G2Affine>,
         scalars: &[bn254::Fr],
         config: &MsmConfig,
     ) -> Result<bn254::G2Projective, AccelError> {
-        self.msm::<msm::Bn254G2>(BasesRef::Host(bases.into()), scalars, config, true)
+        self.msm::<msm::Bn254G2>(bases, scalars, config)
+    }
+
+    fn bn254_upload_bases_g2(
+        &self,
+        bases: &[bn254::G2Affine],
+        device: u32,
+    ) -> Result<BasesHandle, AccelError> {
+        self.upload::<msm::Bn254G2>(bases, device)
     }
 
     fn bn254_ntt(

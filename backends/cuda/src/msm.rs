@@ -39,6 +39,8 @@ pub(crate) trait Curve {
     /// `u64` words per coordinate (BLS12-381: 6 for Fp, 12 for Fp2;
     /// BN254: 4 and 8).
     const WORDS: usize;
+    /// The group's name in messages: "BLS12-381 G1", "BN254 G2"…
+    const GROUP: &'static str;
     fn kernels(k: &MsmKernels) -> &PointKernels;
     /// The host's projective point from device XYZZ words `[X, Y, ZZ, ZZZ]`.
     fn from_xyzz(words: &[u64]) -> Self::Proj;
@@ -94,6 +96,7 @@ impl Curve for G1 {
     type Proj = G1Projective;
     type Scalar = Fr;
     const WORDS: usize = 6;
+    const GROUP: &'static str = "BLS12-381 G1";
     fn kernels(k: &MsmKernels) -> &PointKernels {
         &k.g1
     }
@@ -117,6 +120,7 @@ impl Curve for G2 {
     type Proj = G2Projective;
     type Scalar = Fr;
     const WORDS: usize = 12;
+    const GROUP: &'static str = "BLS12-381 G2";
     fn kernels(k: &MsmKernels) -> &PointKernels {
         &k.g2
     }
@@ -179,6 +183,7 @@ impl Curve for Bn254G1 {
     type Proj = bn254::G1Projective;
     type Scalar = bn254::Fr;
     const WORDS: usize = 4;
+    const GROUP: &'static str = "BN254 G1";
     fn kernels(k: &MsmKernels) -> &PointKernels {
         &k.g1
     }
@@ -201,6 +206,7 @@ impl Curve for Bn254G2 {
     type Proj = bn254::G2Projective;
     type Scalar = bn254::Fr;
     const WORDS: usize = 8;
+    const GROUP: &'static str = "BN254 G2";
     fn kernels(k: &MsmKernels) -> &PointKernels {
         &k.g2
     }

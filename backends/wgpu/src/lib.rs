@@ -2,7 +2,7 @@
 //! from a witness over resident R1CS matrices (`spmv`) in WGSL (`shaders/`), on
 //! any adapter wgpu finds (Vulkan on Linux — lavapipe in CI, the NVIDIA
 //! driver on the H200 —, Metal, DX12). BN254's ops (`bn254.ntt`,
-//! `bn254.msm_g1`, `bn254.msm_g2`, over host bases) run the same shader
+//! `bn254.msm_g1`, `bn254.msm_g2`, host or resident bases) run the same shader
 //! sources with BN254's constants generated in; their pipelines are built at
 //! the first BN254 op, so BLS12-381 alone never compiles them.
 //!
@@ -140,7 +140,7 @@ impl BackendPlugin for WgpuBackend {
             .collect();
         notes.push(
             "ops: ntt, msm_g1, msm_g2 (batch, resident bases), spmv (resident R1CS), \
-             bn254.ntt, bn254.msm_g1, bn254.msm_g2 on the adapter; msm_g2 and bn254.msm_g2 \
+             bn254.ntt, bn254.msm_g1, bn254.msm_g2 (resident bases) on the adapter; msm_g2 and bn254.msm_g2 \
              need SHADER_INT64 (else they run on the CPU fallback)"
                 .into(),
         );
@@ -257,14 +257,14 @@ impl WgpuBackend {
         gpu.msm::<G>(&buf, scalars, config.window_bits)
     }
 
-    /// One MSM over host or resident bases of BLS12-381's `G`.
+    /// One MSM over host or resident bases of `G` (either curve).
     ///
     /// # Errors
     /// `UNSUPPORTED` for G2 without 64-bit integers; as [`Gpu::msm`].
-    fn msm<G: msm::Group<Scalar = Fr>>(
+    fn msm<G: msm::Group>(
         &self,
         bases: BasesRef<'_, G::Affine>,
-        scalars: &[Fr],
+        scalars: &[G::Scalar],
         config: &MsmConfig,
     ) -> Result<G::Proj, AccelError> {
         if G::G2 && !self.g2_everywhere() {
@@ -397,9 +397,10 @@ impl AcceleratorImpl for WgpuBackend {
         if self.g2_everywhere() {
             ops.extend([op(ops::MSM_G2, msm), op(ops::MSM_G2_BATCH, msm)]);
         }
-        // BN254: host bases only (its seam ops take slices), Fr of two-adicity 28.
+        // BN254: Fr of two-adicity 28.
         ops.extend([
             op(ops::bn254::MSM_G1, msm),
+            op(ops::bn254::RESIDENT_BASES, msm),
             op(
                 ops::bn254::NTT,
                 self.max_ntt_log().min(bn254::FR_TWO_ADICITY),
@@ -495,20 +496,36 @@ impl AcceleratorImpl for WgpuBackend {
 
     fn bn254_msm_g1(
         &self,
-        bases: &[bn254::G1Affine],
+        bases: BasesRef<'_, bn254::G1Affine>,
         scalars: &[bn254::Fr],
         config: &MsmConfig,
     ) -> Result<bn254::G1Projective, AccelError> {
-        self.msm_host::<msm::Bn254G1>(bases, scalars, config)
+        self.msm::<msm::Bn254G1>(bases, scalars, config)
+    }
+
+    fn bn254_upload_bases_g1(
+        &self,
+        bases: &[bn254::G1Affine],
+        device: u32,
+    ) -> Result<BasesHandle, AccelError> {
+        self.upload_bases::<msm::Bn254G1>(bases, device)
     }
 
     fn bn254_msm_g2(
         &self,
-        bases: &[bn254::G2Affine],
+        bases: BasesRef<'_, bn254::G2Affine>,
         scalars: &[bn254::Fr],
         config: &MsmConfig,
     ) -> Result<bn254::G2Projective, AccelError> {
-        self.msm_host::<msm::Bn254G2>(bases, scalars, config)
+        self.msm::<msm::Bn254G2>(bases, scalars, config)
+    }
+
+    fn bn254_upload_bases_g2(
+        &self,
+        bases: &[bn254::G2Affine],
+        device: u32,
+    ) -> Result<BasesHandle, AccelError> {
+        self.upload_bases::<msm::Bn254G2>(bases, device)
     }
 
     fn bn254_ntt(

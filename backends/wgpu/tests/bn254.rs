@@ -114,12 +114,12 @@ fn naive_g2(bases: &[G2Affine], scalars: &[Fr]) -> G2Projective {
 }
 
 fn msm_g1(be: &WgpuBackend, bases: &[G1Affine], scalars: &[Fr]) -> G1Projective {
-    be.bn254_msm_g1(bases, scalars, &MsmConfig::default())
+    be.bn254_msm_g1(BasesRef::Host(bases.into()), scalars, &MsmConfig::default())
         .unwrap()
 }
 
 fn msm_g2(be: &WgpuBackend, bases: &[G2Affine], scalars: &[Fr]) -> G2Projective {
-    be.bn254_msm_g2(bases, scalars, &MsmConfig::default())
+    be.bn254_msm_g2(BasesRef::Host(bases.into()), scalars, &MsmConfig::default())
         .unwrap()
 }
 
@@ -170,7 +170,7 @@ fn u32_multiply() {
     }
     assert!(!be.capabilities().supports(ops::bn254::MSM_G2));
     let r = be.bn254_msm_g2(
-        &[G2Affine::generator()],
+        BasesRef::Host([G2Affine::generator()][..].into()),
         &[Fr::one()],
         &MsmConfig::default(),
     );
@@ -220,7 +220,9 @@ fn identity_results() {
             window_bits,
             ..Default::default()
         };
-        let got = be.bn254_msm_g2(&p2, &s, &cfg).unwrap();
+        let got = be
+            .bn254_msm_g2(BasesRef::Host(p2[..].into()), &s, &cfg)
+            .unwrap();
         assert!(got.eq_point(&want), "window_bits={window_bits}");
     }
 }

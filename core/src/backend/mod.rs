@@ -38,6 +38,12 @@ impl<'a, T> From<&'a [T]> for BasesRef<'a, T> {
     }
 }
 
+impl<'a, T> From<&'a Vec<T>> for BasesRef<'a, T> {
+    fn from(v: &'a Vec<T>) -> Self {
+        BasesRef::Host(RSlice::from_slice(v))
+    }
+}
+
 impl<T> From<BasesHandle> for BasesRef<'_, T> {
     fn from(h: BasesHandle) -> Self {
         BasesRef::Resident(h)
@@ -288,15 +294,17 @@ impl Backend {
         })
     }
 
-    /// `Σ scalars[i]·bases[i]` in BN254's G1, bases from the host.
+    /// `Σ scalars[i]·bases[i]` in BN254's G1; bases from the host (a
+    /// slice) or resident (a handle from [`Backend::bn254_upload_bases_g1`]).
     ///
     /// # Errors
     /// `UNSUPPORTED` unless [`Backend::capabilities`] lists
     /// [`ops::bn254::MSM_G1`](crate::plugin::ops::bn254::MSM_G1);
-    /// `INVALID_INPUT` for unequal lengths; other backend errors.
-    pub fn bn254_msm_g1(
+    /// `INVALID_INPUT` for unequal lengths or a handle of another group;
+    /// other backend errors.
+    pub fn bn254_msm_g1<'a>(
         &self,
-        bases: &[bn254::G1Affine],
+        bases: impl Into<BasesRef<'a, bn254::G1Affine>>,
         scalars: &[bn254::Fr],
         config: &MsmConfig,
     ) -> Result<bn254::G1Projective, Error> {
@@ -306,13 +314,13 @@ impl Backend {
         )
     }
 
-    /// `Σ scalars[i]·bases[i]` in BN254's G2, bases from the host.
+    /// `Σ scalars[i]·bases[i]` in BN254's G2; bases from the host or resident.
     ///
     /// # Errors
     /// As [`Backend::bn254_msm_g1`].
-    pub fn bn254_msm_g2(
+    pub fn bn254_msm_g2<'a>(
         &self,
-        bases: &[bn254::G2Affine],
+        bases: impl Into<BasesRef<'a, bn254::G2Affine>>,
         scalars: &[bn254::Fr],
         config: &MsmConfig,
     ) -> Result<bn254::G2Projective, Error> {
@@ -320,6 +328,31 @@ impl Backend {
             self.inner
                 .bn254_msm_g2(bases.into(), scalars.into(), config),
         )
+    }
+
+    /// Keeps BN254 G1 bases in the backend; refer to them by the returned
+    /// handle (free it with [`Backend::drop_bases`]).
+    ///
+    /// # Errors
+    /// `OUT_OF_MEMORY`, `UNSUPPORTED`, or another backend error.
+    pub fn bn254_upload_bases_g1(
+        &self,
+        bases: &[bn254::G1Affine],
+        device: u32,
+    ) -> Result<BasesHandle, Error> {
+        self.lift(self.inner.bn254_upload_bases_g1(bases.into(), device))
+    }
+
+    /// Keeps BN254 G2 bases in the backend.
+    ///
+    /// # Errors
+    /// As [`Backend::bn254_upload_bases_g1`].
+    pub fn bn254_upload_bases_g2(
+        &self,
+        bases: &[bn254::G2Affine],
+        device: u32,
+    ) -> Result<BasesHandle, Error> {
+        self.lift(self.inner.bn254_upload_bases_g2(bases.into(), device))
     }
 
     /// In-place NTT over BN254's Fr (length a power of two, at most 2^28).

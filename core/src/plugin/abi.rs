@@ -112,21 +112,20 @@ pub trait Accelerator: Send + Sync {
         h_out: RSliceMut<'_, Fr>,
         config: &SpmvConfig,
     ) -> AccelResult<ROption<u64>>;
-    /// [`Accelerator::msm_g1`] on BN254, bases from the host. Listed as
+    /// [`Accelerator::msm_g1`] on BN254. Listed as
     /// [`ops::bn254::MSM_G1`]. The BN254 ops were added after
     /// `quotient_from_witness`: a plugin built before them has a shorter
     /// vtable, which the loader's layout check refuses (rebuild it).
     fn bn254_msm_g1(
         &self,
-        bases: RSlice<'_, bn254::G1Affine>,
+        bases: BasesRef<'_, bn254::G1Affine>,
         scalars: RSlice<'_, bn254::Fr>,
         config: &MsmConfig,
     ) -> AccelResult<bn254::G1Projective>;
-    /// [`Accelerator::msm_g2`] on BN254, bases from the host. Listed as
-    /// [`ops::bn254::MSM_G2`].
+    /// [`Accelerator::msm_g2`] on BN254. Listed as [`ops::bn254::MSM_G2`].
     fn bn254_msm_g2(
         &self,
-        bases: RSlice<'_, bn254::G2Affine>,
+        bases: BasesRef<'_, bn254::G2Affine>,
         scalars: RSlice<'_, bn254::Fr>,
         config: &MsmConfig,
     ) -> AccelResult<bn254::G2Projective>;
@@ -137,6 +136,20 @@ pub trait Accelerator: Send + Sync {
         values: RSliceMut<'_, bn254::Fr>,
         config: &NttConfigOf<bn254::Fr>,
     ) -> AccelResult<()>;
+    /// [`Accelerator::upload_bases_g1`] for BN254's G1; the handle serves
+    /// [`Accelerator::bn254_msm_g1`] only and is freed by
+    /// [`Accelerator::drop_bases`].
+    fn bn254_upload_bases_g1(
+        &self,
+        bases: RSlice<'_, bn254::G1Affine>,
+        device: u32,
+    ) -> AccelResult<BasesHandle>;
+    /// [`Accelerator::upload_bases_g2`] for BN254's G2.
+    fn bn254_upload_bases_g2(
+        &self,
+        bases: RSlice<'_, bn254::G2Affine>,
+        device: u32,
+    ) -> AccelResult<BasesHandle>;
 }
 
 /// An owned accelerator trait object, as returned by a plugin's `new`.

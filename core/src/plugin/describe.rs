@@ -109,8 +109,11 @@ pub mod ops {
         pub const MSM_G2: &str = "bn254.msm_g2";
         /// NTT over BN254's Fr.
         pub const NTT: &str = "bn254.ntt";
+        /// BN254 bases kept in the backend and referred to by handle
+        /// (`Accelerator::bn254_upload_bases_g1`).
+        pub const RESIDENT_BASES: &str = "bn254.resident_bases";
         /// Every BN254 op name, in display order.
-        pub const ALL: &[&str] = &[MSM_G1, MSM_G2, NTT];
+        pub const ALL: &[&str] = &[MSM_G1, MSM_G2, RESIDENT_BASES, NTT];
     }
     /// Every BLS12-381 op name, in display order.
     pub const ALL: &[&str] = &[

@@ -66,15 +66,6 @@ fn check_ntt_length_on(curve: crate::Curve, len: usize) -> Result<(), AccelError
     Ok(())
 }
 
-fn check_bn254_msm_lengths(op: &str, bases: usize, scalars: usize) -> Result<(), AccelError> {
-    if bases != scalars {
-        return Err(AccelError::invalid_input(format!(
-            "{op}: {bases} bases but {scalars} scalars (lengths must be equal)"
-        )));
-    }
-    Ok(())
-}
-
 /// A group's three calls, guarded the same way in G1 and G2: lengths
 /// checked, panics caught.
 macro_rules! group_ops {
@@ -236,26 +227,42 @@ impl<T: AcceleratorImpl> Accelerator for Guarded<T> {
     }
     fn bn254_msm_g1(
         &self,
-        bases: RSlice<'_, bn254::G1Affine>,
+        bases: BasesRef<'_, bn254::G1Affine>,
         scalars: RSlice<'_, bn254::Fr>,
         config: &MsmConfig,
     ) -> AccelResult<bn254::G1Projective> {
         guard(ops::bn254::MSM_G1, || {
-            check_bn254_msm_lengths(ops::bn254::MSM_G1, bases.len(), scalars.len())?;
-            self.0
-                .bn254_msm_g1(bases.as_slice(), scalars.as_slice(), config)
+            check_msm_lengths(ops::bn254::MSM_G1, &bases, scalars.len())?;
+            self.0.bn254_msm_g1(bases, scalars.as_slice(), config)
+        })
+    }
+    fn bn254_upload_bases_g1(
+        &self,
+        bases: RSlice<'_, bn254::G1Affine>,
+        device: u32,
+    ) -> AccelResult<BasesHandle> {
+        guard("bn254.upload_bases_g1", || {
+            self.0.bn254_upload_bases_g1(bases.as_slice(), device)
         })
     }
     fn bn254_msm_g2(
         &self,
-        bases: RSlice<'_, bn254::G2Affine>,
+        bases: BasesRef<'_, bn254::G2Affine>,
         scalars: RSlice<'_, bn254::Fr>,
         config: &MsmConfig,
     ) -> AccelResult<bn254::G2Projective> {
         guard(ops::bn254::MSM_G2, || {
-            check_bn254_msm_lengths(ops::bn254::MSM_G2, bases.len(), scalars.len())?;
-            self.0
-                .bn254_msm_g2(bases.as_slice(), scalars.as_slice(), config)
+            check_msm_lengths(ops::bn254::MSM_G2, &bases, scalars.len())?;
+            self.0.bn254_msm_g2(bases, scalars.as_slice(), config)
+        })
+    }
+    fn bn254_upload_bases_g2(
+        &self,
+        bases: RSlice<'_, bn254::G2Affine>,
+        device: u32,
+    ) -> AccelResult<BasesHandle> {
+        guard("bn254.upload_bases_g2", || {
+            self.0.bn254_upload_bases_g2(bases.as_slice(), device)
         })
     }
     fn bn254_ntt(

@@ -169,7 +169,7 @@ pub trait AcceleratorImpl: Send + Sync + 'static {
     /// Any [`AccelError`].
     fn bn254_msm_g1(
         &self,
-        _bases: &[bn254::G1Affine],
+        _bases: BasesRef<'_, bn254::G1Affine>,
         _scalars: &[bn254::Fr],
         _config: &MsmConfig,
     ) -> Result<bn254::G1Projective, AccelError> {
@@ -181,7 +181,7 @@ pub trait AcceleratorImpl: Send + Sync + 'static {
     /// Any [`AccelError`].
     fn bn254_msm_g2(
         &self,
-        _bases: &[bn254::G2Affine],
+        _bases: BasesRef<'_, bn254::G2Affine>,
         _scalars: &[bn254::Fr],
         _config: &MsmConfig,
     ) -> Result<bn254::G2Projective, AccelError> {
@@ -197,5 +197,27 @@ pub trait AcceleratorImpl: Send + Sync + 'static {
         _config: &NttConfigOf<bn254::Fr>,
     ) -> Result<(), AccelError> {
         Err(AccelError::unsupported(ops::bn254::NTT))
+    }
+    /// See [`Accelerator::bn254_upload_bases_g1`].
+    ///
+    /// # Errors
+    /// `OUT_OF_MEMORY`, `UNSUPPORTED` (the default), or another error.
+    fn bn254_upload_bases_g1(
+        &self,
+        _bases: &[bn254::G1Affine],
+        _device: u32,
+    ) -> Result<BasesHandle, AccelError> {
+        Err(AccelError::unsupported(ops::bn254::RESIDENT_BASES))
+    }
+    /// See [`Accelerator::bn254_upload_bases_g2`].
+    ///
+    /// # Errors
+    /// As [`AcceleratorImpl::bn254_upload_bases_g1`].
+    fn bn254_upload_bases_g2(
+        &self,
+        _bases: &[bn254::G2Affine],
+        _device: u32,
+    ) -> Result<BasesHandle, AccelError> {
+        Err(AccelError::unsupported(ops::bn254::RESIDENT_BASES))
     }
 }
