@@ -77,11 +77,11 @@ impl Metrics {
         let mut m = Metrics {
             submitted: must(IntCounterVec::new(
                 Opts::new("zkpipe_jobs_submitted_total", "Jobs submitted"),
-                &["priority"],
+                &["priority", "curve"],
             )),
             ended: must(IntCounterVec::new(
                 Opts::new("zkpipe_jobs_ended_total", "Jobs that ended, by final state"),
-                &["state", "priority"],
+                &["state", "priority", "curve"],
             )),
             jobs: must(IntGaugeVec::new(
                 Opts::new("zkpipe_jobs", "Jobs queued or running now"),
@@ -93,7 +93,7 @@ impl Metrics {
                     "Submission to end of succeeded jobs",
                 )
                 .buckets(stage_buckets.clone()),
-                &["priority"],
+                &["priority", "curve"],
             )),
             stage: must(HistogramVec::new(
                 HistogramOpts::new("zkpipe_stage_seconds", "Stage durations")

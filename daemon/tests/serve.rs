@@ -1835,6 +1835,28 @@ fn bn254_circom_jobs_prove_verify_and_refuse_the_other_curve() {
         for stage in ["witness", "quotient", "msm", "msm_g2"] {
             assert!(names.contains(&stage), "{names:?}");
         }
+        // The job metrics say which curve each job was over.
+        let text = c
+            .metrics(proto::MetricsRequest {})
+            .await
+            .unwrap()
+            .into_inner()
+            .text;
+        let ended = |curve: &str| -> f64 {
+            text.lines()
+                .filter(|l| {
+                    l.starts_with("zkpipe_jobs_ended_total{")
+                        && l.contains("state=\"succeeded\"")
+                        && l.contains(&format!("curve=\"{curve}\""))
+                })
+                .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+                .sum()
+        };
+        assert_eq!((ended("BN254"), ended("BLS12-381")), (3.0, 1.0), "{text}");
+        assert!(
+            text.contains("zkpipe_job_latency_seconds_count{curve=\"BN254\""),
+            "{text}"
+        );
     });
 }
 

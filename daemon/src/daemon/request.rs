@@ -35,6 +35,19 @@ pub struct NewJob {
     pub inputs: JobInputs,
 }
 
+impl NewJob {
+    /// The curve its proofs are over: a circom job's witnesses name it;
+    /// built-in circuits and Filecoin's are BLS12-381.
+    pub fn curve(&self) -> zkpipe_core::Curve {
+        match &self.inputs {
+            JobInputs::Circom(w) if matches!(**w, CircomWitnesses::Bn254(_)) => {
+                zkpipe_core::Curve::Bn254
+            }
+            _ => zkpipe_core::Curve::Bls12_381,
+        }
+    }
+}
+
 /// A job's inputs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum JobInputs {

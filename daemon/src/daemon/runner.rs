@@ -89,7 +89,7 @@ impl Daemon {
         let (done, _) = watch::channel(false);
         self.metrics
             .submitted
-            .with_label_values(&[priority_label(job.priority)])
+            .with_label_values(&[priority_label(job.priority), job.curve().name()])
             .inc();
         table.jobs.insert(
             id,
@@ -365,15 +365,15 @@ impl Daemon {
         let now = Instant::now();
         job.ended = Some(now);
         job.state = state;
-        let priority = priority_label(job.spec.priority);
+        let (priority, curve) = (priority_label(job.spec.priority), job.spec.curve().name());
         self.metrics
             .ended
-            .with_label_values(&[state_label(state), priority])
+            .with_label_values(&[state_label(state), priority, curve])
             .inc();
         if state == JobState::Succeeded {
             self.metrics
                 .latency
-                .with_label_values(&[priority])
+                .with_label_values(&[priority, curve])
                 .observe(now.duration_since(job.submitted).as_secs_f64());
         }
         job.result = Some(proto::JobResult {
