@@ -46,6 +46,16 @@ fn check_msm_lengths<T>(
     }
 }
 
+/// Refuses a BN254 op on a CPU without the instructions its host
+/// arithmetic uses (a call would stop the process with an illegal
+/// instruction).
+fn bn254_here() -> Result<(), AccelError> {
+    match bn254::cpu::missing() {
+        Some(why) => Err(AccelError::new(ErrorCode::UNSUPPORTED, why)),
+        None => Ok(()),
+    }
+}
+
 fn check_ntt_length(len: usize) -> Result<(), AccelError> {
     check_ntt_length_on(crate::Curve::Bls12_381, len)
 }
@@ -118,7 +128,14 @@ impl<T: AcceleratorImpl> Accelerator for Guarded<T> {
         }
     }
     fn capabilities(&self) -> Capabilities {
-        guard("capabilities", || Ok(self.0.capabilities())).unwrap_or_default()
+        let mut caps = guard("capabilities", || Ok(self.0.capabilities())).unwrap_or_default();
+        // BN254's host arithmetic needs ADX and BMI2: where they are
+        // missing no backend serves BN254 (its calls are refused below).
+        if bn254::cpu::missing().is_some() {
+            caps.ops
+                .retain(|o| Capabilities::curve_of(&o.op) != crate::Curve::Bn254);
+        }
+        caps
     }
     group_ops!(
         G1Affine,
@@ -232,6 +249,7 @@ impl<T: AcceleratorImpl> Accelerator for Guarded<T> {
         config: &MsmConfig,
     ) -> AccelResult<bn254::G1Projective> {
         guard(ops::bn254::MSM_G1, || {
+            bn254_here()?;
             check_msm_lengths(ops::bn254::MSM_G1, &bases, scalars.len())?;
             self.0.bn254_msm_g1(bases, scalars.as_slice(), config)
         })
@@ -242,6 +260,7 @@ impl<T: AcceleratorImpl> Accelerator for Guarded<T> {
         device: u32,
     ) -> AccelResult<BasesHandle> {
         guard("bn254.upload_bases_g1", || {
+            bn254_here()?;
             self.0.bn254_upload_bases_g1(bases.as_slice(), device)
         })
     }
@@ -252,6 +271,7 @@ impl<T: AcceleratorImpl> Accelerator for Guarded<T> {
         config: &MsmConfig,
     ) -> AccelResult<bn254::G2Projective> {
         guard(ops::bn254::MSM_G2, || {
+            bn254_here()?;
             check_msm_lengths(ops::bn254::MSM_G2, &bases, scalars.len())?;
             self.0.bn254_msm_g2(bases, scalars.as_slice(), config)
         })
@@ -262,6 +282,7 @@ impl<T: AcceleratorImpl> Accelerator for Guarded<T> {
         device: u32,
     ) -> AccelResult<BasesHandle> {
         guard("bn254.upload_bases_g2", || {
+            bn254_here()?;
             self.0.bn254_upload_bases_g2(bases.as_slice(), device)
         })
     }
@@ -271,6 +292,7 @@ impl<T: AcceleratorImpl> Accelerator for Guarded<T> {
         config: &NttConfigOf<bn254::Fr>,
     ) -> AccelResult<()> {
         guard(ops::bn254::NTT, || {
+            bn254_here()?;
             check_ntt_length_on(crate::Curve::Bn254, values.len())?;
             if config
                 .coset
