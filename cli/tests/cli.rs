@@ -93,7 +93,7 @@ fn backends_lists_cpu_and_reports_a_bogus_library() {
         .iter()
         .map(|o| o.as_str().unwrap().split(' ').next().unwrap())
         .collect();
-    assert_eq!(bn254_ops, ["msm_g1", "msm_g2", "ntt"]);
+    assert_eq!(bn254_ops, ["msm_g1", "msm_g2", "resident_bases", "ntt"]);
     let failure = &v["failures"][0];
     assert!(
         failure["path"]
@@ -144,6 +144,25 @@ fn bench_times_bn254_ops_and_refuses_what_bn254_lacks() {
     assert_eq!(v["op"], "bn254 msm_g1");
     assert_eq!(v["rows"].as_array().unwrap().len(), 2);
     assert!(v["rows"][0]["baseline_median_ms"].as_f64().is_some());
+    // Resident bases: the set of each size uploaded once, then timed.
+    let o = bench(&[
+        "msm",
+        "--curve",
+        "bn254",
+        "--group",
+        "g2",
+        "--log-size",
+        "3..4",
+        "--runs",
+        "1",
+        "--resident",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["op"], "bn254 msm_g2 (resident bases)");
+    assert_eq!(v["rows"].as_array().unwrap().len(), 2);
+    assert!(stderr(&o).contains("2^4 bases resident"), "{}", stderr(&o));
     let o = bench(&[
         "ntt",
         "--curve",
@@ -174,8 +193,16 @@ fn bench_times_bn254_ops_and_refuses_what_bn254_lacks() {
             "--baseline blst is not a BN254 library",
         ),
         (
-            &["msm", "--curve", "bn254", "--log-size", "3", "--resident"][..],
-            "--resident is BLS12-381 only",
+            &[
+                "msm",
+                "--curve",
+                "bn254",
+                "--log-size",
+                "3",
+                "--split-devices",
+                "0,0",
+            ][..],
+            "--split-devices is BLS12-381 only",
         ),
         (
             &["quotient", "--curve", "bn254", "--log-size", "3"][..],
