@@ -88,8 +88,8 @@ fn batch_on_two_devices(policy: &str, count: u32) -> (batch::BatchRun, Arc<dyn P
         concurrency: 4,
         verify: Verify::All,
     };
-    let pvk = PreparedVerifyingKey::new(&params.vk);
-    let run = batch::run_batch(engine, &spec, &pvk, &mut |_| {}).unwrap();
+    let verifier = batch::BatchVerifier::Bls12_381(Box::new(PreparedVerifyingKey::new(&params.vk)));
+    let run = batch::run_batch(engine, &spec, &verifier, &mut |_| {}).unwrap();
     assert!(run.failures.is_empty(), "{:?}", run.failures);
     assert_eq!(run.verified, 2 * count);
     (run, policy)

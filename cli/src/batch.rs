@@ -10,7 +10,7 @@ use zkpipe_core::sched::batch::Finished;
 use zkpipe_core::sched::metrics::{Summary, timeline_lines};
 use zkpipe_core::sched::{Policy, Span};
 use zkpipe_session::Session;
-use zkpipe_session::batch::BatchRequest;
+use zkpipe_session::batch::{BatchCircuit, BatchRequest};
 use zkpipe_session::policy;
 
 use crate::circuit::CircuitArgs;
@@ -21,6 +21,13 @@ use crate::plugin_args::PluginArgs;
 pub struct BatchArgs {
     #[command(flatten)]
     pub circuit: CircuitArgs,
+    /// A snarkjs BN254 zkey to prove instead of a built-in circuit; every
+    /// partition proves the --wtns witness, blinded afresh.
+    #[arg(long, value_name = "FILE", requires = "wtns", conflicts_with_all = ["circuit", "size", "synthetic"])]
+    pub zkey: Option<PathBuf>,
+    /// The witness (.wtns) of --zkey's circuit.
+    #[arg(long, value_name = "FILE", requires = "zkey")]
+    pub wtns: Option<PathBuf>,
     #[command(flatten)]
     pub plugins: PluginArgs,
     /// Backend name (one instance per device).
@@ -73,7 +80,7 @@ pub struct BatchCmd {
     /// Run the batch through a running daemon (`zkpipe serve`) at this
     /// address instead of in this process; its config sets backend,
     /// policy and knobs.
-    #[arg(long, value_name = "ADDR", conflicts_with_all = ["policy", "knobs", "config", "synthetic", "backend"])]
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["policy", "knobs", "config", "synthetic", "backend", "zkey"])]
     pub daemon: Option<String>,
     /// Bearer token file for a TCP daemon.
     #[arg(long, value_name = "FILE", requires = "daemon")]
@@ -94,7 +101,13 @@ pub fn resolve_policy(
 impl BatchArgs {
     fn request(&self) -> BatchRequest {
         BatchRequest {
-            builtin: self.circuit.request(),
+            circuit: match (&self.zkey, &self.wtns) {
+                (Some(zkey), Some(wtns)) => BatchCircuit::Bn254Zkey {
+                    zkey: zkey.clone(),
+                    wtns: wtns.clone(),
+                },
+                _ => BatchCircuit::Builtin(self.circuit.request()),
+            },
             partitions: self.partitions,
             count: self.count,
             concurrency: self.concurrency,
@@ -241,14 +254,13 @@ fn write_compare(cmd: &CompareCmd, rows: &[(String, Summary)]) -> Result<(), Err
     }
     let b = &cmd.batch;
     println!("{}", zkpipe_harness::machine());
+    let circuit = match &b.zkey {
+        Some(zkey) => format!("{} (BN254)", zkey.display()),
+        None => format!("{} {}", b.circuit.circuit, b.circuit.request().size()),
+    };
     println!(
-        "{} {} — {} requests × {} partitions, {} in flight, backend {}",
-        b.circuit.circuit,
-        b.circuit.request().size(),
-        b.count,
-        b.partitions,
-        b.concurrency,
-        b.backend
+        "{circuit} — {} requests × {} partitions, {} in flight, backend {}",
+        b.count, b.partitions, b.concurrency, b.backend
     );
     zkpipe_harness::compare_lines(rows)
         .iter()

@@ -6,7 +6,7 @@ use std::process::Output;
 
 mod support;
 
-use support::circom_files::{BLS_R, BN254_R, empty_r1cs, square_r1cs, wtns_bytes};
+use support::circom_files::{BLS_R, BN254_R, empty_r1cs, square_r1cs, wtns_bytes, wtns_bytes_over};
 
 struct Dir(tempfile::TempDir);
 
@@ -415,6 +415,90 @@ fn setup_writes_a_zkey_that_proves_and_verifies() {
         2,
         "disagree",
     );
+}
+
+/// `bench batch --zkey --wtns` proves a BN254 zkey's circuit through the
+/// scheduler, verifies every proof and labels the curve in its summary and
+/// waterfall; what it cannot prove is refused with exit 2 and no output.
+#[test]
+fn bench_batch_proves_a_bn254_zkey_and_refuses_what_it_cannot() {
+    let d = Dir(tempfile::tempdir().unwrap());
+    let r1cs = d.file("sq.r1cs", &square_r1cs(BN254_R, 5));
+    let wtns = d.file("sq.wtns", &wtns_bytes_over(BN254_R, &[1, 9, 3]));
+    let zkey = d.path("sq.zkey");
+    ok(&zkpipe(
+        &d,
+        &["setup", "--r1cs", &r1cs, "--zkey", &zkey, "--seed", "3"],
+    ));
+    let batch = |extra: &[&str]| {
+        let mut args = vec![
+            "bench",
+            "batch",
+            "--backend",
+            "cpu",
+            "--count",
+            "3",
+            "--partitions",
+            "2",
+            "--concurrency",
+            "2",
+            "--out-dir",
+            "wf",
+        ];
+        args.extend_from_slice(extra);
+        zkpipe(&d, &args)
+    };
+    let out = ok(&batch(&["--zkey", &zkey, "--wtns", &wtns, "--verify"]));
+    assert!(
+        out.contains("completed 3, failed 0, verified 6 (BN254)"),
+        "{out}"
+    );
+    let json = std::fs::read_to_string(d.path("wf/waterfall.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["summary"]["curve"], "BN254");
+    let svg = std::fs::read_to_string(d.path("wf/waterfall.svg")).unwrap();
+    assert!(svg.contains("(BN254)"), "the waterfall names the curve");
+    // A built-in circuit's batch names BLS12-381.
+    let out = ok(&batch(&["--circuit", "squaring-chain", "--size", "64"]));
+    assert!(out.contains("(BLS12-381)"), "{out}");
+    std::fs::remove_dir_all(d.path("wf")).unwrap();
+
+    let bls_r1cs = d.file("bls.r1cs", &square_r1cs(BLS_R, 5));
+    let bls_zkey = d.path("bls.zkey");
+    ok(&zkpipe(
+        &d,
+        &["setup", "--r1cs", &bls_r1cs, "--zkey", &bls_zkey],
+    ));
+    let short = d.file("short.wtns", &wtns_bytes_over(BN254_R, &[1, 9]));
+    let wrong = d.file("wrong.wtns", &wtns_bytes_over(BN254_R, &[1, 9, 4]));
+    let other_prime = d.file("bls.wtns", &wtns_bytes(&[1, 9, 3]));
+    for (args, needle) in [
+        (
+            vec!["--zkey", &bls_zkey, "--wtns", &wtns],
+            "a BLS12-381 zkey",
+        ),
+        (vec!["--zkey", &zkey, "--wtns", &short], "2 values"),
+        (vec!["--zkey", &zkey, "--wtns", &wrong], "does not satisfy"),
+        (vec!["--zkey", &zkey, "--wtns", &other_prime], "BLS12-381"),
+        (vec!["--zkey", &zkey, "--wtns", "none.wtns"], "none.wtns"),
+        (vec!["--zkey", &zkey], "--wtns"),
+        (vec!["--wtns", &wtns], "--zkey"),
+        (
+            vec!["--zkey", &zkey, "--wtns", &wtns, "--synthetic"],
+            "--synthetic",
+        ),
+        (
+            vec!["--zkey", &zkey, "--wtns", &wtns, "--circuit", "sha256"],
+            "--circuit",
+        ),
+        (
+            vec!["--zkey", &zkey, "--wtns", &wtns, "--daemon", "unix:/x"],
+            "--daemon",
+        ),
+    ] {
+        fails(&batch(&args), 2, needle);
+        assert!(!Path::new(&d.path("wf")).exists(), "{args:?}: no waterfall");
+    }
 }
 
 /// `MemAvailable` in bytes.

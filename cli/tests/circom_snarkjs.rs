@@ -1524,6 +1524,7 @@ fn bn254_is_refused_cleanly_on_a_cpu_without_adx() {
         ],
         &["setup", "--r1cs", &bn("r1cs"), "--zkey", "k.zkey"],
         &["bench", "msm", "--curve", "bn254", "--log-size", "10"],
+        &["bench", "batch", "--zkey", &zkey, "--wtns", &wtns],
     ] {
         let out = no_adx(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));

@@ -65,6 +65,8 @@ pub async fn run_batch(
     let t0 = Instant::now();
     let mut run = BatchRun {
         devices: status.devices.len(),
+        // Built-in circuits are BLS12-381's.
+        curve: Some(zkpipe_core::Curve::Bls12_381),
         ..Default::default()
     };
     let mut jobs = HashSet::new();

@@ -23,14 +23,27 @@ pub fn proof_line(f: &Finished<'_>, count: u32) -> String {
     }
 }
 
+/// " (BN254)" after a summary's policy or counts: the curve of its
+/// proofs, where known.
+fn curve_note(s: &Summary) -> String {
+    match s.curve.as_str() {
+        "" => String::new(),
+        c => format!(" ({c})"),
+    }
+}
+
 /// A batch's summary as lines of text: totals, latency, throughput against
 /// the device's floor, memory, what bound it and how the limits moved.
 pub fn summary_lines(s: &Summary) -> Vec<String> {
     let mut out = Vec::new();
     out.push(format!("policy {} ({})", s.policy, s.settings));
     out.push(format!(
-        "  total {:.2} s — completed {}, failed {}, verified {}",
-        s.total_s, s.completed, s.failed, s.verified
+        "  total {:.2} s — completed {}, failed {}, verified {}{}",
+        s.total_s,
+        s.completed,
+        s.failed,
+        s.verified,
+        curve_note(s)
     ));
     out.push(format!(
         "  latency avg {:.2} s, min {:.2} s, max {:.2} s, p95 {:.2} s",
@@ -129,7 +142,12 @@ pub fn write_waterfall(dir: &Path, summary: &Summary, spans: &[Span]) -> Result<
     zkpipe_charts::draw(
         &dir.join("waterfall.svg"),
         spans,
-        &format!("{} — {}{bound}", summary.policy, summary.settings),
+        &format!(
+            "{}{} — {}{bound}",
+            summary.policy,
+            curve_note(summary),
+            summary.settings
+        ),
     )
 }
 

@@ -246,6 +246,41 @@ fn blame_input(e: Error, input: &Path) -> Error {
 }
 
 impl Session {
+    /// A BN254 zkey and one witness of its circuit, read and checked for a
+    /// batch: both files, the key's curve, the host's and the backend's
+    /// BN254 arithmetic, the witness's length and leading one.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`]/[`Error::InvalidEncoding`] (exit 2) for
+    /// files that are missing, malformed or of BLS12-381, a witness the key
+    /// cannot take, and a backend or host without BN254.
+    pub(crate) fn load_bn254_pair(
+        &self,
+        zkey: &Path,
+        wtns: &Path,
+    ) -> Result<(bn254::prover::ProvingKey, Vec<bn254::Fr>), Error> {
+        use zkpipe_circom::prove_bn254;
+        check_input(zkey)?;
+        check_input(wtns)?;
+        let f = BinFile::load_sections(zkey, b"zkey", &[1], &[2])?;
+        if zkpipe_circom::zkey_bn254::zkey_curve(&f)? != Curve::Bn254 {
+            return Err(Error::InvalidInput(format!(
+                "{}: a BLS12-381 zkey; batches of zkeys take BN254's (BLS12-381 batches prove \
+                 built-in circuits: --circuit)",
+                name(zkey)
+            )));
+        }
+        zkpipe_core::bn254::cpu::check()?;
+        self.backend()
+            .expect_curve(Curve::Bn254)
+            .map_err(|e| Error::InvalidInput(format!("{}: {e}", name(zkey))))?;
+        let key = prove_bn254::load_zkey(zkey)?;
+        let witness = prove_bn254::load_wtns(wtns)?;
+        key.check_witness(&witness)
+            .map_err(|e| Error::InvalidInput(format!("{} for {}: {e}", name(wtns), name(zkey))))?;
+        Ok((key, witness))
+    }
+
     /// [`Session::prove_circom`] on the zkey's curve (BLS12-381's pipeline,
     /// or BN254's prover for a BN254 zkey), as snarkjs JSON.
     ///

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::engine::{Engine, JobOutcome, JobRequest, Timeline};
-use super::groth16_workload::{Groth16Workload, ProofOutput};
+use super::groth16_workload::{CurveProof, Groth16Workload, ProofOutput};
 use super::metrics::{self, Summary};
 use super::policy::{Limits, Policy};
 use super::settings::{DeviceLock, Settings};
@@ -17,7 +17,7 @@ use crate::groth16::{self, Parameters, PreparedVerifyingKey, ProverBuilder};
 use crate::plugin::BackendConfig;
 use crate::r1cs::R1cs;
 use crate::r1cs::circuit::CircuitSource;
-use crate::{Backend, Error};
+use crate::{Backend, Curve, Error, bn254};
 
 /// The Groth16 workload of `circuit` on every device of `backend`: one
 /// prover per device (its bases resident there; ops the backend does not
@@ -61,6 +61,81 @@ pub fn groth16_workload(
     });
     Ok(Groth16Workload::new(provers, cpu, witness))
 }
+
+/// The workload of one BN254 key: every request proves `witness` under
+/// `key` on `backend`'s BN254 ops (one device), B in G2 off the device on
+/// a CPU backend of `settings.gpu_threads` threads from `registry`.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for a witness the key cannot take (its length,
+/// its first value); creating the CPU backend.
+pub fn bn254_workload(
+    registry: &Registry,
+    backend: Arc<Backend>,
+    key: Arc<bn254::prover::ProvingKey>,
+    witness: Arc<Vec<bn254::Fr>>,
+    settings: &Settings,
+) -> Result<Groth16Workload, Error> {
+    key.check_witness(&witness)?;
+    let cpu_config = BackendConfig {
+        threads: Some(settings.gpu_threads as u32).into(),
+        ext: Default::default(),
+    };
+    let cpu = Arc::new(registry.create("cpu", &cpu_config)?);
+    Ok(Groth16Workload::bn254(key, witness, backend, cpu))
+}
+
+/// What a batch's proofs are checked against: the verifying key of its
+/// curve.
+#[derive(Debug)]
+pub enum BatchVerifier {
+    /// BLS12-381's, prepared.
+    Bls12_381(Box<PreparedVerifyingKey>),
+    /// BN254's.
+    Bn254(Box<bn254::groth16::VerifyingKey>),
+}
+
+impl BatchVerifier {
+    /// The curve of the proofs it checks.
+    pub fn curve(&self) -> Curve {
+        match self {
+            BatchVerifier::Bls12_381(_) => Curve::Bls12_381,
+            BatchVerifier::Bn254(_) => Curve::Bn254,
+        }
+    }
+
+    /// Whether `proof` verifies.
+    ///
+    /// # Errors
+    /// [`Error::WrongCurve`] for a proof of the other curve; the
+    /// verifier's errors.
+    pub fn verify(&self, proof: &ProofOutput) -> Result<bool, Error> {
+        match (self, &proof.proof) {
+            (
+                BatchVerifier::Bls12_381(pvk),
+                CurveProof::Bls12_381 {
+                    proof,
+                    public_inputs,
+                },
+            ) => groth16::verify(pvk, proof, public_inputs),
+            (
+                BatchVerifier::Bn254(vk),
+                CurveProof::Bn254 {
+                    proof,
+                    public_inputs,
+                },
+            ) => bn254::groth16::verify(vk, proof, public_inputs),
+            (v, p) => Err(Error::WrongCurve {
+                what: "a proof of the batch".into(),
+                found: p.curve(),
+                expected: v.curve(),
+            }),
+        }
+    }
+}
+
+/// [`run_batch`]'s [`Error::Failed`] when a proof does not verify.
+pub const PROOF_REJECTED: &str = "a proof from the batch failed to verify";
 
 /// Which proofs of a batch are verified.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,21 +204,23 @@ pub struct BatchRun {
     pub cores: usize,
     /// Each time the policy moved the limits: when (ms) and to what.
     pub limit_changes: Vec<(f64, Limits)>,
+    /// The curve of its proofs (`None`: not known, e.g. a daemon's).
+    pub curve: Option<Curve>,
 }
 
 /// Runs one partition alone on `engine` (its stage times are the batch's
 /// measure of inflation, and it warms the devices up), then `spec`
 /// (keeping `spec.concurrency` requests in flight), verifies proofs with
-/// `pvk` as `spec.verify` says, calls `on_finished` per request, then
+/// `verifier` as `spec.verify` says, calls `on_finished` per request, then
 /// shuts the engine down.
 ///
 /// # Errors
-/// [`Error::InvalidInput`] when a proof fails to verify (a wrong proof is
+/// [`Error::Failed`] when a proof fails to verify (a wrong proof is
 /// never counted as a success).
 pub fn run_batch(
     engine: Engine<Groth16Workload>,
     spec: &BatchSpec,
-    pvk: &PreparedVerifyingKey,
+    verifier: &BatchVerifier,
     on_finished: &mut dyn FnMut(&Finished<'_>),
 ) -> Result<BatchRun, Error> {
     let one = JobRequest {
@@ -163,6 +240,7 @@ pub fn run_batch(
         devices: super::engine::Workload::devices(engine.workload()),
         settings: Some(engine.settings().clone()),
         cores: crate::util::machine::cores(),
+        curve: Some(verifier.curve()),
         ..Default::default()
     };
     // Its dealloc may still be running: wait for its span.
@@ -212,7 +290,7 @@ pub fn run_batch(
         match &outcome.result {
             Ok(proofs) => {
                 run.latencies.push(latency);
-                run.verified += verify(pvk, proofs, spec.verify)?;
+                run.verified += verify(verifier, proofs, spec.verify)?;
             }
             Err(why) => run.failures.push(why.clone()),
         }
@@ -238,18 +316,15 @@ pub fn run_batch(
     Ok(run)
 }
 
-fn verify(pvk: &PreparedVerifyingKey, proofs: &[ProofOutput], which: Verify) -> Result<u32, Error> {
+fn verify(verifier: &BatchVerifier, proofs: &[ProofOutput], which: Verify) -> Result<u32, Error> {
     let n = match which {
         Verify::None => 0,
         Verify::Sample => proofs.len().min(1),
         Verify::All => proofs.len(),
     };
     for p in &proofs[..n] {
-        let (proof, public_inputs) = p.bls12_381()?;
-        if !groth16::verify(pvk, proof, public_inputs)? {
-            return Err(Error::Failed(
-                "a proof from the batch failed to verify".into(),
-            ));
+        if !verifier.verify(p)? {
+            return Err(Error::Failed(PROOF_REJECTED.into()));
         }
     }
     Ok(n as u32)
@@ -304,6 +379,7 @@ pub fn summarize_as(policy: &str, settings: String, run: &BatchRun, requests: u3
         oom_retries: run.oom_retries,
         oom_fallbacks: run.oom_fallbacks,
         verified: run.verified,
+        curve: run.curve.map_or("", Curve::name).to_string(),
         ..Default::default()
     }
     .with_load(run, requests)

@@ -161,6 +161,32 @@ impl std::fmt::Debug for Groth16Workload {
     }
 }
 
+/// Every job proves one BN254 key with one witness (a benchmark's
+/// workload: the same proof, blinded afresh).
+struct OneBn254Key {
+    key: Arc<bn254::prover::ProvingKey>,
+    backend: Arc<Backend>,
+    witness: Arc<Vec<bn254::Fr>>,
+}
+
+impl JobSource for OneBn254Key {
+    fn key(&self, _job: &JobRequest) -> Result<JobKey, Error> {
+        Ok(JobKey::Bn254 {
+            key: self.key.clone(),
+            backend: self.backend.clone(),
+        })
+    }
+    fn witness(&self, _job: &JobRequest, _partition: u32) -> Result<JobWitness, Error> {
+        Ok(JobWitness::Bn254(self.witness.clone()))
+    }
+    fn blinding(&self, job: &JobRequest, partition: u32) -> (Fr, Fr) {
+        Groth16Workload::blinding(job, partition)
+    }
+    fn bn254_blinding(&self, job: &JobRequest, partition: u32) -> (bn254::Fr, bn254::Fr) {
+        Groth16Workload::bn254_blinding(job, partition)
+    }
+}
+
 /// Every job proves with the same key; witnesses from a seed function.
 struct OneKey {
     provers: DeviceProvers,
@@ -178,8 +204,7 @@ impl JobSource for OneKey {
         Groth16Workload::blinding(job, partition)
     }
     fn bn254_blinding(&self, job: &JobRequest, partition: u32) -> (bn254::Fr, bn254::Fr) {
-        let mut rng = Groth16Workload::blinding_rng(job, partition);
-        (bn254::Fr::random(&mut rng), bn254::Fr::random(&mut rng))
+        Groth16Workload::bn254_blinding(job, partition)
     }
 }
 
@@ -201,6 +226,28 @@ impl Groth16Workload {
         }
     }
 
+    /// Every job proves `witness` under the BN254 `key` on `backend`'s
+    /// BN254 ops (one device); `cpu`: where B in G2 runs off the device.
+    pub fn bn254(
+        key: Arc<bn254::prover::ProvingKey>,
+        witness: Arc<Vec<bn254::Fr>>,
+        backend: Arc<Backend>,
+        cpu: Arc<Backend>,
+    ) -> Self {
+        let partition_bytes = key.partition_bytes();
+        Groth16Workload {
+            source: Box::new(OneBn254Key {
+                key,
+                backend,
+                witness,
+            }),
+            devices: 1,
+            cpu,
+            partition_bytes,
+            host_spmv: true,
+        }
+    }
+
     /// Jobs of any key, on `devices` devices: `source` says which.
     pub fn with_source(source: Box<dyn JobSource>, devices: usize, cpu: Arc<Backend>) -> Self {
         Groth16Workload {
@@ -216,6 +263,12 @@ impl Groth16Workload {
     pub fn blinding(job: &JobRequest, partition: u32) -> (Fr, Fr) {
         let mut rng = Self::blinding_rng(job, partition);
         (Fr::random(&mut rng), Fr::random(&mut rng))
+    }
+
+    /// BN254's `r, s` of a partition, derived like [`Self::blinding`].
+    pub fn bn254_blinding(job: &JobRequest, partition: u32) -> (bn254::Fr, bn254::Fr) {
+        let mut rng = Self::blinding_rng(job, partition);
+        (bn254::Fr::random(&mut rng), bn254::Fr::random(&mut rng))
     }
 
     fn blinding_rng(job: &JobRequest, partition: u32) -> impl rand_core::RngCore {

@@ -41,6 +41,9 @@ pub struct LimitChange {
 pub struct Summary {
     /// Policy name.
     pub policy: String,
+    /// The curve of the proofs (`BLS12-381`, `BN254`; empty where not
+    /// known).
+    pub curve: String,
     /// Its settings, described.
     pub settings: String,
     /// Wall time of the batch.
