@@ -396,6 +396,27 @@ mod tests {
         ));
     }
 
+    #[cfg(unix)]
+    /// A file that grows after its size was taken is refused; one that
+    /// shrank fails its read, naming the file.
+    #[test]
+    fn a_file_that_changes_size_while_read_in_pieces_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("moving");
+        std::fs::write(&path, vec![7u8; 3 * READ_PIECE]).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let grown = read_in_pieces(&path, &file, 2 * READ_PIECE as u64).unwrap_err();
+        assert!(
+            grown.to_string().contains("changed size while it was read"),
+            "{grown}"
+        );
+        let shrunk = read_in_pieces(&path, &file, 4 * READ_PIECE as u64).unwrap_err();
+        assert!(
+            matches!(&shrunk, Error::Io { path: p, .. } if *p == path),
+            "{shrunk}"
+        );
+    }
+
     #[test]
     fn inputs_that_are_not_regular_files_are_refused_without_reading() {
         let dir = tempfile::tempdir().unwrap();
