@@ -418,6 +418,7 @@ fn crosscheck_bn254_matches_and_catches_a_wrong_msm() {
         "ok        bn254.msm_g2/5",
         "ok        bn254.ntt/inverse/NR/coset/2^8",
         "ok        bn254 groth16 proof bytes (squaring chain 1000)",
+        "ok        bn254 groth16 proof bytes, resident queries (squaring chain 1000)",
     ] {
         assert!(out.contains(line), "{line} missing:\n{out}");
     }
@@ -443,6 +444,10 @@ fn crosscheck_bn254_matches_and_catches_a_wrong_msm() {
     assert!(
         text.contains("ERROR     bn254 groth16 proof bytes") && text.contains("does not verify"),
         "{text}"
+    );
+    assert!(
+        text.contains("ERROR     bn254 groth16 proof bytes, resident queries"),
+        "the resident bases' proof is checked too:\n{text}"
     );
 }
 

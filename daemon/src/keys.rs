@@ -80,6 +80,8 @@ pub enum Proving {
         key: Arc<bn254::prover::ProvingKey>,
         /// The daemon's backend where it serves BN254, else a CPU backend.
         backend: Arc<Backend>,
+        /// Its queries kept on `backend`'s GPU, where it has one.
+        resident: Option<Arc<bn254::prover::ResidentQueries>>,
     },
 }
 
@@ -100,9 +102,14 @@ impl LoadedKey {
     pub fn job_key(&self) -> JobKey {
         match &self.proving {
             Proving::Bls12_381 { provers, .. } => JobKey::Bls12_381(provers.clone()),
-            Proving::Bn254 { key, backend } => JobKey::Bn254 {
+            Proving::Bn254 {
+                key,
+                backend,
+                resident,
+            } => JobKey::Bn254 {
                 key: key.clone(),
                 backend: backend.clone(),
+                resident: resident.clone(),
             },
         }
     }
@@ -504,7 +511,13 @@ impl KeyCache {
         let (circuit, params, r1cs) = match loaded {
             Loaded::Bls12_381(circuit, params, r1cs) => (circuit, params, r1cs),
             Loaded::Bn254(circuit, key) => {
+                use bn254::prover::ResidentQueries;
                 let backend = self.bn254_backend()?;
+                // BN254 runs on the backend's first device.
+                let resident = match ResidentQueries::worth_keeping(&backend, 0) {
+                    true => ResidentQueries::upload(&backend, &key, 0)?.map(Arc::new),
+                    false => None,
+                };
                 return Ok(LoadedKey {
                     id: id.clone(),
                     host_bytes: key.host_bytes(),
@@ -513,6 +526,7 @@ impl KeyCache {
                     proving: Proving::Bn254 {
                         key: Arc::new(key),
                         backend,
+                        resident,
                     },
                     load_s: t0.elapsed().as_secs_f64(),
                 });

@@ -8,11 +8,13 @@
 //! [`assemble`]) so that a scheduler can time and place them; [`prove`]
 //! runs them all for one proof.
 
+use std::sync::Arc;
+
 use rayon::prelude::*;
 
 use super::groth16::{KeyPoints, Proof};
 use super::{FR_TWO_ADICITY, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
-use crate::plugin::{MsmConfig, NttConfigOf, NttDirection};
+use crate::plugin::{BasesHandle, BasesRef, MsmConfig, NttConfigOf, NttDirection, ops};
 use crate::r1cs::{R1cs, qap_coefficients};
 use crate::{Backend, Error};
 
@@ -144,6 +146,87 @@ impl ProvingKey {
     }
 }
 
+/// A key's query points kept by a backend (G1: A, B, C, H; G2: B), so
+/// that its proofs do not copy them. Freed when dropped.
+pub struct ResidentQueries {
+    backend: Arc<Backend>,
+    device: u32,
+    /// A, B, C, H; `None` for an empty query (taken from the host).
+    g1: Vec<Option<BasesHandle>>,
+    b_g2: Option<BasesHandle>,
+}
+
+impl std::fmt::Debug for ResidentQueries {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResidentQueries")
+            .field("backend", &self.backend.name())
+            .field("device", &self.device)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ResidentQueries {
+    /// Keeps `key`'s queries on `device` of `backend`; `Ok(None)` where
+    /// the backend does not keep BN254 bases.
+    ///
+    /// # Errors
+    /// The backend's (out of memory among them); what was uploaded before
+    /// the error is freed.
+    pub fn upload(
+        backend: &Arc<Backend>,
+        key: &ProvingKey,
+        device: u32,
+    ) -> Result<Option<ResidentQueries>, Error> {
+        if !backend.capabilities().supports(ops::bn254::RESIDENT_BASES) {
+            return Ok(None);
+        }
+        let p = &key.points;
+        let mut r = ResidentQueries {
+            backend: backend.clone(),
+            device,
+            g1: Vec::with_capacity(4),
+            b_g2: None,
+        };
+        for q in [&p.a, &p.b_g1, &p.c, &p.h] {
+            let h = match q.is_empty() {
+                true => None,
+                false => Some(backend.bn254_upload_bases_g1(q, device)?),
+            };
+            r.g1.push(h);
+        }
+        if !p.b_g2.is_empty() {
+            r.b_g2 = Some(backend.bn254_upload_bases_g2(&p.b_g2, device)?);
+        }
+        Ok(Some(r))
+    }
+
+    /// Whether keeping a key's queries on `device` of `backend` saves
+    /// copies: the backend keeps BN254 bases and the device is a GPU (on a
+    /// host backend they would be a second copy in the same memory).
+    pub fn worth_keeping(backend: &Backend, device: u32) -> bool {
+        backend.capabilities().supports(ops::bn254::RESIDENT_BASES)
+            && backend
+                .info()
+                .devices
+                .get(device as usize)
+                .is_some_and(|d| d.kind == crate::plugin::DeviceKind::Gpu)
+    }
+
+    /// The device the queries are on.
+    pub fn device(&self) -> u32 {
+        self.device
+    }
+}
+
+impl Drop for ResidentQueries {
+    fn drop(&mut self) {
+        for h in self.g1.drain(..).flatten().chain(self.b_g2.take()) {
+            // A backend that cannot free a handle has nothing to give back.
+            let _ = self.backend.drop_bases(h);
+        }
+    }
+}
+
 /// Runs `ops` at once, each on its own thread (they wait on the backend's
 /// pool), and returns the first error.
 fn side_by_side<F>(ops: impl IntoIterator<Item = F>) -> Result<(), Error>
@@ -249,31 +332,40 @@ pub struct Sums {
     pub b_g2: Option<G2Projective>,
 }
 
-/// The four G1 MSMs, and B in G2 with them when `with_b_g2`, side by side.
+/// The four G1 MSMs, and B in G2 with them when `with_b_g2`, side by side;
+/// bases from `resident` (kept by `be`) where given, else from the key.
 ///
 /// # Errors
 /// The backend's.
-pub fn msms_g1(
+pub fn msms_g1<'a>(
     be: &Backend,
-    key: &ProvingKey,
-    witness: &[Fr],
-    h: &[Fr],
+    key: &'a ProvingKey,
+    resident: Option<&ResidentQueries>,
+    witness: &'a [Fr],
+    h: &'a [Fr],
     with_b_g2: bool,
 ) -> Result<Sums, Error> {
-    let cfg = &MsmConfig::default();
+    let cfg = &msm_config(resident);
     let private = &witness[key.num_public + 1..];
     let (mut b_g2, mut g1) = (None, [G1Projective::identity(); 4]);
     let p = &key.points;
-    let terms = [
-        (&p.a, witness),
-        (&p.b_g1, witness),
-        (&p.c, private),
-        (&p.h, h),
+    let query = |i: usize, host: &'a [G1Affine]| -> BasesRef<'a, G1Affine> {
+        match resident.and_then(|r| r.g1[i]) {
+            Some(handle) => handle.into(),
+            None => host.into(),
+        }
+    };
+    let bases = [
+        query(0, &p.a),
+        query(1, &p.b_g1),
+        query(2, &p.c),
+        query(3, &p.h),
     ];
+    let terms = bases.into_iter().zip([witness, witness, private, h]);
     let mut ops: Vec<Box<dyn FnOnce() -> Result<(), Error> + Send + '_>> = vec![];
     if with_b_g2 {
         ops.push(Box::new(|| {
-            b_g2 = Some(be.bn254_msm_g2(&p.b_g2, witness, cfg)?);
+            b_g2 = Some(msm_b_g2(be, key, resident, witness)?);
             Ok(())
         }));
     }
@@ -294,12 +386,30 @@ pub fn msms_g1(
     })
 }
 
-/// Σ over the B query in G2 alone.
+/// Σ over the B query in G2 alone, its bases from `resident` (kept by
+/// `be`) where given.
 ///
 /// # Errors
 /// The backend's.
-pub fn msm_b_g2(be: &Backend, key: &ProvingKey, witness: &[Fr]) -> Result<G2Projective, Error> {
-    be.bn254_msm_g2(&key.points.b_g2, witness, &MsmConfig::default())
+pub fn msm_b_g2(
+    be: &Backend,
+    key: &ProvingKey,
+    resident: Option<&ResidentQueries>,
+    witness: &[Fr],
+) -> Result<G2Projective, Error> {
+    let cfg = &msm_config(resident);
+    match resident.and_then(|r| r.b_g2) {
+        Some(h) => be.bn254_msm_g2(h, witness, cfg),
+        None => be.bn254_msm_g2(&key.points.b_g2, witness, cfg),
+    }
+}
+
+/// MSMs on the device `resident` is on (else device 0).
+fn msm_config(resident: Option<&ResidentQueries>) -> MsmConfig {
+    MsmConfig {
+        device: resident.map_or(0, ResidentQueries::device),
+        ..MsmConfig::default()
+    }
 }
 
 /// The proof from its sums and blinding `r, s`.
@@ -342,9 +452,25 @@ pub fn prove(
     r: Fr,
     s: Fr,
 ) -> Result<(Proof, Vec<Fr>), Error> {
+    prove_with(be, key, None, witness, r, s)
+}
+
+/// [`prove`] with the MSMs' bases from `resident` (kept by `be`) where
+/// given.
+///
+/// # Errors
+/// As [`prove`].
+pub fn prove_with(
+    be: &Backend,
+    key: &ProvingKey,
+    resident: Option<&ResidentQueries>,
+    witness: &[Fr],
+    r: Fr,
+    s: Fr,
+) -> Result<(Proof, Vec<Fr>), Error> {
     key.check_witness(witness)?;
     let h = quotient(be, key, witness)?;
-    let sums = msms_g1(be, key, witness, &h, true)?;
+    let sums = msms_g1(be, key, resident, witness, &h, true)?;
     let b_g2 = sums.b_g2.expect("B in G2 ran with the G1 MSMs");
     let proof = assemble(key, &sums, &b_g2, r, s);
     let public = key.public(witness).to_vec();

@@ -4,8 +4,9 @@
 
 use super::{Ops, compare, first_mismatch, ntt_configs};
 use crate::Error;
-use crate::bn254::prover::{self, ProvingKey};
+use crate::bn254::prover::{self, ProvingKey, ResidentQueries};
 use crate::bn254::{Fr, G1Affine, G2Affine, sample, setup};
+use crate::plugin::ops;
 use crate::r1cs::{Csr, R1cs};
 use crate::util::progress::Silent;
 use crate::util::sample::rng;
@@ -38,8 +39,14 @@ pub(super) fn checks(
     }
     check(
         format!("bn254 groth16 proof bytes (squaring chain {CHAIN})"),
-        ops.bn254_whole_proof(),
+        ops.bn254_whole_proof(false),
     );
+    if ops.test.capabilities().supports(ops::bn254::RESIDENT_BASES) {
+        check(
+            format!("bn254 groth16 proof bytes, resident queries (squaring chain {CHAIN})"),
+            ops.bn254_whole_proof(true),
+        );
+    }
 }
 
 /// Inputs with edge cases mixed in: zero and r − 1 scalars.
@@ -126,13 +133,19 @@ impl Ops<'_> {
     }
 
     /// One proof of the squaring chain with the same key, witness and
-    /// `r, s` on both backends (each verified by the prover).
-    fn bn254_whole_proof(&self) -> Result<Option<String>, Error> {
+    /// `r, s` on both backends (each verified by the prover); with
+    /// `resident`, the tested backend's MSMs take the key's queries kept
+    /// on its device.
+    fn bn254_whole_proof(&self, resident: bool) -> Result<Option<String>, Error> {
         let (r1cs, witness) = squaring_chain(CHAIN, self.seed);
         let key = ProvingKey::new(&r1cs, setup::setup(&r1cs, self.seed, &Silent));
         let mut rng = rng(self.seed + 2);
         let (r, s) = (Fr::random(&mut rng), Fr::random(&mut rng));
-        let (a, _) = prover::prove(self.test, &key, &witness, r, s)?;
+        let kept = match resident {
+            true => ResidentQueries::upload(self.test, &key, self.device)?,
+            false => None,
+        };
+        let (a, _) = prover::prove_with(self.test, &key, kept.as_ref(), &witness, r, s)?;
         let (b, _) = prover::prove(self.reference, &key, &witness, r, s)?;
         Ok((a.to_bytes() != b.to_bytes()).then(|| {
             format!(

@@ -63,12 +63,13 @@ pub fn groth16_workload(
 }
 
 /// The workload of one BN254 key: every request proves `witness` under
-/// `key` on `backend`'s BN254 ops (one device), B in G2 off the device on
-/// a CPU backend of `settings.gpu_threads` threads from `registry`.
+/// `key` on `backend`'s BN254 ops (device 0, the key's queries kept there
+/// where that is a GPU), B in G2 off the device on a CPU backend
+/// of `settings.gpu_threads` threads from `registry`.
 ///
 /// # Errors
 /// [`Error::InvalidInput`] for a witness the key cannot take (its length,
-/// its first value); creating the CPU backend.
+/// its first value); uploading the queries; creating the CPU backend.
 pub fn bn254_workload(
     registry: &Registry,
     backend: Arc<Backend>,
@@ -82,7 +83,11 @@ pub fn bn254_workload(
         ext: Default::default(),
     };
     let cpu = Arc::new(registry.create("cpu", &cpu_config)?);
-    Ok(Groth16Workload::bn254(key, witness, backend, cpu))
+    let resident = match bn254::prover::ResidentQueries::worth_keeping(&backend, 0) {
+        true => bn254::prover::ResidentQueries::upload(&backend, &key, 0)?.map(Arc::new),
+        false => None,
+    };
+    Ok(Groth16Workload::bn254(key, resident, witness, backend, cpu))
 }
 
 /// What a batch's proofs are checked against: the verifying key of its

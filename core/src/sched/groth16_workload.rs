@@ -36,6 +36,8 @@ pub enum JobKey {
         key: Arc<bn254::prover::ProvingKey>,
         /// The backend that runs its ops.
         backend: Arc<Backend>,
+        /// Its queries kept by `backend`, where it keeps them.
+        resident: Option<Arc<bn254::prover::ResidentQueries>>,
     },
 }
 
@@ -106,6 +108,7 @@ enum CurvePart {
     Bn254 {
         key: Arc<bn254::prover::ProvingKey>,
         backend: Arc<Backend>,
+        resident: Option<Arc<bn254::prover::ResidentQueries>>,
         witness: Arc<Vec<bn254::Fr>>,
     },
 }
@@ -166,6 +169,7 @@ impl std::fmt::Debug for Groth16Workload {
 struct OneBn254Key {
     key: Arc<bn254::prover::ProvingKey>,
     backend: Arc<Backend>,
+    resident: Option<Arc<bn254::prover::ResidentQueries>>,
     witness: Arc<Vec<bn254::Fr>>,
 }
 
@@ -174,6 +178,7 @@ impl JobSource for OneBn254Key {
         Ok(JobKey::Bn254 {
             key: self.key.clone(),
             backend: self.backend.clone(),
+            resident: self.resident.clone(),
         })
     }
     fn witness(&self, _job: &JobRequest, _partition: u32) -> Result<JobWitness, Error> {
@@ -227,9 +232,11 @@ impl Groth16Workload {
     }
 
     /// Every job proves `witness` under the BN254 `key` on `backend`'s
-    /// BN254 ops (one device); `cpu`: where B in G2 runs off the device.
+    /// BN254 ops (one device; the key's queries kept there when
+    /// `resident`); `cpu`: where B in G2 runs off the device.
     pub fn bn254(
         key: Arc<bn254::prover::ProvingKey>,
+        resident: Option<Arc<bn254::prover::ResidentQueries>>,
         witness: Arc<Vec<bn254::Fr>>,
         backend: Arc<Backend>,
         cpu: Arc<Backend>,
@@ -239,6 +246,7 @@ impl Groth16Workload {
             source: Box::new(OneBn254Key {
                 key,
                 backend,
+                resident,
                 witness,
             }),
             devices: 1,
@@ -339,15 +347,20 @@ impl Groth16Workload {
     fn bn254_stages(
         be: &Backend,
         key: &bn254::prover::ProvingKey,
+        resident: Option<&bn254::prover::ResidentQueries>,
         w: &[bn254::Fr],
         with_b_g2: bool,
         rec: &mut Recorder<'_>,
     ) -> Result<bn254::prover::Sums, Error> {
         use bn254::prover;
         let h = timed(rec, Stage::Quotient, || prover::quotient(be, key, w))?;
-        let mut sums = timed(rec, Stage::Msm, || prover::msms_g1(be, key, w, &h, false))?;
+        let mut sums = timed(rec, Stage::Msm, || {
+            prover::msms_g1(be, key, resident, w, &h, false)
+        })?;
         if with_b_g2 {
-            sums.b_g2 = Some(timed(rec, Stage::MsmG2, || prover::msm_b_g2(be, key, w))?);
+            sums.b_g2 = Some(timed(rec, Stage::MsmG2, || {
+                prover::msm_b_g2(be, key, resident, w)
+            })?);
         }
         Ok(sums)
     }
@@ -385,8 +398,10 @@ impl Groth16Workload {
             CurvePart::Bn254 {
                 key,
                 backend,
+                resident,
                 witness,
-            } => Self::bn254_stages(backend, key, witness, with_b_g2, rec).map(DeviceSums::Bn254),
+            } => Self::bn254_stages(backend, key, resident.as_deref(), witness, with_b_g2, rec)
+                .map(DeviceSums::Bn254),
         }
     }
 }
@@ -551,11 +566,19 @@ impl Workload for Groth16Workload {
                     abc: Mutex::new(None),
                 }
             }
-            (JobKey::Bn254 { key, backend }, JobWitness::Bn254(witness)) => {
+            (
+                JobKey::Bn254 {
+                    key,
+                    backend,
+                    resident,
+                },
+                JobWitness::Bn254(witness),
+            ) => {
                 key.check_witness(&witness)?;
                 CurvePart::Bn254 {
                     key,
                     backend,
+                    resident,
                     witness,
                 }
             }
@@ -627,7 +650,8 @@ impl Workload for Groth16Workload {
                 .msm_b_g2_on(&self.cpu, witness)
                 .map(BG2::Bls12_381),
             CurvePart::Bn254 { key, witness, .. } => {
-                bn254::prover::msm_b_g2(&self.cpu, key, witness).map(BG2::Bn254)
+                // Off the device: the host's copy of the bases.
+                bn254::prover::msm_b_g2(&self.cpu, key, None, witness).map(BG2::Bn254)
             }
         })
     }
