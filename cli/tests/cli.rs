@@ -93,7 +93,10 @@ fn backends_lists_cpu_and_reports_a_bogus_library() {
         .iter()
         .map(|o| o.as_str().unwrap().split(' ').next().unwrap())
         .collect();
-    assert_eq!(bn254_ops, ["msm_g1", "msm_g2", "resident_bases", "ntt"]);
+    assert_eq!(
+        bn254_ops,
+        ["msm_g1", "msm_g2", "resident_bases", "ntt", "quotient"]
+    );
     let failure = &v["failures"][0];
     assert!(
         failure["path"]

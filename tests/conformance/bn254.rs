@@ -446,6 +446,86 @@ pub fn resident_trials_under_settings(t: &Target, out: &mut Vec<Trial>) {
 
 /// BN254's trials for one backend: conformance for what it lists, a
 /// clean refusal of the rest.
+/// arkworks' 2^log-th root of unity.
+fn ark_root(log: u32) -> ArkFr {
+    let mut w = ArkFr::TWO_ADIC_ROOT_OF_UNITY;
+    for _ in log..ArkFr::TWO_ADICITY {
+        w.square_in_place();
+    }
+    w
+}
+
+/// The quotient by its definition (snarkjs's): c = a∘b, each of a, b, c
+/// interpolated and evaluated on the odd coset ω₂ₙ·⟨ω⟩ by the naive
+/// transforms, h = a·b − c there.
+fn naive_quotient(a: &[ArkFr], b: &[ArkFr]) -> Vec<ArkFr> {
+    let shift = ark_root(a.len().trailing_zeros() + 1);
+    let c: Vec<ArkFr> = a.iter().zip(b).map(|(x, y)| x * y).collect();
+    let on_coset = |v: &[ArkFr]| naive_ntt(&naive_ntt(v, true, None), false, Some(shift));
+    let (a, b, c) = (on_coset(a), on_coset(b), on_coset(&c));
+    (0..a.len()).map(|i| a[i] * b[i] - c[i]).collect()
+}
+
+fn quotient_trials(t: &Target, out: &mut Vec<Trial>) {
+    for log_n in [0u32, 1, 3, 10] {
+        out.push(t.trial(
+            format!("{}/against its definition/2^{log_n}", ops::bn254::QUOTIENT),
+            move |be| {
+                let n = 1usize << log_n;
+                let (mut a, b) = (sample::scalars(n, 70), sample::scalars(n, 71));
+                let ark = |v: &[Fr]| v.iter().map(ark_fr).collect::<Vec<_>>();
+                let want = naive_quotient(&ark(&a), &ark(&b));
+                fail_on(be.bn254_quotient(&mut a, &b, 0))?;
+                match a.iter().zip(&want).position(|(g, w)| ark_fr(g) != *w) {
+                    None => Ok(()),
+                    Some(i) => Err(format!("first mismatch at index {i} of {n}").into()),
+                }
+            },
+        ));
+    }
+    out.push(t.trial(
+        format!("{}/bad input refused", ops::bn254::QUOTIENT),
+        |be| {
+            let one = Fr::one();
+            expect_code(
+                be.bn254_quotient(&mut [one; 3], &[one; 3], 0),
+                ErrorCode::INVALID_INPUT,
+            )?;
+            expect_code(
+                be.bn254_quotient(&mut [one; 4], &[one; 2], 0),
+                ErrorCode::INVALID_INPUT,
+            )?;
+            expect_code(be.bn254_quotient(&mut [], &[], 0), ErrorCode::INVALID_INPUT)
+        },
+    ));
+    // Large: against the prover's host path on this backend's NTTs
+    // (checked against their definition above).
+    if !t.caps.supports(ops::bn254::NTT) {
+        return;
+    }
+    let big = max_log().max(16);
+    out.push(t.trial(
+        format!("{}/against the host path/2^{big}", ops::bn254::QUOTIENT),
+        move |be| {
+            let n = 1usize << big;
+            let (mut a, b) = (sample::scalars(n, 72), sample::scalars(n, 73));
+            let mut want = a.clone();
+            let ntt = |v: &mut [Fr], cfg: &NttConfigOf<Fr>| be.bn254_ntt(v, cfg);
+            fail_on(bn254::prover::odd_coset_quotient(
+                &mut want,
+                &b,
+                &ntt,
+                || Error::Failed("a transform thread panicked".into()),
+            ))?;
+            fail_on(be.bn254_quotient(&mut a, &b, 0))?;
+            match a.iter().zip(&want).position(|(g, w)| g != w) {
+                None => Ok(()),
+                Some(i) => Err(format!("first mismatch at index {i} of {n}").into()),
+            }
+        },
+    ));
+}
+
 pub fn trials(t: &Target, out: &mut Vec<Trial>) {
     let max = max_log().min(12);
     if t.caps.supports(ops::bn254::MSM_G1) {
@@ -456,6 +536,9 @@ pub fn trials(t: &Target, out: &mut Vec<Trial>) {
     }
     if t.caps.supports(ops::bn254::NTT) {
         ntt_trials(t, out);
+    }
+    if t.caps.supports(ops::bn254::QUOTIENT) {
+        quotient_trials(t, out);
     }
     other_group_trials(t, out);
     let unlisted: Vec<&'static str> = ops::bn254::ALL
@@ -481,6 +564,9 @@ pub fn trials(t: &Target, out: &mut Vec<Trial>) {
                         .bn254_msm_g2(&[q][..], &[Fr::one()], &MsmConfig::default())
                         .map(drop),
                     ops::bn254::RESIDENT_BASES => be.bn254_upload_bases_g1(&[p], 0).map(drop),
+                    ops::bn254::QUOTIENT => {
+                        be.bn254_quotient(&mut [Fr::one(); 2], &[Fr::one(); 2], 0)
+                    }
                     _ => be.bn254_ntt(&mut [Fr::one(); 2], &NttConfigOf::default()),
                 };
                 expect_code(r, ErrorCode::UNSUPPORTED)?;

@@ -313,6 +313,9 @@ impl AcceleratorImpl for CpuBackend {
                 OpSupport::new(ops::bn254::RESIDENT_BASES, 32),
                 OpSupport::new(ops::bn254::NTT, zkpipe_core::bn254::FR_TWO_ADICITY)
                     .with_scratch(|n| 32 * n),
+                // b's copy and c beside a (the odd coset needs 2n-th roots).
+                OpSupport::new(ops::bn254::QUOTIENT, zkpipe_core::bn254::FR_TWO_ADICITY - 1)
+                    .with_scratch(|n| 2 * 32 * n),
             ]);
         }
         Capabilities { ops: caps.into() }
@@ -444,6 +447,26 @@ impl AcceleratorImpl for CpuBackend {
         let pool = self.pool(config.device)?;
         pool.install(|| ntt::ntt(values, config, &self.bn254_twiddles));
         Ok(())
+    }
+
+    /// The reference: core's definition of the quotient over this
+    /// backend's NTTs.
+    fn bn254_quotient(
+        &self,
+        a: &mut [zkpipe_core::bn254::Fr],
+        b: &[zkpipe_core::bn254::Fr],
+        device: u32,
+    ) -> Result<(), AccelError> {
+        let pool = self.pool(device)?;
+        let ntt =
+            |v: &mut [zkpipe_core::bn254::Fr],
+             cfg: &zkpipe_core::plugin::NttConfigOf<zkpipe_core::bn254::Fr>| {
+                pool.install(|| ntt::ntt(v, cfg, &self.bn254_twiddles));
+                Ok(())
+            };
+        zkpipe_core::bn254::prover::odd_coset_quotient(a, b, &ntt, || {
+            AccelError::new(ErrorCode::INTERNAL, "a bn254.quotient thread panicked")
+        })
     }
 
     /// The reference: core's host SpMV and its quotient steps over this

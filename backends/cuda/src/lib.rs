@@ -464,6 +464,9 @@ impl AcceleratorImpl for CudaBackend {
                 op(ops::bn254::RESIDENT_BASES),
                 OpSupport::new(ops::bn254::NTT, zkpipe_core::bn254::FR_TWO_ADICITY)
                     .with_scratch(ntt),
+                // a, b, c and a transform's scratch, and the tables.
+                OpSupport::new(ops::bn254::QUOTIENT, zkpipe_core::bn254::FR_TWO_ADICITY - 1)
+                    .with_scratch(|n| (4 + 2) * 32 * n),
             ]
             .into(),
         }
@@ -603,6 +606,15 @@ impl AcceleratorImpl for CudaBackend {
         config: &NttConfigOf<bn254::Fr>,
     ) -> Result<(), AccelError> {
         self.ntt_of(values, config)
+    }
+
+    fn bn254_quotient(
+        &self,
+        a: &mut [bn254::Fr],
+        b: &[bn254::Fr],
+        device: u32,
+    ) -> Result<(), AccelError> {
+        self.gpu(device)?.lane()?.bn254_quotient(a, b)
     }
 
     fn host_alloc(&self, bytes: u64) -> Result<u64, AccelError> {

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaViewMut, DevicePtrMut, LaunchConfig, PushKernelArg};
-use zkpipe_core::Fr;
 use zkpipe_core::plugin::{AccelError, NttConfig, NttConfigOf, NttDirection, NttOrder};
+use zkpipe_core::{Fr, bn254};
 
 use crate::device::CurveKernels;
 use crate::error::driver_err;
@@ -205,19 +205,98 @@ impl Lane<'_> {
         log_n: u32,
         g: &Fr,
     ) -> Result<(), AccelError> {
+        self.to_coset_of(&self.bls12_381, buf, log_n, g)
+    }
+
+    /// [`Lane::to_coset`] over `F`, with its curve's `kernels`.
+    fn to_coset_of<F: DeviceScalar + Default>(
+        &self,
+        kernels: &CurveKernels,
+        buf: &mut CudaSlice<u64>,
+        log_n: u32,
+        g: &F,
+    ) -> Result<(), AccelError> {
         // Bit-reversed coefficients feed the coset NTT directly: no permutation between.
-        let to_coeffs = NttConfig {
+        let to_coeffs = NttConfigOf::<F> {
             direction: NttDirection::Inverse,
             order: NttOrder::NR,
             ..Default::default()
         };
-        let to_coset = NttConfig {
+        let to_coset = NttConfigOf::<F> {
             order: NttOrder::RN,
             coset: Some(*g).into(),
             ..Default::default()
         };
-        self.ntt_on_device(&self.bls12_381, buf, log_n, &to_coeffs)?;
-        self.ntt_on_device(&self.bls12_381, buf, log_n, &to_coset)
+        self.ntt_on_device(kernels, buf, log_n, &to_coeffs)?;
+        self.ntt_on_device(kernels, buf, log_n, &to_coset)
+    }
+
+    /// `a = (a·b − c)·z` elementwise over `F` (n elements each).
+    fn combine<F: DeviceScalar>(
+        &self,
+        kernels: &CurveKernels,
+        a: &mut CudaSlice<u64>,
+        b: &CudaSlice<u64>,
+        c: &CudaSlice<u64>,
+        z: &F,
+        n: usize,
+    ) -> Result<(), AccelError> {
+        let (z, n32) = (z.limbs(), n as u32);
+        let mut l = self.stream.launch_builder(&kernels.quotient_combine);
+        l.arg(a)
+            .arg(b)
+            .arg(c)
+            .arg(&z[0])
+            .arg(&z[1])
+            .arg(&z[2])
+            .arg(&z[3]);
+        l.arg(&n32);
+        // SAFETY: the three buffers hold n elements each; one thread per index < n.
+        unsafe { l.launch(grid(n)) }.map_err(driver_err("quotient_combine kernel"))?;
+        Ok(())
+    }
+
+    /// BN254's quotient (`Accelerator::bn254_quotient`) from upload to
+    /// download: c = a∘b, the three moved to the odd coset ω₂ₙ·⟨ω⟩, then
+    /// a = a·b − c there.
+    pub(crate) fn bn254_quotient(
+        &self,
+        a: &mut [bn254::Fr],
+        b: &[bn254::Fr],
+    ) -> Result<(), AccelError> {
+        let n = a.len();
+        let log_n = n.trailing_zeros();
+        // a, b, c and a transform's scratch.
+        self.check_free(n * 32 * 4)?;
+        let k = self.kernels(bn254::Fr::KERNELS)?;
+        let mut prof = Profile::new(&self.stream);
+        let e = |what| driver_err(what);
+        let mut qa = self.upload(limbs(a))?;
+        let mut qb = self.upload(limbs(b))?;
+        prof.mark("copy in");
+        // c = a∘b: a copy of a, times b, less nothing.
+        // SAFETY: written by the copy before a kernel reads it.
+        let mut qc = unsafe { self.stream.alloc::<u64>(4 * n) }.map_err(e("allocating"))?;
+        self.stream
+            .memcpy_dtod(&qa, &mut qc)
+            .map_err(e("copying a"))?;
+        let zeros = self
+            .stream
+            .alloc_zeros::<u64>(4 * n)
+            .map_err(e("allocating"))?;
+        let one = bn254::Fr::one();
+        self.combine(k, &mut qc, &qb, &zeros, &one, n)?;
+        drop(zeros);
+        let shift = bn254::Fr::root_of_unity(log_n + 1);
+        for buf in [&mut qa, &mut qb, &mut qc] {
+            self.to_coset_of(k, buf, log_n, &shift)?;
+        }
+        self.combine(k, &mut qa, &qb, &qc, &one, n)?;
+        prof.mark("transforms + combine");
+        self.download(&qa, limbs_mut(a))?;
+        prof.mark("copy out");
+        prof.report(&format!("bn254 quotient n={n}"));
+        Ok(())
     }
 
     /// From a, b, c on the coset g·⟨ω⟩ (2^log_n elements each): the

@@ -355,6 +355,26 @@ impl Backend {
         self.lift(self.inner.bn254_upload_bases_g2(bases.into(), device))
     }
 
+    /// BN254's Groth16 quotient in one call: `a`, `b` (A·w, B·w over the
+    /// n-th roots) in, h = a·b − a∘b on the odd coset out, in `a`.
+    ///
+    /// # Errors
+    /// `UNSUPPORTED` unless [`Backend::capabilities`] lists
+    /// [`ops::bn254::QUOTIENT`](crate::plugin::ops::bn254::QUOTIENT);
+    /// `INVALID_INPUT` for unequal lengths or one that is not a power of
+    /// two below 2^28; other backend errors.
+    pub fn bn254_quotient(
+        &self,
+        a: &mut [bn254::Fr],
+        b: &[bn254::Fr],
+        device: u32,
+    ) -> Result<(), Error> {
+        self.lift(
+            self.inner
+                .bn254_quotient(RSliceMut::from_mut_slice(a), b.into(), device),
+        )
+    }
+
     /// In-place NTT over BN254's Fr (length a power of two, at most 2^28).
     ///
     /// # Errors

@@ -229,26 +229,59 @@ impl Drop for ResidentQueries {
 
 /// Runs `ops` at once, each on its own thread (they wait on the backend's
 /// pool), and returns the first error.
-fn side_by_side<F>(ops: impl IntoIterator<Item = F>) -> Result<(), Error>
+fn side_by_side<F, E>(ops: impl IntoIterator<Item = F>, panicked: impl Fn() -> E) -> Result<(), E>
 where
-    F: FnOnce() -> Result<(), Error> + Send,
+    F: FnOnce() -> Result<(), E> + Send,
+    E: Send,
 {
     std::thread::scope(|scope| {
         let running: Vec<_> = ops.into_iter().map(|op| scope.spawn(op)).collect();
-        running.into_iter().try_for_each(|t| {
-            t.join()
-                .unwrap_or_else(|_| Err(Error::Failed("a BN254 proving thread panicked".into())))
-        })
+        running
+            .into_iter()
+            .try_for_each(|t| t.join().unwrap_or_else(|_| Err(panicked())))
     })
 }
 
-/// h = a·b − c on the odd coset, from a checked witness.
+fn thread_panicked() -> Error {
+    Error::Failed("a BN254 proving thread panicked".into())
+}
+
+/// h = a·b − c on the odd coset, from a checked witness: A·w and B·w on
+/// the host, then the backend's [`ops::bn254::QUOTIENT`] where it lists
+/// it, else [`odd_coset_quotient`] on its NTTs.
 ///
 /// # Errors
 /// The backend's.
 pub fn quotient(be: &Backend, key: &ProvingKey, witness: &[Fr]) -> Result<Vec<Fr>, Error> {
-    let (mut a, mut b) = evaluate_a_b(key, witness);
-    let n = key.domain_size;
+    let (mut a, b) = evaluate_a_b(key, witness);
+    let log_n = key.domain_size.trailing_zeros();
+    if be.capabilities().supports_size(ops::bn254::QUOTIENT, log_n) {
+        be.bn254_quotient(&mut a, &b, 0)?;
+    } else {
+        odd_coset_quotient(&mut a, &b, &|v, cfg| be.bn254_ntt(v, cfg), thread_panicked)?;
+    }
+    Ok(a)
+}
+
+/// An NTT over BN254's Fr: a backend's, or one the caller holds.
+pub type Ntt<'a, E> = dyn Fn(&mut [Fr], &NttConfigOf<Fr>) -> Result<(), E> + Sync + 'a;
+
+/// The BN254 quotient's definition, on any NTT: with c = a∘b, the three
+/// vectors (evaluations over the n-th roots) are moved to the odd coset
+/// ω₂ₙ·⟨ω⟩ by `ntt` (the inverse NTT, then the forward NTT shifted by
+/// ω₂ₙ), and `a` becomes h = a·b − c there. The prover's host path and the
+/// CPU backend's op both run it.
+///
+/// # Errors
+/// `ntt`'s; `panicked()` for a transform thread that panicked.
+pub fn odd_coset_quotient<E: Send>(
+    a: &mut [Fr],
+    b: &[Fr],
+    ntt: &Ntt<'_, E>,
+    panicked: impl Fn() -> E,
+) -> Result<(), E> {
+    let n = a.len();
+    let mut b = b.to_vec();
     let mut c: Vec<Fr> = a.par_iter().zip(&b).map(|(x, y)| x.mul(y)).collect();
     let inverse = &NttConfigOf {
         direction: NttDirection::Inverse,
@@ -260,16 +293,20 @@ pub fn quotient(be: &Backend, key: &ProvingKey, witness: &[Fr]) -> Result<Vec<Fr
     };
     // The three vectors side by side: one NTT's parallel parts leave
     // threads idle on a large machine that the others then use.
-    side_by_side([&mut a, &mut b, &mut c].map(|v| {
-        move || {
-            be.bn254_ntt(v, inverse)?;
-            be.bn254_ntt(v, odd_coset)
-        }
-    }))?;
-    Ok((0..n)
-        .into_par_iter()
-        .map(|i| a[i].mul(&b[i]).sub(&c[i]))
-        .collect())
+    side_by_side(
+        [&mut *a, &mut b[..], &mut c[..]].map(|v| {
+            move || {
+                ntt(v, inverse)?;
+                ntt(v, odd_coset)
+            }
+        }),
+        panicked,
+    )?;
+    a.par_iter_mut()
+        .zip(&b)
+        .zip(&c)
+        .for_each(|((x, y), z)| *x = x.mul(y).sub(z));
+    Ok(())
 }
 
 /// Rows of the domain one task evaluates.
@@ -375,7 +412,7 @@ pub fn msms_g1<'a>(
             Ok(())
         }));
     }
-    side_by_side(ops)?;
+    side_by_side(ops, thread_panicked)?;
     let [a, b_g1, c, h] = g1;
     Ok(Sums {
         a,

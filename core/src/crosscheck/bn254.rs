@@ -37,6 +37,11 @@ pub(super) fn checks(
             );
         }
     }
+    if ops.test.capabilities().supports(ops::bn254::QUOTIENT) {
+        for log in [1u32, max_log] {
+            check(format!("bn254.quotient/2^{log}"), ops.bn254_quotient(log));
+        }
+    }
     check(
         format!("bn254 groth16 proof bytes (squaring chain {CHAIN})"),
         ops.bn254_whole_proof(false),
@@ -130,6 +135,16 @@ impl Ops<'_> {
         };
         self.reference.bn254_ntt(&mut b, &on_reference)?;
         Ok(first_mismatch(&a, &b))
+    }
+
+    fn bn254_quotient(&self, log: u32) -> Result<Option<String>, Error> {
+        let n = 1usize << log;
+        let b = sample::scalars(n, self.seed + 1);
+        let (mut x, mut y) = (sample::scalars(n, self.seed), b.clone());
+        y.copy_from_slice(&x);
+        self.test.bn254_quotient(&mut x, &b, self.device)?;
+        self.reference.bn254_quotient(&mut y, &b, 0)?;
+        Ok(first_mismatch(&x, &y))
     }
 
     /// One proof of the squaring chain with the same key, witness and

@@ -150,6 +150,19 @@ pub trait Accelerator: Send + Sync {
         bases: RSlice<'_, bn254::G2Affine>,
         device: u32,
     ) -> AccelResult<BasesHandle>;
+    /// BN254's Groth16 quotient as snarkjs and rapidsnark make it, in one
+    /// call: `a` and `b` are A·w and B·w over the n-th roots of unity
+    /// (natural order, equal power-of-two lengths up to 2^27); with
+    /// c = a∘b, the three are moved to the odd coset ω₂ₙ·⟨ω⟩ (the inverse
+    /// NTT, then the forward NTT shifted by ω₂ₙ) and on return `a` holds
+    /// h = a·b − c there, in natural order. Listed as
+    /// [`ops::bn254::QUOTIENT`].
+    fn bn254_quotient(
+        &self,
+        a: RSliceMut<'_, bn254::Fr>,
+        b: RSlice<'_, bn254::Fr>,
+        device: u32,
+    ) -> AccelResult<()>;
 }
 
 /// An owned accelerator trait object, as returned by a plugin's `new`.

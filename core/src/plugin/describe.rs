@@ -112,8 +112,11 @@ pub mod ops {
         /// BN254 bases kept in the backend and referred to by handle
         /// (`Accelerator::bn254_upload_bases_g1`).
         pub const RESIDENT_BASES: &str = "bn254.resident_bases";
+        /// Groth16's quotient as snarkjs makes it, in one call
+        /// (`Accelerator::bn254_quotient`).
+        pub const QUOTIENT: &str = "bn254.quotient";
         /// Every BN254 op name, in display order.
-        pub const ALL: &[&str] = &[MSM_G1, MSM_G2, RESIDENT_BASES, NTT];
+        pub const ALL: &[&str] = &[MSM_G1, MSM_G2, RESIDENT_BASES, NTT, QUOTIENT];
     }
     /// Every BLS12-381 op name, in display order.
     pub const ALL: &[&str] = &[

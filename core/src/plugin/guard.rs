@@ -307,6 +307,32 @@ impl<T: AcceleratorImpl> Accelerator for Guarded<T> {
             self.0.bn254_ntt(values.as_mut_slice(), config)
         })
     }
+    fn bn254_quotient(
+        &self,
+        mut a: RSliceMut<'_, bn254::Fr>,
+        b: RSlice<'_, bn254::Fr>,
+        device: u32,
+    ) -> AccelResult<()> {
+        guard(ops::bn254::QUOTIENT, || {
+            bn254_here()?;
+            let n = a.len();
+            if b.len() != n {
+                return Err(AccelError::invalid_input(format!(
+                    "bn254.quotient: a has {n} values, b {}",
+                    b.len()
+                )));
+            }
+            // The odd coset needs the 2n-th roots: n below 2^28.
+            if n == 0 || !n.is_power_of_two() || n.trailing_zeros() >= bn254::FR_TWO_ADICITY {
+                return Err(AccelError::invalid_input(format!(
+                    "bn254.quotient: {n} values; a power of two below 2^{} is needed",
+                    bn254::FR_TWO_ADICITY
+                )));
+            }
+            self.0
+                .bn254_quotient(a.as_mut_slice(), b.as_slice(), device)
+        })
+    }
 }
 
 /// Wraps an implementation as a seam trait object (what plugins export; the

@@ -220,4 +220,16 @@ pub trait AcceleratorImpl: Send + Sync + 'static {
     ) -> Result<BasesHandle, AccelError> {
         Err(AccelError::unsupported(ops::bn254::RESIDENT_BASES))
     }
+    /// See [`Accelerator::bn254_quotient`] (lengths checked by the seam).
+    ///
+    /// # Errors
+    /// `OUT_OF_MEMORY`, `UNSUPPORTED` (the default), or another error.
+    fn bn254_quotient(
+        &self,
+        _a: &mut [bn254::Fr],
+        _b: &[bn254::Fr],
+        _device: u32,
+    ) -> Result<(), AccelError> {
+        Err(AccelError::unsupported(ops::bn254::QUOTIENT))
+    }
 }
