@@ -511,13 +511,9 @@ impl KeyCache {
         let (circuit, params, r1cs) = match loaded {
             Loaded::Bls12_381(circuit, params, r1cs) => (circuit, params, r1cs),
             Loaded::Bn254(circuit, key) => {
-                use bn254::prover::ResidentQueries;
                 let backend = self.bn254_backend()?;
                 // BN254 runs on the backend's first device.
-                let resident = match ResidentQueries::worth_keeping(&backend, 0) {
-                    true => ResidentQueries::upload(&backend, &key, 0)?.map(Arc::new),
-                    false => None,
-                };
+                let resident = bn254::prover::ResidentQueries::keep_on_gpu(&backend, &key, 0)?;
                 return Ok(LoadedKey {
                     id: id.clone(),
                     host_bytes: key.host_bytes(),

@@ -246,6 +246,15 @@ fn blame_input(e: Error, input: &Path) -> Error {
 }
 
 impl Session {
+    /// The host's own BN254 arithmetic first (the key is read after), then
+    /// the backend's; either missing is the request's fault: exit 2.
+    fn bn254_here(&self, zkey: &Path) -> Result<(), Error> {
+        zkpipe_core::bn254::cpu::check()?;
+        self.backend()
+            .expect_curve(Curve::Bn254)
+            .map_err(|e| Error::InvalidInput(format!("{}: {e}", name(zkey))))
+    }
+
     /// A BN254 zkey and one witness of its circuit, read and checked for a
     /// batch: both files, the key's curve, the host's and the backend's
     /// BN254 arithmetic, the witness's length and leading one.
@@ -270,10 +279,7 @@ impl Session {
                 name(zkey)
             )));
         }
-        zkpipe_core::bn254::cpu::check()?;
-        self.backend()
-            .expect_curve(Curve::Bn254)
-            .map_err(|e| Error::InvalidInput(format!("{}: {e}", name(zkey))))?;
+        self.bn254_here(zkey)?;
         let key = prove_bn254::load_zkey(zkey)?;
         let witness = prove_bn254::load_wtns(wtns)?;
         key.check_witness(&witness)
@@ -317,12 +323,7 @@ impl Session {
         zkey: &Path,
     ) -> Result<CircomJsonProof, Error> {
         use zkpipe_circom::prove_bn254;
-        // The host's own BN254 arithmetic first (the key is read here),
-        // then the backend's; either missing is the request's fault: exit 2.
-        zkpipe_core::bn254::cpu::check()?;
-        self.backend()
-            .expect_curve(Curve::Bn254)
-            .map_err(|e| Error::InvalidInput(format!("{}: {e}", name(zkey))))?;
+        self.bn254_here(zkey)?;
         let t = Instant::now();
         let key = prove_bn254::load_zkey(zkey)?;
         let circuit = match &req.r1cs {

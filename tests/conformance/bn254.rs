@@ -509,11 +509,11 @@ fn quotient_trials(t: &Target, out: &mut Vec<Trial>) {
         move |be| {
             let n = 1usize << big;
             let (mut a, b) = (sample::scalars(n, 72), sample::scalars(n, 73));
-            let mut want = a.clone();
+            let (mut want, mut scratch) = (a.clone(), b.clone());
             let ntt = |v: &mut [Fr], cfg: &NttConfigOf<Fr>| be.bn254_ntt(v, cfg);
             fail_on(bn254::prover::odd_coset_quotient(
                 &mut want,
-                &b,
+                &mut scratch,
                 &ntt,
                 || Error::Failed("a transform thread panicked".into()),
             ))?;

@@ -464,7 +464,9 @@ impl AcceleratorImpl for CpuBackend {
                 pool.install(|| ntt::ntt(v, cfg, &self.bn254_twiddles));
                 Ok(())
             };
-        zkpipe_core::bn254::prover::odd_coset_quotient(a, b, &ntt, || {
+        // The seam lends b read-only; the definition transforms it.
+        let mut b = b.to_vec();
+        zkpipe_core::bn254::prover::odd_coset_quotient(a, &mut b, &ntt, || {
             AccelError::new(ErrorCode::INTERNAL, "a bn254.quotient thread panicked")
         })
     }

@@ -200,16 +200,26 @@ impl ResidentQueries {
         Ok(Some(r))
     }
 
-    /// Whether keeping a key's queries on `device` of `backend` saves
-    /// copies: the backend keeps BN254 bases and the device is a GPU (on a
-    /// host backend they would be a second copy in the same memory).
-    pub fn worth_keeping(backend: &Backend, device: u32) -> bool {
-        backend.capabilities().supports(ops::bn254::RESIDENT_BASES)
-            && backend
-                .info()
-                .devices
-                .get(device as usize)
-                .is_some_and(|d| d.kind == crate::plugin::DeviceKind::Gpu)
+    /// [`ResidentQueries::upload`] where it saves copies: `device` is a
+    /// GPU (on a host backend the queries would be a second copy in the
+    /// same memory); `Ok(None)` elsewhere.
+    ///
+    /// # Errors
+    /// As [`ResidentQueries::upload`].
+    pub fn keep_on_gpu(
+        backend: &Arc<Backend>,
+        key: &ProvingKey,
+        device: u32,
+    ) -> Result<Option<Arc<ResidentQueries>>, Error> {
+        let on_gpu = backend
+            .info()
+            .devices
+            .get(device as usize)
+            .is_some_and(|d| d.kind == crate::plugin::DeviceKind::Gpu);
+        match on_gpu {
+            true => Ok(Self::upload(backend, key, device)?.map(Arc::new)),
+            false => Ok(None),
+        }
     }
 
     /// The device the queries are on.
@@ -253,12 +263,17 @@ fn thread_panicked() -> Error {
 /// # Errors
 /// The backend's.
 pub fn quotient(be: &Backend, key: &ProvingKey, witness: &[Fr]) -> Result<Vec<Fr>, Error> {
-    let (mut a, b) = evaluate_a_b(key, witness);
+    let (mut a, mut b) = evaluate_a_b(key, witness);
     let log_n = key.domain_size.trailing_zeros();
     if be.capabilities().supports_size(ops::bn254::QUOTIENT, log_n) {
         be.bn254_quotient(&mut a, &b, 0)?;
     } else {
-        odd_coset_quotient(&mut a, &b, &|v, cfg| be.bn254_ntt(v, cfg), thread_panicked)?;
+        odd_coset_quotient(
+            &mut a,
+            &mut b,
+            &|v, cfg| be.bn254_ntt(v, cfg),
+            thread_panicked,
+        )?;
     }
     Ok(a)
 }
@@ -269,20 +284,19 @@ pub type Ntt<'a, E> = dyn Fn(&mut [Fr], &NttConfigOf<Fr>) -> Result<(), E> + Syn
 /// The BN254 quotient's definition, on any NTT: with c = a∘b, the three
 /// vectors (evaluations over the n-th roots) are moved to the odd coset
 /// ω₂ₙ·⟨ω⟩ by `ntt` (the inverse NTT, then the forward NTT shifted by
-/// ω₂ₙ), and `a` becomes h = a·b − c there. The prover's host path and the
-/// CPU backend's op both run it.
+/// ω₂ₙ), and `a` becomes h = a·b − c there (`b` is transformed in place).
+/// The prover's host path and the CPU backend's op both run it.
 ///
 /// # Errors
 /// `ntt`'s; `panicked()` for a transform thread that panicked.
 pub fn odd_coset_quotient<E: Send>(
     a: &mut [Fr],
-    b: &[Fr],
+    b: &mut [Fr],
     ntt: &Ntt<'_, E>,
     panicked: impl Fn() -> E,
 ) -> Result<(), E> {
     let n = a.len();
-    let mut b = b.to_vec();
-    let mut c: Vec<Fr> = a.par_iter().zip(&b).map(|(x, y)| x.mul(y)).collect();
+    let mut c: Vec<Fr> = a.par_iter().zip(&*b).map(|(x, y)| x.mul(y)).collect();
     let inverse = &NttConfigOf {
         direction: NttDirection::Inverse,
         ..Default::default()
@@ -294,7 +308,7 @@ pub fn odd_coset_quotient<E: Send>(
     // The three vectors side by side: one NTT's parallel parts leave
     // threads idle on a large machine that the others then use.
     side_by_side(
-        [&mut *a, &mut b[..], &mut c[..]].map(|v| {
+        [&mut *a, &mut *b, &mut c[..]].map(|v| {
             move || {
                 ntt(v, inverse)?;
                 ntt(v, odd_coset)
@@ -303,7 +317,7 @@ pub fn odd_coset_quotient<E: Send>(
         panicked,
     )?;
     a.par_iter_mut()
-        .zip(&b)
+        .zip(&*b)
         .zip(&c)
         .for_each(|((x, y), z)| *x = x.mul(y).sub(z));
     Ok(())

@@ -140,8 +140,8 @@ impl Ops<'_> {
     fn bn254_quotient(&self, log: u32) -> Result<Option<String>, Error> {
         let n = 1usize << log;
         let b = sample::scalars(n, self.seed + 1);
-        let (mut x, mut y) = (sample::scalars(n, self.seed), b.clone());
-        y.copy_from_slice(&x);
+        let mut x = sample::scalars(n, self.seed);
+        let mut y = x.clone();
         self.test.bn254_quotient(&mut x, &b, self.device)?;
         self.reference.bn254_quotient(&mut y, &b, 0)?;
         Ok(first_mismatch(&x, &y))

@@ -83,10 +83,7 @@ pub fn bn254_workload(
         ext: Default::default(),
     };
     let cpu = Arc::new(registry.create("cpu", &cpu_config)?);
-    let resident = match bn254::prover::ResidentQueries::worth_keeping(&backend, 0) {
-        true => bn254::prover::ResidentQueries::upload(&backend, &key, 0)?.map(Arc::new),
-        false => None,
-    };
+    let resident = bn254::prover::ResidentQueries::keep_on_gpu(&backend, &key, 0)?;
     Ok(Groth16Workload::bn254(key, resident, witness, backend, cpu))
 }
 
