@@ -111,6 +111,8 @@ pub struct Session {
     registry: Registry,
     backend: Arc<Backend>,
     progress: Arc<dyn Progress + Send>,
+    /// How long loading the plugins and opening the backend took.
+    opened_in: std::time::Duration,
 }
 
 impl std::fmt::Debug for Session {
@@ -134,6 +136,7 @@ impl Session {
         request: &BackendRequest,
         progress: Arc<dyn Progress + Send>,
     ) -> Result<Self, Error> {
+        let started = std::time::Instant::now();
         let (registry, backend) = request.create(&*progress)?;
         backend.device_info(request.device)?;
         let backend = Arc::new(backend);
@@ -142,7 +145,14 @@ impl Session {
             registry,
             backend,
             progress,
+            opened_in: started.elapsed(),
         })
+    }
+
+    /// How long loading the plugins and opening the backend took (a GPU's
+    /// driver and kernels: part of a one-shot command's time).
+    pub fn opened_in(&self) -> std::time::Duration {
+        self.opened_in
     }
 
     /// The backend proofs run on.

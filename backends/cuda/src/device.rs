@@ -132,7 +132,14 @@ impl Gpu {
         let loaded = match curve {
             KernelCurve::Bls12_381 => return Ok(&self.bls12_381),
             KernelCurve::Bn254 => self.bn254.get_or_init(|| {
+                let started = std::time::Instant::now();
                 let (module, _) = load_module(&self.ctx, curve, &self.arch)?;
+                if std::env::var_os("ZKPIPE_CUDA_PROFILE").is_some() {
+                    eprintln!(
+                        "cuda BN254 kernels loaded in {:.1} ms",
+                        started.elapsed().as_secs_f64() * 1e3
+                    );
+                }
                 CurveKernels::load(&module)
             }),
         };
@@ -178,7 +185,9 @@ fn load_module(
 }
 
 fn open_gpu(ordinal: usize, lent: &Arc<LentMemory>) -> Result<(Gpu, String), String> {
+    let started = std::time::Instant::now();
     let ctx = CudaContext::new(ordinal).map_err(|e| format!("device {ordinal}: {e:?}"))?;
+    let context = started.elapsed();
     // SAFETY: buffers cross lanes (streams) only complete and read-only, and
     // each op keeps them until its own stream is done (see `Lane`), so
     // cudarc's per-argument events are not needed.
@@ -191,6 +200,13 @@ fn open_gpu(ordinal: usize, lent: &Arc<LentMemory>) -> Result<(Gpu, String), Str
     let (major, minor) = ctx.compute_capability().map_err(|e| format!("{e:?}"))?;
     let arch = format!("sm_{major}{minor}");
     let (module, note) = load_module(&ctx, KernelCurve::Bls12_381, &arch)?;
+    if std::env::var_os("ZKPIPE_CUDA_PROFILE").is_some() {
+        eprintln!(
+            "cuda open device {ordinal}: context {:.1} ms, kernels {:.1} ms",
+            context.as_secs_f64() * 1e3,
+            (started.elapsed() - context).as_secs_f64() * 1e3
+        );
+    }
     let f = |name: &str| {
         module
             .load_function(name)
@@ -230,8 +246,17 @@ pub(crate) fn discover(lent: &Arc<LentMemory>) -> (Vec<Gpu>, String) {
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
         return (vec![], "no NVIDIA driver (libcuda not found)".into());
     }
+    let started = std::time::Instant::now();
     let count = match catch_unwind(CudaContext::device_count) {
-        Ok(Ok(n)) => n.max(0) as usize,
+        Ok(Ok(n)) => {
+            if std::env::var_os("ZKPIPE_CUDA_PROFILE").is_some() {
+                eprintln!(
+                    "cuda driver: {n} devices in {:.1} ms",
+                    started.elapsed().as_secs_f64() * 1e3
+                );
+            }
+            n.max(0) as usize
+        }
         Ok(Err(e)) => return (vec![], format!("CUDA driver error: {e:?}")),
         Err(_) => return (vec![], "the CUDA driver could not be initialised".into()),
     };

@@ -102,12 +102,6 @@ const READ_PIECE: usize = 8 << 20;
 /// changes size meanwhile is refused.
 #[cfg(unix)]
 fn read_in_pieces(path: &Path, file: &std::fs::File, len: u64) -> Result<Vec<u8>, Error> {
-    use rayon::prelude::*;
-    use std::os::unix::fs::FileExt;
-    let io = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
     let size = usize::try_from(len).map_err(|_| {
         Error::InvalidInput(format!(
             "{}: {len} bytes do not fit in memory",
@@ -117,18 +111,72 @@ fn read_in_pieces(path: &Path, file: &std::fs::File, len: u64) -> Result<Vec<u8>
     // Zeroed by the allocator's fresh mapping: its pages are touched first
     // by the reads below, each on its own thread.
     let mut bytes = vec![0u8; size];
-    bytes
-        .par_chunks_mut(READ_PIECE)
+    read_at_in_pieces(path, file, len, 0, &mut bytes)?;
+    Ok(bytes)
+}
+
+/// Fills `out` with the bytes of `file` from `offset` on, in pieces read
+/// side by side on the pool (pages of a fresh `out` are first touched by
+/// the thread that reads them); then checks that the file still has
+/// `planned_size`, the size `offset` and `out` were planned from.
+///
+/// # Errors
+/// [`Error::Io`] naming the path (a file cut short meanwhile among them);
+/// [`Error::InvalidInput`] when the file changed size while it was read.
+#[cfg(unix)]
+pub fn read_at_in_pieces(
+    path: &Path,
+    file: &std::fs::File,
+    planned_size: u64,
+    offset: u64,
+    out: &mut [u8],
+) -> Result<(), Error> {
+    use rayon::prelude::*;
+    use std::os::unix::fs::FileExt;
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    out.par_chunks_mut(READ_PIECE)
         .enumerate()
-        .try_for_each(|(i, piece)| file.read_exact_at(piece, (i * READ_PIECE) as u64))
+        .try_for_each(|(i, piece)| file.read_exact_at(piece, offset + (i * READ_PIECE) as u64))
         .map_err(io)?;
-    if file.metadata().map_err(io)?.len() != len {
+    if file.metadata().map_err(io)?.len() != planned_size {
         return Err(Error::InvalidInput(format!(
             "{} changed size while it was read",
             path.display()
         )));
     }
-    Ok(bytes)
+    Ok(())
+}
+
+/// [`read_at_in_pieces`] in one piece, where positional reads are not
+/// offered.
+///
+/// # Errors
+/// As the Unix version.
+#[cfg(not(unix))]
+pub fn read_at_in_pieces(
+    path: &Path,
+    mut file: &std::fs::File,
+    planned_size: u64,
+    offset: u64,
+    out: &mut [u8],
+) -> Result<(), Error> {
+    use std::io::{Seek, SeekFrom};
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    file.seek(SeekFrom::Start(offset)).map_err(io)?;
+    file.read_exact(out).map_err(io)?;
+    if file.metadata().map_err(io)?.len() != planned_size {
+        return Err(Error::InvalidInput(format!(
+            "{} changed size while it was read",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// A path as the file system resolves it: the file itself when it exists,

@@ -6,9 +6,10 @@
 //! remain before it is used, so a hostile header gives an error naming the
 //! file and the field, never a panic or an allocation beyond the file.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use zkpipe_core::Error;
+use zkpipe_core::util::fsutil::read_at_in_pieces;
 
 /// The largest circom/snarkjs file read: 64 GiB (a 2^24-constraint zkey is ~10 GiB).
 pub const MAX_FILE_BYTES: u64 = 64 << 30;
@@ -24,6 +25,10 @@ fn check_size(path: &Path, size: u64) -> Result<(), Error> {
     Ok(())
 }
 
+/// The most sections [`BinFile::load_sections`] walks: snarkjs's files
+/// have a dozen at most, and each costs a read.
+const MAX_SECTIONS: u32 = 1024;
+
 /// A parsed container: its kind, version and sections over the file's bytes.
 #[derive(Debug)]
 pub struct BinFile {
@@ -32,7 +37,28 @@ pub struct BinFile {
     bytes: Vec<u8>,
     /// `(type, start, len)` of each section, in file order.
     sections: Vec<(u32, usize, usize)>,
+    /// The file, where sections were left on it to be read later.
+    on_disk: Option<OnDisk>,
 }
+
+/// An open file and where each of its sections lies in it.
+#[derive(Debug)]
+struct OnDisk {
+    path: PathBuf,
+    file: std::fs::File,
+    /// Its size when the sections were found.
+    size: u64,
+    /// `(type, offset, len)` of every section, in file order.
+    sections: Vec<(u32, u64, usize)>,
+}
+
+/// A type made of `u64` words alone, which [`BinFile::read_items`] fills
+/// straight from a file's little-endian bytes.
+///
+/// # Safety
+/// The type must be `#[repr(C)]` or `#[repr(transparent)]` over `u64`s
+/// only (no padding, no other fields), with every bit pattern a value.
+pub unsafe trait Words: Copy + Send + Sync {}
 
 /// An [`Error::InvalidEncoding`] prefixed with the file's name.
 pub fn bad(name: &str, msg: impl std::fmt::Display) -> Error {
@@ -59,11 +85,14 @@ impl BinFile {
 
     /// Reads only the sections of `path` whose types are in `wanted` (the
     /// first of each), seeking past the others: a large zkey's header
-    /// without its gigabytes of points. The rest of the file is not checked.
+    /// without its gigabytes of points. The others stay on disk for
+    /// [`BinFile::read_items`]. Every section's header is checked against
+    /// the file's size, and bytes after the last section are refused.
     ///
     /// # Errors
-    /// As [`BinFile::load`] for the bytes it reads; a wanted section that
-    /// is missing is an error of [`BinFile::section`] later.
+    /// As [`BinFile::load`] for the bytes it reads, and more than
+    /// [`MAX_SECTIONS`] sections; a wanted section that is missing is an
+    /// error of [`BinFile::section`] later.
     pub fn load_sections(
         path: &Path,
         magic: &[u8; 4],
@@ -86,12 +115,16 @@ impl BinFile {
             return BinFile::parse(name, head, magic, versions);
         }
         let count = u32::from_le_bytes(head[8..12].try_into().unwrap());
+        if count > MAX_SECTIONS {
+            return Err(bad(
+                &name,
+                format_args!("{count} sections, over the {MAX_SECTIONS} this reader walks"),
+            ));
+        }
         let (mut out, mut taken, mut pos) = (head[..8].to_vec(), vec![], 12u64);
         out.extend(0u32.to_le_bytes());
+        let mut located = Vec::new();
         for i in 0..count {
-            if taken.len() == wanted.len() {
-                break;
-            }
             let mut sh = [0u8; 12];
             file.read_exact(&mut sh).map_err(|_| {
                 bad(
@@ -111,9 +144,12 @@ impl BinFile {
                     ),
                 ));
             }
+            // Below the file's size, itself below MAX_FILE_BYTES.
+            located.push((ty, pos, len as usize));
             if wanted.contains(&ty) && !taken.contains(&ty) {
                 out.extend(sh);
                 let at = out.len();
+                out.reserve_exact(len as usize);
                 (&mut file).take(len).read_to_end(&mut out).map_err(io)?;
                 if (out.len() - at) as u64 != len {
                     return Err(bad(
@@ -127,8 +163,93 @@ impl BinFile {
             }
             pos += len;
         }
+        if pos != size {
+            return Err(bad(
+                &name,
+                format_args!("{} bytes after the last section", size - pos),
+            ));
+        }
         out[8..12].copy_from_slice(&(taken.len() as u32).to_le_bytes());
-        BinFile::parse(name, out, magic, versions)
+        let mut f = BinFile::parse(name, out, magic, versions)?;
+        f.on_disk = Some(OnDisk {
+            path: path.to_path_buf(),
+            file,
+            size,
+            sections: located,
+        });
+        Ok(f)
+    }
+
+    /// Section `ty` whole as `count` items of `T`, read straight into
+    /// their vector: from the file in pieces side by side where
+    /// [`BinFile::load_sections`] left it on disk, else copied from memory.
+    ///
+    /// # Errors
+    /// As [`BinFile::section`] for a section missing or repeated;
+    /// [`Error::InvalidEncoding`] when it does not hold exactly `count`
+    /// items; as [`read_at_in_pieces`] when the file changed meanwhile.
+    pub fn read_items<T: Words>(&self, ty: u32, what: &str, count: usize) -> Result<Vec<T>, Error> {
+        let label = format!("{} ({what} section)", self.name);
+        let need = count.checked_mul(std::mem::size_of::<T>());
+        let fits = |len: usize| match need {
+            Some(n) if n == len => Ok(n),
+            Some(n) if n < len => Err(bad(
+                &label,
+                format_args!("{} bytes after its content", len - n),
+            )),
+            _ => Err(bad(
+                &label,
+                format_args!("truncated: {count} items of {what} need more than its {len} bytes"),
+            )),
+        };
+        // Where the section lies, sized against `count` before anything
+        // is allocated for it.
+        let on_disk = if self.sections.iter().any(|s| s.0 == ty) {
+            fits(self.section(ty, what)?.left())?;
+            None
+        } else {
+            let disk = self.on_disk.as_ref();
+            let mut found = disk.iter().flat_map(|d| &d.sections).filter(|s| s.0 == ty);
+            match (found.next(), found.next(), disk) {
+                (Some(&(_, offset, len)), None, Some(d)) => {
+                    fits(len)?;
+                    Some((d, offset))
+                }
+                (Some(_), Some(_), _) => {
+                    return Err(bad(
+                        &self.name,
+                        format_args!("{what} section (type {ty}) repeated"),
+                    ));
+                }
+                _ => {
+                    return Err(bad(
+                        &self.name,
+                        format_args!("no {what} section (type {ty})"),
+                    ));
+                }
+            }
+        };
+        let mut items = zeroed::<T>(count);
+        // SAFETY: `T` is plain `u64` words (its `Words` contract), so its
+        // items' bytes are initialised and any bytes written are a value.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(
+                items.as_mut_ptr().cast::<u8>(),
+                std::mem::size_of_val(items.as_slice()),
+            )
+        };
+        match on_disk {
+            None => bytes.copy_from_slice(self.section(ty, what)?.take(bytes.len(), what)?),
+            Some((d, offset)) => read_at_in_pieces(&d.path, &d.file, d.size, offset, bytes)?,
+        }
+        if cfg!(target_endian = "big") {
+            // SAFETY: as above; `u64` words of the same bytes.
+            let words = unsafe {
+                std::slice::from_raw_parts_mut(items.as_mut_ptr().cast::<u64>(), bytes.len() / 8)
+            };
+            words.iter_mut().for_each(|w| *w = u64::from_le(*w));
+        }
+        Ok(items)
     }
 
     /// Parses a container already in memory; `name` is used in messages.
@@ -187,6 +308,7 @@ impl BinFile {
             name,
             bytes,
             sections,
+            on_disk: None,
         })
     }
 
@@ -216,6 +338,24 @@ impl BinFile {
     /// Whether a section of type `ty` is present and not empty.
     pub fn has(&self, ty: u32) -> bool {
         self.sections.iter().any(|s| s.0 == ty && s.2 > 0)
+    }
+}
+
+/// `n` items of `T` with every word zero, from the allocator's zeroed
+/// memory (fresh pages are not written here: the readers touch them first).
+fn zeroed<T: Words>(n: usize) -> Vec<T> {
+    let layout = std::alloc::Layout::array::<T>(n).expect("a count sized against a file");
+    if layout.size() == 0 {
+        return Vec::new();
+    }
+    // SAFETY: a non-zero layout; all-zero words are a `T` (its `Words`
+    // contract); the vector owns the allocation with that layout.
+    unsafe {
+        let p = std::alloc::alloc_zeroed(layout).cast::<T>();
+        if p.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Vec::from_raw_parts(p, n, n)
     }
 }
 

@@ -8,26 +8,31 @@ use std::path::Path;
 use zkpipe_core::Error;
 use zkpipe_core::bn254::groth16::KeyPoints;
 use zkpipe_core::bn254::prover::{Coefficient, ProvingKey};
-use zkpipe_core::bn254::{Fr, G1Affine};
+use zkpipe_core::bn254::{Fr, G1Affine, G2Affine};
 
-use crate::binfile::{BinFile, Reader};
+use crate::binfile::{BinFile, Reader, Words};
 use crate::field::zkey_coefficient_scale;
 use crate::r1cs::CircomR1cs;
 use crate::zkey::ZkeyHeader;
-use crate::zkey_bn254::{g1_of, g2_of, zkey_parts};
+use crate::zkey_bn254::{check_g1, check_g2, zkey_parts};
 use zkpipe_core::groth16::domain_log_size;
 use zkpipe_core::r1cs::qap_coefficients;
 
+// SAFETY: `#[repr(C)]` pairs of `#[repr(C)]` arrays of `u64` limbs; every
+// bit pattern is a value (the checks below refuse the ones that are no point).
+unsafe impl Words for G1Affine {}
+// SAFETY: as for G1Affine, with Fp2 coordinates (two Fp each).
+unsafe impl Words for G2Affine {}
+
+/// Section `section` as `count` G1 points, read straight into their
+/// vector and then each checked on the curve, side by side.
 fn g1s(f: &BinFile, section: u32, what: &str, count: usize) -> Result<Vec<G1Affine>, Error> {
-    let mut s = f.section(section, what)?;
-    let bytes = s.items(count as u64, 64, what)?;
-    s.finish()?;
-    let name = s.name().to_string();
-    bytes
-        .par_chunks_exact(64)
+    let points: Vec<G1Affine> = f.read_items(section, what, count)?;
+    points
+        .par_iter()
         .enumerate()
-        .map(|(i, b)| g1_of(b, || format!("{name}: point {i}")))
-        .collect()
+        .try_for_each(|(i, p)| check_g1(p, || format!("{} ({what} section): point {i}", f.name)))?;
+    Ok(points)
 }
 
 fn coefficients(f: &BinFile, header: ZkeyHeader) -> Result<Vec<Coefficient>, Error> {
@@ -71,19 +76,18 @@ fn coefficients(f: &BinFile, header: ZkeyHeader) -> Result<Vec<Coefficient>, Err
 /// or more, as BN254's NTTs stop at 2^28 and the odd coset needs twice the
 /// domain).
 pub fn load_zkey(path: &Path) -> Result<ProvingKey, Error> {
-    let f = BinFile::load(path, b"zkey", &[1])?;
+    // The header, IC and coefficients in memory; the points (most of the
+    // file) read straight into their vectors.
+    let f = BinFile::load_sections(path, b"zkey", &[1], &[1, 2, 3, 4])?;
     let (header, vk, beta_g1, delta_g1) = zkey_parts(&f)?;
     let n = header.domain_size;
     let vars = header.num_vars;
-    let mut s = f.section(7, "B in G2")?;
-    let bytes = s.items(vars as u64, 128, "B in G2")?;
-    s.finish()?;
-    let name = s.name().to_string();
-    let b_g2 = bytes
-        .par_chunks_exact(128)
-        .enumerate()
-        .map(|(i, b)| g2_of(b, false, || format!("{name}: point {i}")))
-        .collect::<Result<Vec<_>, _>>()?;
+    let b_g2: Vec<G2Affine> = f.read_items(7, "B in G2", vars)?;
+    b_g2.par_iter().enumerate().try_for_each(|(i, p)| {
+        check_g2(p, false, || {
+            format!("{} (B in G2 section): point {i}", f.name)
+        })
+    })?;
     let key = ProvingKey {
         coefficients: coefficients(&f, header)?,
         domain_size: n,
@@ -157,5 +161,78 @@ pub fn check_circuit(
     {
         Some(i) => Err(disagree(format!("QAP coefficient {i} differs"))),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::binfile::tests::container;
+    use crate::r1cs::tests::square_r1cs;
+    use crate::zkey_write::zkey_sections_bn254;
+    use zkpipe_core::util::progress::Silent;
+
+    /// A BN254 zkey of the squaring circuit, section by section.
+    fn sections() -> (Vec<(u32, Vec<u8>)>, KeyPoints) {
+        let bytes = square_r1cs(&crate::field::tests_support::bn254_r());
+        let f = BinFile::parse("t".into(), bytes, b"r1cs", &[1]).unwrap();
+        let c = CircomR1cs::<Fr>::read(&f, |_, _| Ok(())).unwrap();
+        let key = zkpipe_core::bn254::setup::setup(&c.r1cs, 4, &Silent);
+        (zkey_sections_bn254(&key, &c).unwrap(), key)
+    }
+
+    fn load(dir: &tempfile::TempDir, sections: &[(u32, Vec<u8>)]) -> Result<ProvingKey, Error> {
+        let p = dir.path().join("t.zkey");
+        std::fs::write(&p, container(b"zkey", 1, sections)).unwrap();
+        load_zkey(&p)
+    }
+
+    /// The points read straight from the file are the key's; a point off
+    /// the curve, a coordinate not below q, a section of the wrong length,
+    /// bytes after the last section and every cut are refused.
+    #[test]
+    fn points_read_from_disk_are_the_keys_and_bad_ones_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let (good, key) = sections();
+        let back = load(&d, &good).unwrap();
+        assert_eq!(back.points, key);
+        let with = |ty: u32, edit: &dyn Fn(&mut Vec<u8>)| {
+            let mut s = good.clone();
+            edit(&mut s.iter_mut().find(|(t, _)| *t == ty).unwrap().1);
+            load(&d, &s).unwrap_err().to_string()
+        };
+        // A's second point moved off the curve (y + 1, still below q).
+        let e = with(5, &|b| b[64 + 32] ^= 1);
+        assert!(
+            e.contains("(A section): point 1") && e.contains("not on the curve"),
+            "{e}"
+        );
+        // H's first x set to q's bytes.
+        let q: Vec<u8> = zkpipe_core::bn254::Fp::MODULUS
+            .iter()
+            .flat_map(|l| l.to_le_bytes())
+            .collect();
+        let e = with(9, &|b| b[..32].copy_from_slice(&q));
+        assert!(
+            e.contains("(H section): point 0: a coordinate is not below q"),
+            "{e}"
+        );
+        let e = with(7, &|b| b[5] ^= 1);
+        assert!(e.contains("(B in G2 section): point 0"), "{e}");
+        let e = with(8, &|b| b.truncate(b.len() - 64));
+        assert!(e.contains("(C section)") && e.contains("truncated"), "{e}");
+        let e = with(6, &|b| b.extend([0; 64]));
+        assert!(e.contains("64 bytes after its content"), "{e}");
+        let p = d.path().join("t.zkey");
+        let bytes = container(b"zkey", 1, &good);
+        let mut longer = bytes.clone();
+        longer.push(0);
+        std::fs::write(&p, &longer).unwrap();
+        let e = load_zkey(&p).unwrap_err().to_string();
+        assert!(e.contains("1 bytes after the last section"), "{e}");
+        for cut in 0..bytes.len() {
+            std::fs::write(&p, &bytes[..cut]).unwrap();
+            assert!(load_zkey(&p).is_err(), "a cut at {cut} bytes was read");
+        }
     }
 }

@@ -4,6 +4,8 @@
 
 use std::path::Path;
 
+use rayon::prelude::*;
+
 use crate::binfile::BinFile;
 use crate::field::check_prime_for;
 use crate::r1cs::CircomR1cs;
@@ -67,8 +69,10 @@ pub fn read_wtns<F: ScalarField>(f: &BinFile) -> Result<Vec<F>, Error> {
     let mut v = f.section(2, "values")?;
     let bytes = v.items(count.into(), 32, "values")?;
     v.finish()?;
+    // Side by side: each value's move into Montgomery form is a
+    // multiplication, millions of them for a large circuit.
     bytes
-        .chunks_exact(32)
+        .par_chunks_exact(32)
         .enumerate()
         .map(|(i, b)| {
             F::from_bytes_le(b.try_into().expect("32 bytes"))

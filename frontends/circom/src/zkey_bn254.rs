@@ -26,41 +26,73 @@ pub fn zkey_curve(f: &BinFile) -> Result<Curve, Error> {
     })
 }
 
-fn fp(bytes: &[u8]) -> Option<Fp> {
-    let limbs: [u64; 4] =
-        std::array::from_fn(|i| u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap()));
-    // Below q, compared from the top limb down.
-    let below = limbs.iter().rev().cmp(Fp::MODULUS.iter().rev()) == std::cmp::Ordering::Less;
-    below.then_some(Fp { limbs })
+fn fp(bytes: &[u8]) -> Fp {
+    Fp {
+        limbs: std::array::from_fn(|i| {
+            u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap())
+        }),
+    }
 }
 
-/// `p` when its coordinates are below q and `valid` says it is on the
-/// curve and in the subgroup; `what` names it in the error (made only
-/// then: keys hold millions of points).
-fn checked<P>(
-    p: Option<P>,
-    valid: impl Fn(&P) -> (bool, bool),
+/// Whether `f`'s limbs are below q, compared from the top limb down.
+fn below_q(f: &Fp) -> bool {
+    f.limbs.iter().rev().cmp(Fp::MODULUS.iter().rev()) == std::cmp::Ordering::Less
+}
+
+/// Refuses a point whose coordinates are not below q, or that is off the
+/// curve or (with `valid`'s second answer) out of the subgroup; `what`
+/// names it in the error (made only then: keys hold millions of points).
+fn check(
+    coordinates: &[Fp],
+    valid: impl FnOnce() -> (bool, bool),
     what: impl Fn() -> String,
-) -> Result<P, Error> {
-    let Some(p) = p else {
+) -> Result<(), Error> {
+    if !coordinates.iter().all(below_q) {
         return Err(Error::InvalidEncoding(format!(
             "{}: a coordinate is not below q",
             what()
         )));
-    };
-    match valid(&p) {
+    }
+    match valid() {
         (false, _) => Err(Error::NotOnCurve(what())),
         (true, false) => Err(Error::NotInSubgroup(what())),
-        _ => Ok(p),
+        _ => Ok(()),
     }
+}
+
+/// Refuses a G1 point of a zkey that is not one (G1 is the whole curve).
+///
+/// # Errors
+/// [`Error::InvalidEncoding`] for a coordinate not below q,
+/// [`Error::NotOnCurve`].
+pub(crate) fn check_g1(p: &G1Affine, what: impl Fn() -> String) -> Result<(), Error> {
+    check(&[p.x, p.y], || (p.is_on_curve(), true), what)
+}
+
+/// Refuses a G2 point of a zkey off the curve or, with `subgroup`, out of
+/// the subgroup (254 doublings: kept for keys).
+///
+/// # Errors
+/// As [`check_g1`]; [`Error::NotInSubgroup`].
+pub(crate) fn check_g2(
+    p: &G2Affine,
+    subgroup: bool,
+    what: impl Fn() -> String,
+) -> Result<(), Error> {
+    check(
+        &[p.x.c[0], p.x.c[1], p.y.c[0], p.y.c[1]],
+        || (p.is_on_curve(), !subgroup || p.is_in_subgroup()),
+        what,
+    )
 }
 
 /// A G1 point from 64 zkey bytes (x, y in Montgomery form).
 pub(crate) fn g1_of(b: &[u8], what: impl Fn() -> String) -> Result<G1Affine, Error> {
-    let p = fp(&b[..32])
-        .zip(fp(&b[32..]))
-        .map(|(x, y)| G1Affine { x, y });
-    checked(p, |p| (p.is_on_curve(), p.is_in_subgroup()), what)
+    let p = G1Affine {
+        x: fp(&b[..32]),
+        y: fp(&b[32..]),
+    };
+    check_g1(&p, what).map(|()| p)
 }
 
 fn g1(r: &mut Reader<'_>, what: &str) -> Result<G1Affine, Error> {
@@ -73,26 +105,19 @@ fn g2(r: &mut Reader<'_>, what: &str) -> Result<G2Affine, Error> {
     g2_of(b, true, || format!("{}: {what}", r.name()))
 }
 
-/// A G2 point from 128 zkey bytes (x.c0, x.c1, y.c0, y.c1), on the curve
-/// and, with `subgroup`, in the subgroup (254 doublings: kept for keys).
+/// A G2 point from 128 zkey bytes (x.c0, x.c1, y.c0, y.c1), checked as
+/// [`check_g2`] does.
 pub(crate) fn g2_of(
     b: &[u8],
     subgroup: bool,
     what: impl Fn() -> String,
 ) -> Result<G2Affine, Error> {
-    let c: [Option<Fp>; 4] = std::array::from_fn(|i| fp(&b[32 * i..32 * i + 32]));
-    let p = match c {
-        [Some(x0), Some(x1), Some(y0), Some(y1)] => Some(G2Affine {
-            x: Fp2 { c: [x0, x1] },
-            y: Fp2 { c: [y0, y1] },
-        }),
-        _ => None,
+    let c: [Fp; 4] = std::array::from_fn(|i| fp(&b[32 * i..32 * i + 32]));
+    let p = G2Affine {
+        x: Fp2 { c: [c[0], c[1]] },
+        y: Fp2 { c: [c[2], c[3]] },
     };
-    checked(
-        p,
-        |p| (p.is_on_curve(), !subgroup || p.is_in_subgroup()),
-        what,
-    )
+    check_g2(&p, subgroup, what).map(|()| p)
 }
 
 /// The counts and verifying key of a BN254 zkey, every point checked on
