@@ -1,4 +1,5 @@
-//! Host buffers for a proof's evaluation vectors (A·w, B·w, C·w, then h):
+//! Host buffers for a proof's evaluation vectors (A·w, B·w, C·w, then h),
+//! over either curve's scalar field:
 //! memory lent by the quotient's backend where it offers some (page-locked
 //! for a GPU, so its copies skip the staging pieces and run at the link's
 //! speed), the heap otherwise. A dropped buffer goes back to its pool:
@@ -13,32 +14,34 @@ use rayon::prelude::*;
 
 use crate::backend::Backend;
 use crate::plugin::ops;
+use crate::scalar::ScalarField;
 use crate::types::Fr;
 
 /// A block of host memory lent by a backend: `cap` field elements.
 #[derive(Debug)]
-struct Block {
-    ptr: NonNull<Fr>,
+struct Block<F> {
+    ptr: NonNull<F>,
     cap: usize,
 }
 
 // SAFETY: a block is plain memory owned by one buffer or by the pool's
 // list, never aliased: moving it between threads moves that ownership.
-unsafe impl Send for Block {}
+unsafe impl<F: Send> Send for Block<F> {}
 // SAFETY: shared access only reads through `&FrBuffer` (plain data).
-unsafe impl Sync for Block {}
+unsafe impl<F: Sync> Sync for Block<F> {}
 
 /// Buffers of one backend's host memory, reused; the heap where the
-/// backend lends none (or refuses).
+/// backend lends none (or refuses). Elements of BLS12-381's Fr unless
+/// told otherwise.
 #[derive(Debug)]
-pub struct BufferPool {
+pub struct BufferPool<F: ScalarField = Fr> {
     lender: Option<Arc<Backend>>,
-    free: Mutex<Vec<Block>>,
+    free: Mutex<Vec<Block<F>>>,
     /// Why the lender last refused (its buffers then came from the heap).
     refusal: Mutex<Option<String>>,
 }
 
-impl BufferPool {
+impl<F: ScalarField> BufferPool<F> {
     /// A pool drawing on `backend` when it lists
     /// [`ops::HOST_MEMORY`], else on the heap.
     pub fn new(backend: &Arc<Backend>) -> Arc<Self> {
@@ -62,24 +65,24 @@ impl BufferPool {
     /// A buffer of `len` elements with unspecified (initialised) contents:
     /// a free block of the pool when one is large enough, else a new one
     /// (zeroed once), else the heap when the backend lends none or refuses.
-    pub fn take(self: &Arc<Self>, len: usize) -> FrBuffer {
+    pub fn take(self: &Arc<Self>, len: usize) -> FrBuffer<F> {
         self.take_marked(len).0
     }
 
     /// A buffer of `len` zeros: [`take`](Self::take), filled only where it
     /// reused a block (new blocks and the heap's come zeroed).
-    pub fn take_zeroed(self: &Arc<Self>, len: usize) -> FrBuffer {
+    pub fn take_zeroed(self: &Arc<Self>, len: usize) -> FrBuffer<F> {
         let (mut buf, reused) = self.take_marked(len);
         if reused {
-            buf.par_chunks_mut(1 << 16).for_each(|c| c.fill(Fr::ZERO));
+            buf.par_chunks_mut(1 << 16).for_each(|c| c.fill(F::ZERO));
         }
         buf
     }
 
     /// [`take`](Self::take), and whether the buffer is a reused block.
-    fn take_marked(self: &Arc<Self>, len: usize) -> (FrBuffer, bool) {
+    fn take_marked(self: &Arc<Self>, len: usize) -> (FrBuffer<F>, bool) {
         let Some(lender) = &self.lender else {
-            return (FrBuffer::from(vec![Fr::ZERO; len]), false);
+            return (FrBuffer::from(vec![F::ZERO; len]), false);
         };
         let reused = {
             let mut free = self.free.lock().unwrap();
@@ -96,7 +99,7 @@ impl BufferPool {
                 Ok(b) => b,
                 Err(why) => {
                     *self.refusal.lock().unwrap() = Some(why);
-                    return (FrBuffer::from(vec![Fr::ZERO; len]), false);
+                    return (FrBuffer::from(vec![F::ZERO; len]), false);
                 }
             },
         };
@@ -116,7 +119,7 @@ impl BufferPool {
     /// than later ones when it was done on the way. Stops at the lender's
     /// first refusal (later buffers then come from the heap).
     pub fn reserve(self: &Arc<Self>, count: usize, len: usize) {
-        let held: Vec<FrBuffer> = (0..count)
+        let held: Vec<FrBuffer<F>> = (0..count)
             .map_while(|_| {
                 let buf = self.take(len);
                 buf.is_lent().then_some(buf)
@@ -133,18 +136,18 @@ impl BufferPool {
     /// Blocks kept for reuse and their bytes.
     pub fn idle(&self) -> (usize, u64) {
         let free = self.free.lock().unwrap();
-        let bytes = free.iter().map(|b| (b.cap * size_of::<Fr>()) as u64).sum();
+        let bytes = free.iter().map(|b| (b.cap * size_of::<F>()) as u64).sum();
         (free.len(), bytes)
     }
 }
 
 /// `len` zeroed elements of `lender`'s memory, or why not.
-fn lend(lender: &Backend, len: usize) -> Result<Block, String> {
+fn lend<F: ScalarField>(lender: &Backend, len: usize) -> Result<Block<F>, String> {
     let cap = len.max(1);
     let address = lender
-        .host_alloc((cap * size_of::<Fr>()) as u64)
+        .host_alloc((cap * size_of::<F>()) as u64)
         .map_err(|e| e.to_string())?;
-    let ptr = NonNull::new(address as *mut Fr)
+    let ptr = NonNull::new(address as *mut F)
         .filter(|p| p.as_ptr().is_aligned())
         .ok_or_else(|| {
             let _ = lender.host_free(address);
@@ -157,11 +160,11 @@ fn lend(lender: &Backend, len: usize) -> Result<Block, String> {
     // (checked above), owned by this block until freed.
     let all = unsafe { std::slice::from_raw_parts_mut(ptr.as_ptr(), cap) };
     // Make the contents initialised; the threads also fault the pages in.
-    all.par_chunks_mut(1 << 16).for_each(|c| c.fill(Fr::ZERO));
+    all.par_chunks_mut(1 << 16).for_each(|c| c.fill(F::ZERO));
     Ok(Block { ptr, cap })
 }
 
-impl Drop for BufferPool {
+impl<F: ScalarField> Drop for BufferPool<F> {
     fn drop(&mut self) {
         let Some(lender) = &self.lender else { return };
         for b in self.free.get_mut().unwrap().drain(..) {
@@ -173,24 +176,24 @@ impl Drop for BufferPool {
 }
 
 #[derive(Debug)]
-enum Data {
-    Heap(Vec<Fr>),
+enum Data<F: ScalarField> {
+    Heap(Vec<F>),
     Lent {
-        block: Option<Block>,
-        pool: Arc<BufferPool>,
+        block: Option<Block<F>>,
+        pool: Arc<BufferPool<F>>,
     },
 }
 
 /// Field elements in host memory: a [`BufferPool`]'s block or a vector.
 /// Dereferences to a slice; dropping it returns a block to its pool.
 #[derive(Debug)]
-pub struct FrBuffer {
-    data: Data,
+pub struct FrBuffer<F: ScalarField = Fr> {
+    data: Data<F>,
     len: usize,
 }
 
-impl From<Vec<Fr>> for FrBuffer {
-    fn from(v: Vec<Fr>) -> Self {
+impl<F: ScalarField> From<Vec<F>> for FrBuffer<F> {
+    fn from(v: Vec<F>) -> Self {
         FrBuffer {
             len: v.len(),
             data: Data::Heap(v),
@@ -198,7 +201,7 @@ impl From<Vec<Fr>> for FrBuffer {
     }
 }
 
-impl FrBuffer {
+impl<F: ScalarField> FrBuffer<F> {
     /// Shortens the buffer to `len` elements (no-op when longer).
     pub fn truncate(&mut self, len: usize) {
         self.len = self.len.min(len);
@@ -210,9 +213,9 @@ impl FrBuffer {
     }
 }
 
-impl Deref for FrBuffer {
-    type Target = [Fr];
-    fn deref(&self) -> &[Fr] {
+impl<F: ScalarField> Deref for FrBuffer<F> {
+    type Target = [F];
+    fn deref(&self) -> &[F] {
         match &self.data {
             Data::Heap(v) => &v[..self.len],
             Data::Lent { block, .. } => {
@@ -225,8 +228,8 @@ impl Deref for FrBuffer {
     }
 }
 
-impl DerefMut for FrBuffer {
-    fn deref_mut(&mut self) -> &mut [Fr] {
+impl<F: ScalarField> DerefMut for FrBuffer<F> {
+    fn deref_mut(&mut self) -> &mut [F] {
         match &mut self.data {
             Data::Heap(v) => &mut v[..self.len],
             Data::Lent { block, .. } => {
@@ -238,7 +241,7 @@ impl DerefMut for FrBuffer {
     }
 }
 
-impl Drop for FrBuffer {
+impl<F: ScalarField> Drop for FrBuffer<F> {
     fn drop(&mut self) {
         if let Data::Lent { block, pool } = &mut self.data
             && let Some(b) = block.take()
@@ -356,7 +359,7 @@ mod tests {
 
     #[test]
     fn a_refusing_lender_leaves_the_heap_and_says_why() {
-        let pool = BufferPool::new(&lender(true));
+        let pool = BufferPool::<Fr>::new(&lender(true));
         let b = pool.take(16);
         assert!(!b.is_lent());
         assert!(b.iter().all(|x| *x == Fr::ZERO));

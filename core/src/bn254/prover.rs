@@ -14,6 +14,7 @@ use rayon::prelude::*;
 
 use super::groth16::{KeyPoints, Proof};
 use super::{FR_TWO_ADICITY, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use crate::backend::lent_buffers::{BufferPool, FrBuffer};
 use crate::plugin::{BasesHandle, BasesRef, MsmConfig, NttConfigOf, NttDirection, ops};
 use crate::r1cs::{R1cs, qap_coefficients};
 use crate::{Backend, Error};
@@ -154,6 +155,10 @@ pub struct ResidentQueries {
     /// A, B, C, H; `None` for an empty query (taken from the host).
     g1: Vec<Option<BasesHandle>>,
     b_g2: Option<BasesHandle>,
+    /// Host buffers for A·w and B·w (then h), from memory the backend
+    /// lends where it does (page-locked: the quotient's copies run at the
+    /// link's speed), kept from proof to proof.
+    buffers: Arc<BufferPool<Fr>>,
 }
 
 impl std::fmt::Debug for ResidentQueries {
@@ -186,6 +191,7 @@ impl ResidentQueries {
             device,
             g1: Vec::with_capacity(4),
             b_g2: None,
+            buffers: BufferPool::new(backend),
         };
         for q in [&p.a, &p.b_g1, &p.c, &p.h] {
             let h = match q.is_empty() {
@@ -257,16 +263,27 @@ fn thread_panicked() -> Error {
 }
 
 /// h = a·b − c on the odd coset, from a checked witness: A·w and B·w on
-/// the host, then the backend's [`ops::bn254::QUOTIENT`] where it lists
-/// it, else [`odd_coset_quotient`] on its NTTs.
+/// the host (in `resident`'s reused buffers where given), then the
+/// backend's [`ops::bn254::QUOTIENT`] where it lists it, else
+/// [`odd_coset_quotient`] on its NTTs.
 ///
 /// # Errors
 /// The backend's.
-pub fn quotient(be: &Backend, key: &ProvingKey, witness: &[Fr]) -> Result<Vec<Fr>, Error> {
-    let (mut a, mut b) = evaluate_a_b(key, witness);
-    let log_n = key.domain_size.trailing_zeros();
+pub fn quotient(
+    be: &Backend,
+    key: &ProvingKey,
+    resident: Option<&ResidentQueries>,
+    witness: &[Fr],
+) -> Result<FrBuffer<Fr>, Error> {
+    let n = key.domain_size;
+    let (mut a, mut b) = match resident {
+        Some(r) => (r.buffers.take(n), r.buffers.take(n)),
+        None => (vec![Fr::ZERO; n].into(), vec![Fr::ZERO; n].into()),
+    };
+    evaluate_a_b(key, witness, &mut a, &mut b);
+    let log_n = n.trailing_zeros();
     if be.capabilities().supports_size(ops::bn254::QUOTIENT, log_n) {
-        be.bn254_quotient(&mut a, &b, 0)?;
+        be.bn254_quotient(&mut a, &b, resident.map_or(0, ResidentQueries::device))?;
     } else {
         odd_coset_quotient(
             &mut a,
@@ -329,13 +346,13 @@ const ROWS_PER_TASK: usize = 1 << 14;
 /// Most runs of row-ordered coefficients evaluated in pieces.
 const MAX_RUNS: usize = 16;
 
-/// A·w and B·w over the domain. The coefficients are cut into runs in row
+/// A·w and B·w over the domain, written over whatever `a` and `b` held
+/// (each the domain's size). The coefficients are cut into runs in row
 /// order (one for zkpipe's keys, a few where a writer lists A's before
-/// B's); each run is cut at row boundaries and evaluated side by side. A
-/// key in no such order is evaluated one coefficient after another.
-fn evaluate_a_b(key: &ProvingKey, witness: &[Fr]) -> (Vec<Fr>, Vec<Fr>) {
-    let n = key.domain_size;
-    let (mut a, mut b) = (vec![Fr::ZERO; n], vec![Fr::ZERO; n]);
+/// B's); each run is cut at row boundaries and evaluated side by side,
+/// the first run clearing its rows as it goes. A key in no such order is
+/// evaluated one coefficient after another.
+fn evaluate_a_b(key: &ProvingKey, witness: &[Fr], a: &mut [Fr], b: &mut [Fr]) {
     let coefficients = &key.coefficients[..];
     let add = |a: &mut [Fr], b: &mut [Fr], first_row: usize, terms: &[Coefficient]| {
         for c in terms {
@@ -349,23 +366,33 @@ fn evaluate_a_b(key: &ProvingKey, witness: &[Fr]) -> (Vec<Fr>, Vec<Fr>) {
         .filter(|&i| coefficients[i].row < coefficients[i - 1].row)
         .collect();
     if starts.len() >= MAX_RUNS {
-        add(&mut a, &mut b, 0, coefficients);
-        return (a, b);
+        a.par_iter_mut()
+            .chain(b.par_iter_mut())
+            .for_each(|x| *x = Fr::ZERO);
+        add(a, b, 0, coefficients);
+        return;
     }
     starts.insert(0, 0);
     starts.push(coefficients.len());
-    for run in starts.windows(2).map(|w| &coefficients[w[0]..w[1]]) {
+    for (i, run) in starts
+        .windows(2)
+        .map(|w| &coefficients[w[0]..w[1]])
+        .enumerate()
+    {
         a.par_chunks_mut(ROWS_PER_TASK)
             .zip(b.par_chunks_mut(ROWS_PER_TASK))
             .enumerate()
             .for_each(|(k, (a, b))| {
+                if i == 0 {
+                    a.fill(Fr::ZERO);
+                    b.fill(Fr::ZERO);
+                }
                 let first = k * ROWS_PER_TASK;
                 let lo = run.partition_point(|c| (c.row as usize) < first);
                 let hi = run.partition_point(|c| (c.row as usize) < first + a.len());
                 add(a, b, first, &run[lo..hi]);
             });
     }
-    (a, b)
 }
 
 /// The G1 sums of one proof (and B in G2 when it ran beside them).
@@ -520,7 +547,7 @@ pub fn prove_with(
     s: Fr,
 ) -> Result<(Proof, Vec<Fr>), Error> {
     key.check_witness(witness)?;
-    let h = quotient(be, key, witness)?;
+    let h = quotient(be, key, resident, witness)?;
     let sums = msms_g1(be, key, resident, witness, &h, true)?;
     let b_g2 = sums.b_g2.expect("B in G2 ran with the G1 MSMs");
     let proof = assemble(key, &sums, &b_g2, r, s);
@@ -588,14 +615,23 @@ mod tests {
                 value: Fr::random(&mut r),
             })
             .collect();
-        let pieces = evaluate_a_b(&k, &witness);
+        // Over buffers that held something (reused ones do).
+        let eval = |k: &ProvingKey| {
+            let stale = vec![Fr::one(); k.domain_size];
+            let (mut a, mut b) = (stale.clone(), stale);
+            evaluate_a_b(k, &witness, &mut a, &mut b);
+            (a, b)
+        };
+        let pieces = eval(&k);
         assert!(pieces.0[n - 1] != Fr::ZERO && pieces.1[3] != Fr::ZERO);
+        // Rows no coefficient touches are zero, not what the buffer held.
+        assert!(pieces.0[n + 1] == Fr::ZERO && pieces.1[4 * ROWS_PER_TASK - 1] == Fr::ZERO);
         k.coefficients.sort_by_key(|c| c.matrix); // stable: two runs
-        assert!(evaluate_a_b(&k, &witness) == pieces);
+        assert!(eval(&k) == pieces);
         for i in 0..MAX_RUNS {
             k.coefficients.swap(i * 7, n + i * 5); // past MAX_RUNS runs
         }
-        assert!(evaluate_a_b(&k, &witness) == pieces);
+        assert!(eval(&k) == pieces);
     }
 
     #[test]

@@ -353,7 +353,9 @@ impl Groth16Workload {
         rec: &mut Recorder<'_>,
     ) -> Result<bn254::prover::Sums, Error> {
         use bn254::prover;
-        let h = timed(rec, Stage::Quotient, || prover::quotient(be, key, w))?;
+        let h = timed(rec, Stage::Quotient, || {
+            prover::quotient(be, key, resident, w)
+        })?;
         let mut sums = timed(rec, Stage::Msm, || {
             prover::msms_g1(be, key, resident, w, &h, false)
         })?;
