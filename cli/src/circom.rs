@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use zkpipe_core::Error;
 use zkpipe_core::util::fsutil::{check_outputs, given};
+use zkpipe_session::Session;
 use zkpipe_session::circom::{CircomKeys, CircomProveRequest, SetupOutput, WitnessSource};
 use zkpipe_session::output::{Output, proof_outputs};
 
@@ -221,7 +222,13 @@ pub fn prove_to(
     let defaults = ("proof.json".into(), "public.json".into());
     let (proof_out, public_out) = proof_outputs(&req.inputs(), proof, public, defaults)?;
     req.label = proof_out.describe();
-    let proved = args.session(backend, device)?.prove_circom_json(&req)?;
+    // The key is read while the backend opens: a one-shot command pays
+    // for the slower of the two, not both.
+    let proved = Session::open_and_prove_circom_json(
+        &args.request(backend, device),
+        std::sync::Arc::new(CliProgress::new()),
+        &req,
+    )?;
     eprintln!(
         "proved in {:.1} ms ({})",
         proved.seconds * 1e3,

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use zkpipe_circom::binfile::BinFile;
 use zkpipe_circom::r1cs::r1cs_curve;
-use zkpipe_circom::{CircomR1cs, json, json_bn254};
+use zkpipe_circom::{CircomR1cs, json, json_bn254, prove_bn254};
 use zkpipe_core::groth16::{
     self, HQuery, Parameters, PreparedVerifyingKey, Proof, StageTimes, VerifyingKey,
 };
@@ -268,7 +268,6 @@ impl Session {
         zkey: &Path,
         wtns: &Path,
     ) -> Result<(bn254::prover::ProvingKey, Vec<bn254::Fr>), Error> {
-        use zkpipe_circom::prove_bn254;
         check_input(zkey)?;
         check_input(wtns)?;
         let f = BinFile::load_sections(zkey, b"zkey", &[1], &[2])?;
@@ -294,20 +293,48 @@ impl Session {
     /// As [`Session::prove_circom`]; for BN254, `--r1cs` or keys from
     /// `--params` (exit 2: BN254 proves from the zkey and witness alone).
     pub fn prove_circom_json(&self, req: &CircomProveRequest) -> Result<CircomJsonProof, Error> {
-        // Every input is checked before any is read (a device or a fifo
-        // among them is refused at once, whichever it is).
-        for (flag, path) in req.inputs() {
-            if flag != "--params" {
-                check_input(path)?;
+        match bn254_zkey(req)? {
+            Some(zkey) => {
+                self.bn254_here(zkey)?;
+                let key = read_bn254_key(req, zkey)?;
+                self.prove_bn254_key(req, zkey, key)
             }
+            None => self.prove_circom_bls(req),
         }
-        if let CircomKeys::Zkey(zkey) = &req.keys {
-            // The header alone: the prover reads the whole file next.
-            let f = BinFile::load_sections(zkey, b"zkey", &[1], &[2])?;
-            if zkpipe_circom::zkey_bn254::zkey_curve(&f)? == Curve::Bn254 {
-                return self.prove_circom_bn254(req, zkey);
+    }
+
+    /// Opens a session for `backend` and proves `req` as
+    /// [`Session::prove_circom_json`] does, for a one-shot command: a
+    /// BN254 zkey is read while the session opens on another thread (a
+    /// GPU's driver and kernels load meanwhile).
+    ///
+    /// # Errors
+    /// As [`Session::open`] first, then as [`Session::prove_circom_json`].
+    pub fn open_and_prove_circom_json(
+        backend: &crate::BackendRequest,
+        progress: Arc<dyn Progress + Send>,
+        req: &CircomProveRequest,
+    ) -> Result<CircomJsonProof, Error> {
+        std::thread::scope(|scope| {
+            let opening = scope.spawn(|| Session::open(backend, progress));
+            let key = bn254_zkey(req).and_then(|zkey| {
+                zkey.map(|z| read_bn254_key(req, z).map(|key| (z, key)))
+                    .transpose()
+            });
+            let session = opening
+                .join()
+                .map_err(|_| Error::Failed("opening the backend panicked".into()))??;
+            match key? {
+                Some((zkey, key)) => {
+                    session.bn254_here(zkey)?;
+                    session.prove_bn254_key(req, zkey, key)
+                }
+                None => session.prove_circom_bls(req),
             }
-        }
+        })
+    }
+
+    fn prove_circom_bls(&self, req: &CircomProveRequest) -> Result<CircomJsonProof, Error> {
         let p = self.prove_circom(req)?;
         Ok(CircomJsonProof {
             proof: json::proof_to_json(&p.proof),
@@ -317,26 +344,21 @@ impl Session {
         })
     }
 
-    fn prove_circom_bn254(
+    /// Proves `req` with a BN254 key read by [`read_bn254_key`]: the
+    /// witness read or generated (and checked row by row against the
+    /// circuit where `--r1cs` gave one), the proof verified.
+    fn prove_bn254_key(
         &self,
         req: &CircomProveRequest,
         zkey: &Path,
+        read: Bn254Key,
     ) -> Result<CircomJsonProof, Error> {
-        use zkpipe_circom::prove_bn254;
-        self.bn254_here(zkey)?;
+        let Bn254Key {
+            key,
+            circuit,
+            read_in,
+        } = read;
         let t = Instant::now();
-        let key = prove_bn254::load_zkey(zkey)?;
-        let circuit = match &req.r1cs {
-            Some(r1cs) => {
-                let file = BinFile::load(r1cs, b"r1cs", &[1])?;
-                let c = CircomR1cs::<bn254::Fr>::read(&file, admit_circuit(r1cs))?;
-                prove_bn254::check_circuit(&key, &c, &name(zkey), &name(r1cs))?;
-                Some((c, r1cs))
-            }
-            None => None,
-        };
-        let loaded = t.elapsed();
-        let witness_started = Instant::now();
         let witness = match &req.witness {
             WitnessSource::Wtns(w) => {
                 check_input(w)?;
@@ -348,7 +370,8 @@ impl Session {
                 generate_witness(wasm, input, *fuel, Some(key.num_vars), self.progress())?
             }
         };
-        if let Some((c, r1cs)) = &circuit {
+        if let Some(c) = &circuit {
+            let r1cs = req.r1cs.as_deref().unwrap_or(zkey);
             let source = match &req.witness {
                 WitnessSource::Wtns(w) => w,
                 WitnessSource::Generator { wasm, .. } => wasm,
@@ -368,7 +391,7 @@ impl Session {
             Some(s) => zkpipe_core::util::sample::rng(s),
             None => zkpipe_core::util::random::os_rng()?,
         };
-        let witnessed = witness_started.elapsed();
+        let witnessed = t.elapsed();
         let started = Instant::now();
         let (r, s) = (bn254::Fr::random(&mut rng), bn254::Fr::random(&mut rng));
         let (proof, public) = bn254::prover::prove(self.backend(), &key, &witness, r, s)?;
@@ -376,12 +399,12 @@ impl Session {
         Ok(CircomJsonProof {
             proof: json_bn254::proof_to_json(&proof),
             public: json_bn254::public_to_json(&public),
-            seconds: t.elapsed().as_secs_f64(),
+            seconds: (read_in + t.elapsed()).as_secs_f64(),
             summary: format!(
-                "BN254: backend opened {:.1} ms before, zkey read {:.1} ms, witness {:.1} ms, \
+                "BN254: backend opened {:.1} ms, zkey read {:.1} ms, witness {:.1} ms, \
                  witness to verified proof {:.1} ms",
                 self.opened_in().as_secs_f64() * 1e3,
-                loaded.as_secs_f64() * 1e3,
+                read_in.as_secs_f64() * 1e3,
                 witnessed.as_secs_f64() * 1e3,
                 proved.as_secs_f64() * 1e3
             ),
@@ -689,4 +712,58 @@ pub fn verifying_key(vk_bin: Option<&Path>, zkey: Option<&Path>) -> Result<Verif
         (None, Some(zkey)) => Ok(zkpipe_circom::load_zkey_vk(zkey)?.1),
         (None, None) => Err(Error::InvalidInput("give --vk or --zkey".into())),
     }
+}
+
+/// The zkey of `req` when it is a BN254 one (its header read), after every
+/// input was checked to be a regular file (a device or a fifo among them
+/// is refused at once, whichever it is).
+///
+/// # Errors
+/// As [`check_input`] and [`BinFile::load_sections`].
+fn bn254_zkey(req: &CircomProveRequest) -> Result<Option<&Path>, Error> {
+    for (flag, path) in req.inputs() {
+        if flag != "--params" {
+            check_input(path)?;
+        }
+    }
+    let CircomKeys::Zkey(zkey) = &req.keys else {
+        return Ok(None);
+    };
+    // The header alone: the prover reads the whole file next.
+    let f = BinFile::load_sections(zkey, b"zkey", &[1], &[2])?;
+    let bn254 = zkpipe_circom::zkey_bn254::zkey_curve(&f)? == Curve::Bn254;
+    Ok(bn254.then_some(zkey.as_path()))
+}
+
+/// A BN254 key read for one proof: the zkey, the circuit `--r1cs` named
+/// (checked against the key), and how long reading them took.
+struct Bn254Key {
+    key: bn254::prover::ProvingKey,
+    circuit: Option<CircomR1cs<bn254::Fr>>,
+    read_in: std::time::Duration,
+}
+
+/// Reads `zkey` (a BN254 one) and `req`'s r1cs where it names one.
+///
+/// # Errors
+/// A host without BN254's arithmetic; the readers' errors;
+/// [`Error::InvalidInput`] for an r1cs the key is not for.
+fn read_bn254_key(req: &CircomProveRequest, zkey: &Path) -> Result<Bn254Key, Error> {
+    zkpipe_core::bn254::cpu::check()?;
+    let t = Instant::now();
+    let key = prove_bn254::load_zkey(zkey)?;
+    let circuit = match &req.r1cs {
+        Some(r1cs) => {
+            let file = BinFile::load(r1cs, b"r1cs", &[1])?;
+            let c = CircomR1cs::<bn254::Fr>::read(&file, admit_circuit(r1cs))?;
+            prove_bn254::check_circuit(&key, &c, &name(zkey), &name(r1cs))?;
+            Some(c)
+        }
+        None => None,
+    };
+    Ok(Bn254Key {
+        key,
+        circuit,
+        read_in: t.elapsed(),
+    })
 }
