@@ -141,7 +141,17 @@ pub fn read_at_in_pieces(
         .enumerate()
         .try_for_each(|(i, piece)| file.read_exact_at(piece, offset + (i * READ_PIECE) as u64))
         .map_err(io)?;
-    if file.metadata().map_err(io)?.len() != planned_size {
+    check_unchanged(path, file, planned_size)
+}
+
+/// Refuses a file whose size is no longer `planned_size` (what its reader
+/// planned from), after it was read.
+fn check_unchanged(path: &Path, file: &std::fs::File, planned_size: u64) -> Result<(), Error> {
+    let size = file.metadata().map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if size.len() != planned_size {
         return Err(Error::InvalidInput(format!(
             "{} changed size while it was read",
             path.display()
@@ -170,13 +180,7 @@ pub fn read_at_in_pieces(
     };
     file.seek(SeekFrom::Start(offset)).map_err(io)?;
     file.read_exact(out).map_err(io)?;
-    if file.metadata().map_err(io)?.len() != planned_size {
-        return Err(Error::InvalidInput(format!(
-            "{} changed size while it was read",
-            path.display()
-        )));
-    }
-    Ok(())
+    check_unchanged(path, file, planned_size)
 }
 
 /// A path as the file system resolves it: the file itself when it exists,
