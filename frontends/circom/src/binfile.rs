@@ -114,6 +114,13 @@ impl BinFile {
         if head.len() < 12 {
             return BinFile::parse(name, head, magic, versions);
         }
+        // Another kind of file is named as such before its sections are walked.
+        BinFile::parse(
+            name.clone(),
+            [&head[..8], &[0; 4]].concat(),
+            magic,
+            versions,
+        )?;
         let count = u32::from_le_bytes(head[8..12].try_into().unwrap());
         if count > MAX_SECTIONS {
             return Err(bad(
@@ -501,6 +508,26 @@ pub(crate) mod tests {
         }
         std::fs::write(&p, b"wtns\x02\0\0\0\0\0\0\0").unwrap();
         assert!(BinFile::load_sections(&p, b"zkey", &[1], &[2]).is_err());
+        // Another kind of file is named by its magic, whatever its
+        // section count; a zkey announcing more sections than any has is refused.
+        std::fs::write(&p, b"wtns\x02\0\0\0\xff\xff\xff\xff").unwrap();
+        let e = BinFile::load_sections(&p, b"zkey", &[1], &[2]).unwrap_err();
+        assert!(e.to_string().contains("not a .zkey file"), "{e}");
+        std::fs::write(&p, b"zkey\x01\0\0\0\xff\xff\xff\xff").unwrap();
+        let e = BinFile::load_sections(&p, b"zkey", &[1], &[2]).unwrap_err();
+        assert!(
+            e.to_string().contains("4294967295 sections, over the 1024"),
+            "{e}"
+        );
+        // Bytes after the last section.
+        let mut longer = bytes.clone();
+        longer.extend([9; 3]);
+        std::fs::write(&p, &longer).unwrap();
+        let e = BinFile::load_sections(&p, b"zkey", &[1], &[1, 2]).unwrap_err();
+        assert!(
+            e.to_string().contains("3 bytes after the last section"),
+            "{e}"
+        );
     }
 
     #[test]
