@@ -44,6 +44,7 @@ pub use inputs::*;
 pub use lent::*;
 pub use rust_trait::*;
 
-/// zkpipe's plugin ABI version. Bump it when the meaning of a call changes;
-/// the loader refuses plugins whose version differs.
-pub const ABI_VERSION: u32 = 2;
+/// zkpipe's plugin ABI version. Bump it when the meaning of a call changes
+/// or an op is appended; the loader refuses plugins whose version differs.
+/// 3: BN254's ops (MSMs, resident bases, NTT, quotient) appended.
+pub const ABI_VERSION: u32 = 3;
