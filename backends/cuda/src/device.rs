@@ -134,7 +134,7 @@ impl Gpu {
             KernelCurve::Bn254 => self.bn254.get_or_init(|| {
                 let started = std::time::Instant::now();
                 let (module, _) = load_module(&self.ctx, curve, &self.arch)?;
-                if std::env::var_os("ZKPIPE_CUDA_PROFILE").is_some() {
+                if crate::lane::profiling() {
                     eprintln!(
                         "cuda BN254 kernels loaded in {:.1} ms",
                         started.elapsed().as_secs_f64() * 1e3
@@ -200,7 +200,7 @@ fn open_gpu(ordinal: usize, lent: &Arc<LentMemory>) -> Result<(Gpu, String), Str
     let (major, minor) = ctx.compute_capability().map_err(|e| format!("{e:?}"))?;
     let arch = format!("sm_{major}{minor}");
     let (module, note) = load_module(&ctx, KernelCurve::Bls12_381, &arch)?;
-    if std::env::var_os("ZKPIPE_CUDA_PROFILE").is_some() {
+    if crate::lane::profiling() {
         eprintln!(
             "cuda open device {ordinal}: context {:.1} ms, kernels {:.1} ms",
             context.as_secs_f64() * 1e3,
@@ -249,7 +249,7 @@ pub(crate) fn discover(lent: &Arc<LentMemory>) -> (Vec<Gpu>, String) {
     let started = std::time::Instant::now();
     let count = match catch_unwind(CudaContext::device_count) {
         Ok(Ok(n)) => {
-            if std::env::var_os("ZKPIPE_CUDA_PROFILE").is_some() {
+            if crate::lane::profiling() {
                 eprintln!(
                     "cuda driver: {n} devices in {:.1} ms",
                     started.elapsed().as_secs_f64() * 1e3

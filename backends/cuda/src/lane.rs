@@ -12,6 +12,12 @@ use crate::device::{Gpu, pool_keep};
 use crate::error::driver_err;
 use crate::staging::{self, Staging};
 
+/// Whether `ZKPIPE_CUDA_PROFILE` asks for times on stderr (read once).
+pub(crate) fn profiling() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("ZKPIPE_CUDA_PROFILE").is_some())
+}
+
 /// Per-step times on stderr when `ZKPIPE_CUDA_PROFILE` is set (it
 /// synchronises after every step, so totals grow a little).
 pub(crate) struct Profile<'a> {
@@ -22,9 +28,8 @@ pub(crate) struct Profile<'a> {
 
 impl<'a> Profile<'a> {
     pub(crate) fn new(stream: &'a Arc<CudaStream>) -> Self {
-        let on = std::env::var_os("ZKPIPE_CUDA_PROFILE").is_some();
         Profile {
-            stream: on.then_some(stream),
+            stream: profiling().then_some(stream),
             last: Instant::now(),
             marks: vec![],
         }
