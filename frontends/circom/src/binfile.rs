@@ -199,7 +199,7 @@ impl BinFile {
         let label = format!("{} ({what} section)", self.name);
         let need = count.checked_mul(std::mem::size_of::<T>());
         let fits = |len: usize| match need {
-            Some(n) if n == len => Ok(n),
+            Some(n) if n == len => Ok(()),
             Some(n) if n < len => Err(bad(
                 &label,
                 format_args!("{} bytes after its content", len - n),
@@ -211,31 +211,8 @@ impl BinFile {
         };
         // Where the section lies, sized against `count` before anything
         // is allocated for it.
-        let on_disk = if self.sections.iter().any(|s| s.0 == ty) {
-            fits(self.section(ty, what)?.left())?;
-            None
-        } else {
-            let disk = self.on_disk.as_ref();
-            let mut found = disk.iter().flat_map(|d| &d.sections).filter(|s| s.0 == ty);
-            match (found.next(), found.next(), disk) {
-                (Some(&(_, offset, len)), None, Some(d)) => {
-                    fits(len)?;
-                    Some((d, offset))
-                }
-                (Some(_), Some(_), _) => {
-                    return Err(bad(
-                        &self.name,
-                        format_args!("{what} section (type {ty}) repeated"),
-                    ));
-                }
-                _ => {
-                    return Err(bad(
-                        &self.name,
-                        format_args!("no {what} section (type {ty})"),
-                    ));
-                }
-            }
-        };
+        let (at, len) = self.locate(ty, what)?;
+        fits(len)?;
         let mut items = zeroed::<T>(count);
         // SAFETY: `T` is plain `u64` words (its `Words` contract), so its
         // items' bytes are initialised and any bytes written are a value.
@@ -245,10 +222,7 @@ impl BinFile {
                 std::mem::size_of_val(items.as_slice()),
             )
         };
-        match on_disk {
-            None => bytes.copy_from_slice(self.section(ty, what)?.take(bytes.len(), what)?),
-            Some((d, offset)) => read_at_in_pieces(&d.path, &d.file, d.size, offset, bytes)?,
-        }
+        self.read_located(at, ty, what, bytes)?;
         if cfg!(target_endian = "big") {
             // SAFETY: as above; `u64` words of the same bytes.
             let words = unsafe {
@@ -257,6 +231,69 @@ impl BinFile {
             words.iter_mut().for_each(|w| *w = u64::from_le(*w));
         }
         Ok(items)
+    }
+
+    /// `parse` run over section `ty` where it lies: in memory, or read
+    /// from the file first as [`BinFile::read_items`] reads (in pieces side
+    /// by side), so a large section left on disk is not read on one thread.
+    ///
+    /// # Errors
+    /// As [`BinFile::read_items`] for finding and reading the section;
+    /// `parse`'s errors.
+    pub fn read_section<R>(
+        &self,
+        ty: u32,
+        what: &str,
+        parse: impl FnOnce(Reader<'_>) -> Result<R, Error>,
+    ) -> Result<R, Error> {
+        let (at, len) = self.locate(ty, what)?;
+        if at.is_none() {
+            return parse(self.section(ty, what)?);
+        }
+        let mut bytes = vec![0u8; len];
+        self.read_located(at, ty, what, &mut bytes)?;
+        parse(Reader::new(
+            &bytes,
+            &format!("{} ({what} section)", self.name),
+        ))
+    }
+
+    /// Where section `ty` lies: on disk (the file and its offset) or in
+    /// memory (`None`), and its length.
+    fn locate(&self, ty: u32, what: &str) -> Result<(Option<(&OnDisk, u64)>, usize), Error> {
+        if self.sections.iter().any(|s| s.0 == ty) {
+            return Ok((None, self.section(ty, what)?.left()));
+        }
+        let disk = self.on_disk.as_ref();
+        let mut found = disk.iter().flat_map(|d| &d.sections).filter(|s| s.0 == ty);
+        match (found.next(), found.next(), disk) {
+            (Some(&(_, offset, len)), None, Some(d)) => Ok((Some((d, offset)), len)),
+            (Some(_), Some(_), _) => Err(bad(
+                &self.name,
+                format_args!("{what} section (type {ty}) repeated"),
+            )),
+            _ => Err(bad(
+                &self.name,
+                format_args!("no {what} section (type {ty})"),
+            )),
+        }
+    }
+
+    /// Fills `out` from the start of a section [`BinFile::locate`] found.
+    fn read_located(
+        &self,
+        at: Option<(&OnDisk, u64)>,
+        ty: u32,
+        what: &str,
+        out: &mut [u8],
+    ) -> Result<(), Error> {
+        match at {
+            None => {
+                out.copy_from_slice(self.section(ty, what)?.take(out.len(), what)?);
+                Ok(())
+            }
+            Some((d, offset)) => read_at_in_pieces(&d.path, &d.file, d.size, offset, out),
+        }
     }
 
     /// Parses a container already in memory; `name` is used in messages.

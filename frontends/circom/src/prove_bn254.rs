@@ -10,7 +10,7 @@ use zkpipe_core::bn254::groth16::KeyPoints;
 use zkpipe_core::bn254::prover::{Coefficient, ProvingKey};
 use zkpipe_core::bn254::{Fr, G1Affine, G2Affine};
 
-use crate::binfile::{BinFile, Reader, Words};
+use crate::binfile::{BinFile, Words};
 use crate::field::zkey_coefficient_scale;
 use crate::r1cs::CircomR1cs;
 use crate::zkey::ZkeyHeader;
@@ -35,35 +35,53 @@ fn g1s(f: &BinFile, section: u32, what: &str, count: usize) -> Result<Vec<G1Affi
     Ok(points)
 }
 
-fn coefficients(f: &BinFile, header: ZkeyHeader) -> Result<Vec<Coefficient>, Error> {
-    let mut s: Reader<'_> = f.section(4, "coefficients")?;
-    let count = s.u32("coefficient count")? as u64;
-    let bytes = s.items(count, 44, "coefficients")?;
-    s.finish()?;
-    let scale: Fr = zkey_coefficient_scale();
-    bytes
-        .par_chunks_exact(44)
-        .enumerate()
-        .map(|(i, t)| {
-            let word = |k: usize| u32::from_le_bytes(t[4 * k..4 * k + 4].try_into().unwrap());
-            let (matrix, row, col) = (word(0), word(1), word(2));
-            if matrix > 1 || row as usize >= header.domain_size || col as usize >= header.num_vars {
-                return Err(s.error(format_args!(
-                    "coefficient {i} is (matrix {matrix}, row {row}, signal {col}): past matrix B, \
-                     the {} rows or the {} signals",
-                    header.domain_size, header.num_vars
-                )));
-            }
-            let value = Fr::from_bytes_le(t[12..].try_into().unwrap())
-                .map_err(|_| s.error(format_args!("coefficient {i} is not below r")))?;
-            Ok(Coefficient {
-                matrix,
-                row,
-                signal: col,
-                value: value.mul(&scale),
-            })
+/// What a task of [`load_zkey`]'s scope read (every task has run when
+/// the scope ends).
+fn read<T>(slot: Option<Result<T, Error>>) -> Result<T, Error> {
+    slot.unwrap_or_else(|| Err(Error::Failed("a zkey section was not read".into())))
+}
+
+fn g2s(f: &BinFile, section: u32, what: &str, count: usize) -> Result<Vec<G2Affine>, Error> {
+    let points: Vec<G2Affine> = f.read_items(section, what, count)?;
+    points.par_iter().enumerate().try_for_each(|(i, p)| {
+        check_g2(p, false, || {
+            format!("{} ({what} section): point {i}", f.name)
         })
-        .collect()
+    })?;
+    Ok(points)
+}
+
+fn coefficients(f: &BinFile, header: ZkeyHeader) -> Result<Vec<Coefficient>, Error> {
+    f.read_section(4, "coefficients", |mut s| {
+        let count = s.u32("coefficient count")? as u64;
+        let bytes = s.items(count, 44, "coefficients")?;
+        s.finish()?;
+        let scale: Fr = zkey_coefficient_scale();
+        bytes
+            .par_chunks_exact(44)
+            .enumerate()
+            .map(|(i, t)| {
+                let word = |k: usize| u32::from_le_bytes(t[4 * k..4 * k + 4].try_into().unwrap());
+                let (matrix, row, col) = (word(0), word(1), word(2));
+                if matrix > 1 || row as usize >= header.domain_size || col as usize >= header.num_vars
+                {
+                    return Err(s.error(format_args!(
+                        "coefficient {i} is (matrix {matrix}, row {row}, signal {col}): past matrix B, \
+                         the {} rows or the {} signals",
+                        header.domain_size, header.num_vars
+                    )));
+                }
+                let value = Fr::from_bytes_le(t[12..].try_into().unwrap())
+                    .map_err(|_| s.error(format_args!("coefficient {i} is not below r")))?;
+                Ok(Coefficient {
+                    matrix,
+                    row,
+                    signal: col,
+                    value: value.mul(&scale),
+                })
+            })
+            .collect()
+    })
 }
 
 /// Reads a BN254 zkey: its key, coefficients and queries (G1 points on
@@ -76,29 +94,35 @@ fn coefficients(f: &BinFile, header: ZkeyHeader) -> Result<Vec<Coefficient>, Err
 /// or more, as BN254's NTTs stop at 2^28 and the odd coset needs twice the
 /// domain).
 pub fn load_zkey(path: &Path) -> Result<ProvingKey, Error> {
-    // The header, IC and coefficients in memory; the points (most of the
-    // file) read straight into their vectors.
-    let f = BinFile::load_sections(path, b"zkey", &[1], &[1, 2, 3, 4])?;
+    // The header and IC in memory; the coefficients and points (most of
+    // the file) read from it section by section, all sections at once.
+    let f = BinFile::load_sections(path, b"zkey", &[1], &[1, 2, 3])?;
     let (header, vk, beta_g1, delta_g1) = zkey_parts(&f)?;
     let n = header.domain_size;
     let vars = header.num_vars;
-    let b_g2: Vec<G2Affine> = f.read_items(7, "B in G2", vars)?;
-    b_g2.par_iter().enumerate().try_for_each(|(i, p)| {
-        check_g2(p, false, || {
-            format!("{} (B in G2 section): point {i}", f.name)
-        })
-    })?;
+    let (mut b_g2, mut coefficients) = (None, None);
+    let [mut a, mut b_g1, mut c, mut h] = [None, None, None, None];
+    rayon::scope(|s| {
+        s.spawn(|_| b_g2 = Some(g2s(&f, 7, "B in G2", vars)));
+        s.spawn(|_| coefficients = Some(self::coefficients(&f, header)));
+        s.spawn(|_| a = Some(g1s(&f, 5, "A", vars)));
+        s.spawn(|_| b_g1 = Some(g1s(&f, 6, "B in G1", vars)));
+        s.spawn(|_| c = Some(g1s(&f, 8, "C", vars - header.num_public - 1)));
+        s.spawn(|_| h = Some(g1s(&f, 9, "H", n)));
+    });
+    // Errors in section order, whichever thread finished first.
+    let b_g2 = read(b_g2)?;
     let key = ProvingKey {
-        coefficients: coefficients(&f, header)?,
+        coefficients: read(coefficients)?,
         domain_size: n,
         num_public: header.num_public,
         num_vars: vars,
         points: KeyPoints {
-            a: g1s(&f, 5, "A", vars)?,
-            b_g1: g1s(&f, 6, "B in G1", vars)?,
+            a: read(a)?,
+            b_g1: read(b_g1)?,
             b_g2,
-            c: g1s(&f, 8, "C", vars - header.num_public - 1)?,
-            h: g1s(&f, 9, "H", n)?,
+            c: read(c)?,
+            h: read(h)?,
             vk,
             beta_g1,
             delta_g1,
