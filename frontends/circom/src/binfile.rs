@@ -52,6 +52,13 @@ struct OnDisk {
     sections: Vec<(u32, u64, usize)>,
 }
 
+/// Where a section's bytes are: in memory, or at an offset of the file
+/// left open.
+enum Place<'a> {
+    Memory,
+    Disk(&'a OnDisk, u64),
+}
+
 /// A type made of `u64` words alone, which [`BinFile::read_items`] fills
 /// straight from a file's little-endian bytes.
 ///
@@ -247,7 +254,7 @@ impl BinFile {
         parse: impl FnOnce(Reader<'_>) -> Result<R, Error>,
     ) -> Result<R, Error> {
         let (at, len) = self.locate(ty, what)?;
-        if at.is_none() {
+        if let Place::Memory = at {
             return parse(self.section(ty, what)?);
         }
         let mut bytes = vec![0u8; len];
@@ -260,14 +267,14 @@ impl BinFile {
 
     /// Where section `ty` lies: on disk (the file and its offset) or in
     /// memory (`None`), and its length.
-    fn locate(&self, ty: u32, what: &str) -> Result<(Option<(&OnDisk, u64)>, usize), Error> {
+    fn locate(&self, ty: u32, what: &str) -> Result<(Place<'_>, usize), Error> {
         if self.sections.iter().any(|s| s.0 == ty) {
-            return Ok((None, self.section(ty, what)?.left()));
+            return Ok((Place::Memory, self.section(ty, what)?.left()));
         }
         let disk = self.on_disk.as_ref();
         let mut found = disk.iter().flat_map(|d| &d.sections).filter(|s| s.0 == ty);
         match (found.next(), found.next(), disk) {
-            (Some(&(_, offset, len)), None, Some(d)) => Ok((Some((d, offset)), len)),
+            (Some(&(_, offset, len)), None, Some(d)) => Ok((Place::Disk(d, offset), len)),
             (Some(_), Some(_), _) => Err(bad(
                 &self.name,
                 format_args!("{what} section (type {ty}) repeated"),
@@ -282,17 +289,17 @@ impl BinFile {
     /// Fills `out` from the start of a section [`BinFile::locate`] found.
     fn read_located(
         &self,
-        at: Option<(&OnDisk, u64)>,
+        at: Place<'_>,
         ty: u32,
         what: &str,
         out: &mut [u8],
     ) -> Result<(), Error> {
         match at {
-            None => {
+            Place::Memory => {
                 out.copy_from_slice(self.section(ty, what)?.take(out.len(), what)?);
                 Ok(())
             }
-            Some((d, offset)) => read_at_in_pieces(&d.path, &d.file, d.size, offset, out),
+            Place::Disk(d, offset) => read_at_in_pieces(&d.path, &d.file, d.size, offset, out),
         }
     }
 
