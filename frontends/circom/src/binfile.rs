@@ -574,6 +574,46 @@ pub(crate) mod tests {
         );
     }
 
+    /// A section read from disk parses as the same section in memory;
+    /// a missing or repeated one is named.
+    #[test]
+    fn read_section_from_disk_or_memory_gives_the_same_bytes() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("t.zkey");
+        let big: Vec<u8> = (0..3 << 20).map(|i: u32| (i % 251) as u8).collect();
+        let bytes = container(
+            b"zkey",
+            1,
+            &[
+                (1, vec![1; 4]),
+                (4, big.clone()),
+                (5, vec![5; 8]),
+                (5, vec![6; 8]),
+            ],
+        );
+        std::fs::write(&p, &bytes).unwrap();
+        let whole = |mut r: Reader<'_>| Ok(r.take(r.left(), "all")?.to_vec());
+        let on_disk = BinFile::load_sections(&p, b"zkey", &[1], &[1]).unwrap();
+        let in_memory = BinFile::load(&p, b"zkey", &[1]).unwrap();
+        for f in [&on_disk, &in_memory] {
+            assert_eq!(f.read_section(4, "coefficients", whole).unwrap(), big);
+            let e = f.read_section(9, "H", whole).unwrap_err();
+            assert!(e.to_string().contains("no H section (type 9)"), "{e}");
+        }
+        let e = on_disk.read_section(5, "A", whole).unwrap_err();
+        assert!(e.to_string().contains("A section (type 5) repeated"), "{e}");
+        // The parser's errors name the section.
+        let e = on_disk
+            .read_section(4, "coefficients", |mut r| {
+                r.take(4 << 20, "coefficient").map(|_| ())
+            })
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("(coefficients section): truncated"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn a_file_over_the_limit_is_refused_before_it_is_read() {
         // A sparse file: its size, not its blocks, is what is judged.
