@@ -265,8 +265,8 @@ impl BinFile {
         ))
     }
 
-    /// Where section `ty` lies: on disk (the file and its offset) or in
-    /// memory (`None`), and its length.
+    /// Where section `ty` lies (in memory, or on disk at an offset) and
+    /// its length.
     fn locate(&self, ty: u32, what: &str) -> Result<(Place<'_>, usize), Error> {
         if self.sections.iter().any(|s| s.0 == ty) {
             return Ok((Place::Memory, self.section(ty, what)?.left()));

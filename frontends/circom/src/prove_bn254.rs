@@ -24,31 +24,31 @@ unsafe impl Words for G1Affine {}
 // SAFETY: as for G1Affine, with Fp2 coordinates (two Fp each).
 unsafe impl Words for G2Affine {}
 
-/// Section `section` as `count` G1 points, read straight into their
-/// vector and then each checked on the curve, side by side.
-fn g1s(f: &BinFile, section: u32, what: &str, count: usize) -> Result<Vec<G1Affine>, Error> {
-    let points: Vec<G1Affine> = f.read_items(section, what, count)?;
+/// Section `section` as `count` points, read straight into their vector
+/// and then each passed to `check` (with its name for errors), side by side.
+fn points<T: Words>(
+    f: &BinFile,
+    section: u32,
+    what: &str,
+    count: usize,
+    check: impl Fn(&T, &dyn Fn() -> String) -> Result<(), Error> + Sync,
+) -> Result<Vec<T>, Error> {
+    let points: Vec<T> = f.read_items(section, what, count)?;
     points
         .par_iter()
         .enumerate()
-        .try_for_each(|(i, p)| check_g1(p, || format!("{} ({what} section): point {i}", f.name)))?;
+        .try_for_each(|(i, p)| check(p, &|| format!("{} ({what} section): point {i}", f.name)))?;
     Ok(points)
+}
+
+fn g1s(f: &BinFile, section: u32, what: &str, count: usize) -> Result<Vec<G1Affine>, Error> {
+    points(f, section, what, count, |p, name| check_g1(p, name))
 }
 
 /// What a task of [`load_zkey`]'s scope read (every task has run when
 /// the scope ends).
 fn read<T>(slot: Option<Result<T, Error>>) -> Result<T, Error> {
     slot.unwrap_or_else(|| Err(Error::Failed("a zkey section was not read".into())))
-}
-
-fn g2s(f: &BinFile, section: u32, what: &str, count: usize) -> Result<Vec<G2Affine>, Error> {
-    let points: Vec<G2Affine> = f.read_items(section, what, count)?;
-    points.par_iter().enumerate().try_for_each(|(i, p)| {
-        check_g2(p, false, || {
-            format!("{} ({what} section): point {i}", f.name)
-        })
-    })?;
-    Ok(points)
 }
 
 fn coefficients(f: &BinFile, header: ZkeyHeader) -> Result<Vec<Coefficient>, Error> {
@@ -103,7 +103,11 @@ pub fn load_zkey(path: &Path) -> Result<ProvingKey, Error> {
     let (mut b_g2, mut coefficients) = (None, None);
     let [mut a, mut b_g1, mut c, mut h] = [None, None, None, None];
     rayon::scope(|s| {
-        s.spawn(|_| b_g2 = Some(g2s(&f, 7, "B in G2", vars)));
+        s.spawn(|_| {
+            b_g2 = Some(points(&f, 7, "B in G2", vars, |p, name| {
+                check_g2(p, false, name)
+            }));
+        });
         s.spawn(|_| coefficients = Some(self::coefficients(&f, header)));
         s.spawn(|_| a = Some(g1s(&f, 5, "A", vars)));
         s.spawn(|_| b_g1 = Some(g1s(&f, 6, "B in G1", vars)));
